@@ -1,0 +1,51 @@
+#include "commands.h"
+#include "common.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace baton::cli {
+
+int runInfo(const std::vector<std::string>& argv) {
+    Args args("info", "Show a model's configuration, size, dtype and tokenizer.");
+    addModelOptions(args);
+    args.flag("json", "Print one JSON object");
+    if (!args.parse(argv))
+        return 0;
+    const auto model = loadModel(args);
+    const auto& i = model->info();
+    const auto& c = i.config;
+    if (args.has("json")) {
+        nlohmann::ordered_json j;
+        j["path"] = i.path;
+        j["identity"] = i.identity;
+        j["n_layer"] = c.nLayer;
+        j["n_head"] = c.nHead;
+        j["n_embd"] = c.nEmbd;
+        j["n_inner"] = c.nInner;
+        j["n_positions"] = c.nPositions;
+        j["vocab_size"] = c.vocabSize;
+        j["layer_norm_epsilon"] = c.layerNormEps;
+        j["parameters"] = i.parameterCount;
+        j["storage_dtype"] = i.storageDtype;
+        j["compute_dtype"] = engine::computeDtypeName(i.computeDtype);
+        j["device"] = i.device;
+        j["tokenizer"] = i.tokenizerKind;
+        j["tokenizer_vocab_size"] = i.tokenizerVocabSize;
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "model        " << i.path << "\n"
+              << "identity     " << i.identity << "\n"
+              << "architecture GPT-2: " << c.nLayer << " layers, " << c.nHead << " heads, "
+              << c.nEmbd << " wide (MLP " << c.nInner << "), " << c.nPositions
+              << " positions, vocabulary " << c.vocabSize << "\n"
+              << "parameters   " << i.parameterCount << " (" << (i.parameterCount / 1e6) << " M)\n"
+              << "dtype        stored " << i.storageDtype << ", computed "
+              << engine::computeDtypeName(i.computeDtype) << " on " << i.device << "\n"
+              << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n";
+    return 0;
+}
+
+} // namespace baton::cli

@@ -1,0 +1,14 @@
+// baton-cli's commands. Each parses its own arguments and returns an exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace baton::cli {
+
+int runInfo(const std::vector<std::string>& argv);
+int runTokenize(const std::vector<std::string>& argv);
+int runScore(const std::vector<std::string>& argv);
+int runGenerate(const std::vector<std::string>& argv);
+
+} // namespace baton::cli

@@ -1,0 +1,38 @@
+// Helpers shared by baton-cli's commands.
+#pragma once
+
+#include "args.h"
+
+#include <baton/engine/error.h>
+#include <baton/engine/model.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace baton::cli {
+
+// A runtime failure: printed as "error: ..." with exit status 1.
+class CliError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Throws CliError with the engine's message (and its code name) when r failed.
+template <typename R>
+void check(const R& r) {
+    if (!r.ok())
+        throw CliError(r.error().message + " [" + engine::errorCodeName(r.error().code) + "]");
+}
+
+void addModelOptions(Args& args);
+std::shared_ptr<engine::Model> loadModel(const Args& args);
+std::string modelFolder(const Args& args);
+
+// Reads a text file ("-" is standard input); refuses invalid UTF-8 with the offset.
+std::string readText(const std::string& path);
+
+// Escapes for a tab-separated column: \t \n \\ and control bytes.
+std::string escapeTsv(const std::string& s);
+
+} // namespace baton::cli

@@ -1,0 +1,89 @@
+// baton-cli: Baton's engine from the command line, for scripting and benchmarks.
+#include "commands.h"
+#include "common.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <iostream>
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(const std::vector<std::string>&);
+    const char* summary;
+};
+
+const Command kCommands[] = {
+    {"info", baton::cli::runInfo, "Show a model's configuration, size, dtype and tokenizer"},
+    {"tokenize", baton::cli::runTokenize, "Print the token ids of a text"},
+    {"score", baton::cli::runScore, "Per-token log-probabilities, NLL and perplexity of a text"},
+    {"generate", baton::cli::runGenerate, "Continue a prompt, streaming the text"},
+};
+
+void printUsage(std::ostream& out) {
+    out << "Usage: baton-cli [--verbose] COMMAND [options]\n\n"
+           "Baton's engine from the command line. Commands:\n";
+    for (const auto& c : kCommands) {
+        std::string name = c.name;
+        name.resize(12, ' ');
+        out << "  " << name << c.summary << "\n";
+    }
+    out << "\nRun 'baton-cli COMMAND --help' for a command's options.\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // Logs go to standard error: standard output carries the results.
+    auto logger = spdlog::stderr_color_mt("baton");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::warn);
+
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            printUsage(std::cout);
+            return 0;
+        }
+        if (a == "--version") {
+            std::cout << "baton-cli " BATON_VERSION "\n";
+            return 0;
+        }
+        if (a == "--verbose") {
+            spdlog::set_level(spdlog::level::info);
+            continue;
+        }
+        std::cerr << "error: unknown option " << a << "\n";
+        printUsage(std::cerr);
+        return 2;
+    }
+    if (i >= argc) {
+        printUsage(std::cerr);
+        return 2;
+    }
+    const std::string name = argv[i];
+    const std::vector<std::string> rest(argv + i + 1, argv + argc);
+    for (const auto& c : kCommands) {
+        if (name != c.name)
+            continue;
+        try {
+            return c.run(rest);
+        } catch (const baton::cli::UsageError& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 2;
+        } catch (const baton::cli::CliError& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 1;
+        } catch (const std::exception& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 1;
+        }
+    }
+    std::cerr << "error: unknown command '" << name << "'\n";
+    printUsage(std::cerr);
+    return 2;
+}

@@ -1,0 +1,23 @@
+# baton_add_test(NAME tst_foo SOURCES ... LIBS ... LABELS unit|golden|gui|slow|gpu [TIMEOUT s])
+# One Qt Test executable per unit; every test runs offscreen, in test mode, with the
+# shared data folder passed in and a private temporary HOME (never the user's profile).
+function(baton_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE Qt6::Test Qt6::Core ${T_LIBS})
+  target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests/support)
+  target_compile_definitions(${T_NAME} PRIVATE
+    BATON_SHARED_DIR="${BATON_SHARED_DIR}"
+    BATON_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+    BATON_CLI_PATH="$<TARGET_FILE:baton-cli>")
+  set_target_properties(${T_NAME} PROPERTIES AUTOMOC ON)
+  baton_set_warnings(${T_NAME})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES
+    LABELS "${T_LABELS}"
+    TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HOME=${CMAKE_BINARY_DIR}/test-home;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/test-home/data;XDG_CONFIG_HOME=${CMAKE_BINARY_DIR}/test-home/config")
+endfunction()

@@ -1,0 +1,70 @@
+// Streaming generation in windows (../shared/docs/method.md section 4): tokens are
+// appended to the open window with a KV cache; a full window rolls over, keeping
+// its last o tokens, so the cost per token stays flat however long the text grows.
+#pragma once
+
+#include "baton/engine/cancel.h"
+#include "baton/engine/error.h"
+#include "baton/engine/sampling.h"
+#include "baton/engine/windows.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+class Model;
+
+struct GenerationEvent {
+    int32_t token = 0;
+    std::string text;         // complete UTF-8 that became final with this token
+    int64_t generated = 0;    // tokens generated so far in this call
+    int64_t streamLength = 0; // tokens in the whole stream
+    int windowFill = 0;       // tokens in the open window
+};
+
+enum class StopReason { MaxTokens, StopString, EndOfText, Cancelled, Callback };
+const char* stopReasonName(StopReason reason);
+
+struct GenerationResult {
+    std::string text;
+    std::vector<int32_t> tokens;
+    StopReason reason = StopReason::MaxTokens;
+    double seconds = 0;
+    double tokensPerSecond = 0;
+    int64_t rollovers = 0;
+};
+
+class Generator {
+public:
+    static Result<std::unique_ptr<Generator>> create(std::shared_ptr<const Model> model,
+                                                     const WindowSettings& windows = {});
+    ~Generator();
+
+    // Adds context tokens (rolling over as windows fill).
+    Result<void> append(const std::vector<int32_t>& ids, const CancelToken& cancel = {});
+    Result<void> appendText(std::string_view text, const CancelToken& cancel = {});
+
+    // Generates up to options.maxTokens tokens; onToken may return false to stop.
+    // An empty stream starts from the model's start-of-text token.
+    Result<GenerationResult>
+    generate(const SamplingOptions& options,
+             const std::function<bool(const GenerationEvent&)>& onToken = {},
+             const CancelToken& cancel = {});
+
+    const WindowSettings& windows() const;
+    int64_t streamLength() const;
+    int64_t windowStart() const;
+    int windowFill() const;
+    const std::vector<int32_t>& windowTokens() const;
+
+    class Impl;
+
+private:
+    explicit Generator(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace baton::engine

@@ -1,0 +1,57 @@
+// A loaded GPT-2 checkpoint (optionally with Baton's recurrence module) and its
+// tokenizer. Loading validates every file before allocating anything.
+#pragma once
+
+#include "baton/engine/cancel.h"
+#include "baton/engine/error.h"
+#include "baton/engine/model_info.h"
+#include "baton/engine/tokenizer.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+// Call once at start-up: sets LibTorch's and Baton's kernels' thread counts to the
+// machine's cores (LibTorch defaults to one thread on some machines).
+void initializeRuntime(int threads = 0);
+
+struct LoadOptions {
+    ComputeDtype dtype = ComputeDtype::Float32;
+    std::string device = "cpu"; // "cpu", "cuda" or "cuda:N" (needs a CUDA LibTorch)
+    CancelToken cancel;
+    // Called with the fraction loaded (0..1); return false to cancel.
+    std::function<bool(double)> progress;
+};
+
+// True when this CPU computes BF16 natively (AVX512-BF16 or AMX); BF16 is refused
+// on the CPU otherwise.
+bool cpuSupportsBf16();
+
+class Model {
+public:
+    static Result<std::shared_ptr<Model>> load(const std::string& folder,
+                                               const LoadOptions& options = {});
+    ~Model();
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+
+    const ModelInfo& info() const;
+    const ModelConfig& config() const { return info().config; }
+    std::shared_ptr<const Tokenizer> tokenizer() const;
+
+    // The logits at every position of one window of ids with no state: ids.size() x
+    // vocab floats, row-major. ids.size() must be in [1, n_positions].
+    Result<std::vector<float>> windowLogits(const std::vector<int32_t>& ids) const;
+
+    class Impl;
+    Impl& impl() const { return *m_impl; }
+
+private:
+    explicit Model(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace baton::engine

@@ -1,0 +1,62 @@
+// Turning logits into the next token: greedy, temperature, top-k, top-p and a
+// repetition penalty, reproducible from a seed on every platform.
+#pragma once
+
+#include "baton/engine/error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+struct SamplingOptions {
+    double temperature = 0.8;             // 0 = greedy (argmax); otherwise in (0, 10]
+    int topK = 0;                         // keep the k most likely tokens; 0 = all
+    double topP = 1.0;                    // keep the smallest set with this much mass; 1 = all
+    double repetitionPenalty = 1.0;       // >= 1; CTRL-style, over the open window's tokens
+    int maxTokens = 200;                  // >= 0
+    uint64_t seed = 0;                    // same seed, same settings, same context: same text
+    std::vector<std::string> stopStrings; // stop before any of these would be emitted
+    bool stopAtEndOfText = true;          // stop when the model emits its end-of-text token
+
+    bool greedy() const { return temperature == 0.0; }
+};
+
+// InvalidArgument with the offending setting named, or success.
+Result<void> validateSampling(const SamplingOptions& options);
+
+// A small, fast generator with the same sequence on every platform (xoshiro256**
+// seeded through splitmix64).
+class Rng {
+public:
+    explicit Rng(uint64_t seed = 0);
+    uint64_t next();
+    double uniform(); // [0, 1)
+    // The complete state, to save and restore a generation mid-way.
+    std::vector<uint64_t> state() const;
+    void setState(const std::vector<uint64_t>& state);
+
+private:
+    uint64_t m_s[4];
+};
+
+class Sampler {
+public:
+    explicit Sampler(const SamplingOptions& options);
+
+    // Picks a token from `logits` (modified in place). `recent` are the tokens the
+    // repetition penalty applies to.
+    int32_t sample(std::vector<float>& logits, const std::vector<int32_t>& recent);
+
+    Rng& rng() { return m_rng; }
+
+private:
+    SamplingOptions m_options;
+    Rng m_rng;
+    std::vector<int32_t> m_order;
+    std::vector<float> m_probs;
+    std::vector<uint8_t> m_seen;
+};
+
+} // namespace baton::engine

@@ -1,0 +1,55 @@
+// Windowed scoring: the log-probability of every token but the first, computed in
+// windows of T with overlap o, for baseline and recurrent models.
+#pragma once
+
+#include "baton/engine/cancel.h"
+#include "baton/engine/error.h"
+#include "baton/engine/windows.h"
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace baton::engine {
+
+class Model;
+
+struct ScoreOptions {
+    WindowSettings windows; // window 0 = the model's default
+    bool keepPerToken = true;
+    CancelToken cancel;
+    // Called after each window with (windows done, windows in all); false cancels.
+    std::function<bool(int64_t, int64_t)> progress;
+};
+
+struct TokenScore {
+    int64_t index = 0; // position in the token stream
+    int32_t id = 0;
+    float logprob = 0;    // natural log-probability of this token
+    int32_t window = 0;   // the window that scored it
+    int32_t position = 0; // the window position whose output predicted it
+};
+
+struct ScoreResult {
+    WindowSettings windows;
+    int64_t tokens = 0;       // tokens in the text
+    int64_t scoredTokens = 0; // tokens - 1
+    int64_t words = 0;        // whitespace-separated pieces of the text
+    int64_t windowCount = 0;
+    double nllSum = 0; // nats
+    double tokenPerplexity = 0;
+    double wordPerplexity = 0;
+    double seconds = 0;
+    std::vector<TokenScore> perToken;
+};
+
+// Whitespace-separated pieces of a text (the word count of word-level perplexity).
+int64_t countWords(std::string_view text);
+
+Result<ScoreResult> scoreTokens(const Model& model, const std::vector<int32_t>& ids,
+                                const ScoreOptions& options);
+// Tokenizes the text with the model's tokenizer and counts its words.
+Result<ScoreResult> scoreText(const Model& model, std::string_view text,
+                              const ScoreOptions& options);
+
+} // namespace baton::engine

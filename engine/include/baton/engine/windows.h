@@ -1,0 +1,42 @@
+// Windowed execution (../shared/docs/method.md section 3): windows of T tokens
+// starting every s = T - o tokens; positions restart at 0 in every window.
+#pragma once
+
+#include "baton/engine/error.h"
+#include "baton/engine/model_info.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace baton::engine {
+
+struct WindowSettings {
+    int window = 0;  // T; 0 means the model's default (its trained T, or n_positions)
+    int overlap = 0; // o, 0 <= o < T
+
+    int stride() const { return window - overlap; }
+};
+
+// One window of a windowed pass over `count` tokens: its input tokens are
+// [start, start + length) and it scores the predictions of tokens
+// [firstScored, lastScored] (each predicted from the position before it).
+struct WindowSpan {
+    int64_t index = 0;
+    int64_t start = 0;
+    int64_t length = 0;
+    int64_t firstScored = 0;
+    int64_t lastScored = 0; // inclusive
+};
+
+// The windows that score every token but the first exactly once: window 0 scores
+// all its predictions, window n >= 1 only its last T - o.
+std::vector<WindowSpan> planWindows(int64_t count, const WindowSettings& windows);
+
+// Checks 1 <= T <= positions and 0 <= o < T.
+Result<void> validateWindows(const WindowSettings& windows, int positions);
+
+// FLOPs per scored token as the paper counts them: (2 N + 2 L T k) T / (T - o) with
+// N = 12 L k^2; withHead adds the LM head's 2 V k.
+double flopsPerToken(const ModelConfig& config, const WindowSettings& windows, bool withHead);
+
+} // namespace baton::engine

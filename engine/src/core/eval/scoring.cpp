@@ -1,0 +1,112 @@
+#include "baton/engine/scoring.h"
+
+#include "baton/engine/model.h"
+#include "model/model_impl.h"
+#include "util/unicode.h"
+#include "util/utf8.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+
+namespace baton::engine {
+
+int64_t countWords(std::string_view text) {
+    int64_t words = 0;
+    bool inWord = false;
+    for (size_t pos = 0; pos < text.size();) {
+        size_t len;
+        const char32_t cp = utf8::decode(text, pos, len);
+        const bool space = cp != utf8::kInvalid && unicode::isWhiteSpace(cp);
+        if (!space && !inWord)
+            ++words;
+        inWord = !space;
+        pos += len;
+    }
+    return words;
+}
+
+namespace {
+
+Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& ids,
+                              const ScoreOptions& options, int64_t words) {
+    Model::Impl& m = model.impl();
+    const ModelConfig& c = m.info.config;
+    WindowSettings w = options.windows;
+    if (w.window == 0)
+        w.window = c.nPositions;
+    if (auto r = validateWindows(w, c.nPositions); !r)
+        return r.error();
+    for (int32_t id : ids)
+        if (id < 0 || id >= c.vocabSize)
+            return makeError(ErrorCode::InvalidArgument,
+                             "token id " + std::to_string(id) + " is outside the vocabulary");
+
+    ScoreResult result;
+    result.windows = w;
+    result.tokens = static_cast<int64_t>(ids.size());
+    result.words = words;
+    const auto spans = planWindows(result.tokens, w);
+    result.windowCount = static_cast<int64_t>(spans.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        torch::NoGradGuard noGrad;
+        for (const WindowSpan& span : spans) {
+            if (options.cancel.cancelled())
+                return makeError(ErrorCode::Cancelled, "scoring was cancelled");
+            std::vector<int64_t> v(ids.begin() + span.start,
+                                   ids.begin() + span.start + span.length);
+            auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
+            auto out = m.net->forward(input);
+            // Position p predicts token start + p + 1.
+            const int64_t p0 = span.firstScored - 1 - span.start;
+            const int64_t p1 = span.lastScored - 1 - span.start;
+            auto hidden = out.hidden.squeeze(0).narrow(0, p0, p1 - p0 + 1);
+            auto logp = torch::log_softmax(m.net->logits(hidden).to(torch::kFloat32), -1);
+            std::vector<int64_t> targets(ids.begin() + span.firstScored,
+                                         ids.begin() + span.lastScored + 1);
+            auto t = torch::tensor(targets, torch::kLong).to(m.device).unsqueeze(1);
+            auto picked =
+                logp.gather(1, t).squeeze(1).to(torch::kCPU, torch::kFloat64).contiguous();
+            const double* lp = picked.data_ptr<double>();
+            for (int64_t i = 0; i < picked.numel(); ++i) {
+                result.nllSum -= lp[i];
+                if (options.keepPerToken) {
+                    TokenScore s;
+                    s.index = span.firstScored + i;
+                    s.id = ids[static_cast<size_t>(s.index)];
+                    s.logprob = static_cast<float>(lp[i]);
+                    s.window = static_cast<int32_t>(span.index);
+                    s.position = static_cast<int32_t>(p0 + i);
+                    result.perToken.push_back(s);
+                }
+            }
+            result.scoredTokens += picked.numel();
+            if (options.progress && !options.progress(span.index + 1, result.windowCount))
+                return makeError(ErrorCode::Cancelled, "scoring was cancelled");
+        }
+    } catch (const c10::Error& e) {
+        return makeError(ErrorCode::Internal,
+                         std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.tokenPerplexity =
+        result.scoredTokens > 0 ? std::exp(result.nllSum / double(result.scoredTokens)) : 0.0;
+    result.wordPerplexity = result.words > 0 ? std::exp(result.nllSum / double(result.words)) : 0.0;
+    return result;
+}
+
+} // namespace
+
+Result<ScoreResult> scoreTokens(const Model& model, const std::vector<int32_t>& ids,
+                                const ScoreOptions& options) {
+    return scoreImpl(model, ids, options, countWords(model.tokenizer()->decode(ids)));
+}
+
+Result<ScoreResult> scoreText(const Model& model, std::string_view text,
+                              const ScoreOptions& options) {
+    return scoreImpl(model, model.tokenizer()->encode(text), options, countWords(text));
+}
+
+} // namespace baton::engine

@@ -1,0 +1,48 @@
+#include "baton/engine/windows.h"
+
+#include <string>
+
+namespace baton::engine {
+
+std::vector<WindowSpan> planWindows(int64_t count, const WindowSettings& w) {
+    std::vector<WindowSpan> out;
+    const int64_t T = w.window, o = w.overlap, s = T - o;
+    if (count < 2 || T < 1 || o < 0 || o >= T)
+        return out;
+    for (int64_t n = 0;; ++n) {
+        WindowSpan span;
+        span.index = n;
+        span.start = s * n;
+        span.firstScored = n == 0 ? 1 : span.start + o + 1;
+        if (span.firstScored > count - 1)
+            break;
+        span.lastScored = std::min(span.start + T, count - 1);
+        // The input must reach the position before the last scored token.
+        span.length = std::min(T, count - span.start);
+        out.push_back(span);
+    }
+    return out;
+}
+
+Result<void> validateWindows(const WindowSettings& w, int positions) {
+    if (w.window < 1 || w.window > positions)
+        return makeError(ErrorCode::InvalidArgument,
+                         "window size " + std::to_string(w.window) + " must be in [1, " +
+                             std::to_string(positions) + "] (the model's positions)");
+    if (w.overlap < 0 || w.overlap >= w.window)
+        return makeError(ErrorCode::InvalidArgument,
+                         "overlap " + std::to_string(w.overlap) + " must be in [0, " +
+                             std::to_string(w.window - 1) + "] (less than the window)");
+    return {};
+}
+
+double flopsPerToken(const ModelConfig& c, const WindowSettings& w, bool withHead) {
+    const double L = c.nLayer, k = c.nEmbd, T = w.window, o = w.overlap;
+    const double N = 12.0 * L * k * k;
+    double f = (2.0 * N + 2.0 * L * T * k) * T / (T - o);
+    if (withHead)
+        f += 2.0 * double(c.vocabSize) * k;
+    return f;
+}
+
+} // namespace baton::engine

@@ -1,0 +1,69 @@
+// The single-token decode step of GPT-2 on the CPU in float32, written against raw
+// pointers (no torch): matrix-vector products stream the weights once per token at
+// close to memory bandwidth, with no per-operator overhead. It computes exactly
+// what Gpt2Impl::forward computes for one token with a KV cache (tests check it);
+// batched work (prefill, scoring, training) stays in LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace baton::engine::cpu {
+
+void setThreadCount(int threads);
+int threadCount();
+
+// y[r] = dot(W[r, :], x) + b[r] for r < rows; W row-major [rows, cols]; b may be null.
+void gemv(const float* W, const float* x, const float* b, float* y, int64_t rows, int64_t cols);
+void layerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
+               float eps);
+void geluTanh(float* x, int64_t n);
+
+struct LayerWeights {
+    const float *ln1W, *ln1B;
+    const float *attnW, *attnB; // [3k, k], [3k]
+    const float *projW, *projB; // [k, k], [k]
+    const float *ln2W, *ln2B;
+    const float *fcW, *fcB;         // [inner, k], [inner]
+    const float *fcProjW, *fcProjB; // [k, inner], [k]
+};
+
+struct DecoderWeights {
+    int nLayer = 0, nHead = 0, nEmbd = 0, nInner = 0, vocab = 0;
+    float eps = 1e-5f;
+    const float* wte = nullptr; // [vocab, k], also the LM head
+    const float* wpe = nullptr; // [positions, k]
+    const float *lnfW = nullptr, *lnfB = nullptr;
+    std::vector<LayerWeights> layers;
+};
+
+// The KV cache as KvCache lays it out for batch 1: per layer [H, stride, D] with
+// index 0 reserved for the state slot and tokens at 1..
+struct CacheView {
+    std::vector<float*> k, v;
+    int64_t stride = 0;
+    int slotLayer = -1; // layer whose index 0 holds a state, -1 for none
+};
+
+class Decoder {
+public:
+    explicit Decoder(DecoderWeights weights);
+
+    // Runs one token at window position `past` (the number of tokens already
+    // cached), writes its key and value to the cache, and leaves the final hidden
+    // state (after ln_f) in hiddenOut [k]. When layerWeights [L] is given, adds
+    // sum_l w_l h^(l) to pooled [k]. slotMass, when given, receives the attention
+    // probability on the slot averaged over heads (0 without a slot).
+    void step(int32_t token, int64_t past, const CacheView& cache, const float* layerWeights,
+              float* pooled, float* hiddenOut, float* slotMass = nullptr);
+    // logits [vocab] = wte · hidden
+    void lmHead(const float* hidden, float* logits) const;
+
+    const DecoderWeights& weights() const { return m_w; }
+
+private:
+    DecoderWeights m_w;
+    std::vector<float> m_x, m_h, m_qkv, m_att, m_tmp, m_ff, m_scores;
+};
+
+} // namespace baton::engine::cpu

@@ -1,0 +1,49 @@
+// Hugging Face GPT-2 checkpoint folders: validation, loading into Gpt2, saving.
+#pragma once
+
+#include "baton/engine/cancel.h"
+#include "baton/engine/error.h"
+#include "model/gpt2.h"
+#include "model/safetensors.h"
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace baton::engine {
+
+// One tensor a GPT-2 checkpoint must hold, by its unprefixed Hugging Face name.
+struct ExpectedTensor {
+    std::string name;
+    std::vector<int64_t> hfShape; // as stored: Conv1D weights are [in, out]
+    bool conv1d = false;          // stored transposed relative to Gpt2's [out, in]
+};
+std::vector<ExpectedTensor> expectedGpt2Tensors(const ModelConfig& config);
+
+// Refuses pickled checkpoints (pytorch_model.bin and friends) with PickleRefused
+// when the folder has no model.safetensors.
+Result<void> refusePickles(const std::string& folder);
+
+struct LoadedGpt2 {
+    ModelConfig config;
+    Gpt2 net{nullptr};
+    std::string storageDtype; // "F32", "F16", "BF16" or "mixed"
+    std::string contentHash;  // over config.json and every tensor's bytes
+};
+
+// Validates config.json against model.safetensors completely, then loads the
+// weights (float32) tensor by tensor, checking `cancel` and reporting progress.
+Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
+                            const std::function<bool(double)>& progress);
+
+// Checks that a safetensors file holds exactly the GPT-2 tensors `config` implies.
+// Returns, for each expected name, the file's tensor.
+Result<std::map<std::string, const StTensor*>> matchGpt2Tensors(const SafetensorsFile& file,
+                                                                const ModelConfig& config);
+
+// Writes model.safetensors in Hugging Face layout (Conv1D weights [in, out]) with
+// the given storage dtype and optional name prefix ("transformer.").
+Result<void> saveGpt2Weights(Gpt2Impl& net, const std::string& path, StDtype dtype,
+                             const std::string& prefix = "");
+
+} // namespace baton::engine

@@ -1,0 +1,221 @@
+#include "model/gpt2.h"
+
+#include <torch/nn/functional/activation.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace baton::engine {
+
+// Parameters are created uninitialised (torch::empty): they are always either
+// loaded from a checkpoint or initialised by initialiseForTraining().
+
+AffineImpl::AffineImpl(int64_t in, int64_t out) {
+    weight = register_parameter("weight", torch::empty({out, in}));
+    bias = register_parameter("bias", torch::empty({out}));
+}
+
+torch::Tensor AffineImpl::forward(const torch::Tensor& x) const {
+    return torch::nn::functional::linear(x, weight, bias);
+}
+
+TableImpl::TableImpl(int64_t rows, int64_t dim) {
+    weight = register_parameter("weight", torch::empty({rows, dim}));
+}
+
+torch::Tensor TableImpl::forward(const torch::Tensor& ids) const {
+    return torch::embedding(weight, ids);
+}
+
+NormImpl::NormImpl(int64_t size, double eps_)
+    : eps(eps_) {
+    weight = register_parameter("weight", torch::empty({size}));
+    bias = register_parameter("bias", torch::empty({size}));
+}
+
+torch::Tensor NormImpl::forward(const torch::Tensor& x) const {
+    return torch::layer_norm(x, {weight.size(0)}, weight, bias, eps);
+}
+
+AttentionImpl::AttentionImpl(const ModelConfig& c) {
+    c_attn = register_module("c_attn", Affine(c.nEmbd, 3 * c.nEmbd));
+    c_proj = register_module("c_proj", Affine(c.nEmbd, c.nEmbd));
+}
+
+MlpImpl::MlpImpl(const ModelConfig& c) {
+    c_fc = register_module("c_fc", Affine(c.nEmbd, c.nInner));
+    c_proj = register_module("c_proj", Affine(c.nInner, c.nEmbd));
+}
+
+BlockImpl::BlockImpl(const ModelConfig& c) {
+    ln_1 = register_module("ln_1", Norm(c.nEmbd, c.layerNormEps));
+    attn = register_module("attn", Attention(c));
+    ln_2 = register_module("ln_2", Norm(c.nEmbd, c.layerNormEps));
+    mlp = register_module("mlp", Mlp(c));
+}
+
+void KvCache::allocate(const ModelConfig& c, int64_t batch, int64_t cap, torch::ScalarType dtype,
+                       torch::Device device) {
+    const auto options = torch::TensorOptions().dtype(dtype).device(device);
+    k.clear();
+    v.clear();
+    for (int l = 0; l < c.nLayer; ++l) {
+        k.push_back(torch::zeros({batch, c.nHead, cap + 1, c.headDim()}, options));
+        v.push_back(torch::zeros({batch, c.nHead, cap + 1, c.headDim()}, options));
+    }
+    capacity = cap;
+    clear();
+}
+
+Gpt2Impl::Gpt2Impl(const ModelConfig& config)
+    : m_config(config) {
+    wte = register_module("wte", Table(config.vocabSize, config.nEmbd));
+    wpe = register_module("wpe", Table(config.nPositions, config.nEmbd));
+    auto h = register_module("h", std::make_shared<torch::nn::Module>());
+    for (int l = 0; l < config.nLayer; ++l)
+        blocks.push_back(h->register_module(std::to_string(l), Block(config)));
+    ln_f = register_module("ln_f", Norm(config.nEmbd, config.layerNormEps));
+}
+
+void Gpt2Impl::initialiseForTraining() {
+    torch::NoGradGuard noGrad;
+    const double std = 0.02;
+    const double residualStd = std / std::sqrt(2.0 * m_config.nLayer);
+    wte->weight.normal_(0, std);
+    wpe->weight.normal_(0, 0.01);
+    for (auto& b : blocks) {
+        for (Norm n : {b->ln_1, b->ln_2}) {
+            n->weight.fill_(1);
+            n->bias.zero_();
+        }
+        for (Affine a : {b->attn->c_attn, b->mlp->c_fc}) {
+            a->weight.normal_(0, std);
+            a->bias.zero_();
+        }
+        for (Affine a : {b->attn->c_proj, b->mlp->c_proj}) {
+            a->weight.normal_(0, residualStd);
+            a->bias.zero_();
+        }
+    }
+    ln_f->weight.fill_(1);
+    ln_f->bias.zero_();
+}
+
+torch::Tensor Gpt2Impl::logits(const torch::Tensor& hidden) const {
+    return torch::matmul(hidden, wte->weight.t());
+}
+
+std::pair<torch::Tensor, torch::Tensor> Gpt2Impl::slotKeyValue(const torch::Tensor& state,
+                                                               int layer) {
+    // The state enters block `layer` as one extra key and value: that block's
+    // ln_1 and c_attn are applied to it (no position embedding) and the query dropped.
+    const auto& block = blocks[static_cast<size_t>(layer)];
+    const int64_t batch = state.size(0), H = m_config.nHead, D = m_config.headDim();
+    const auto kv =
+        block->attn->c_attn->forward(block->ln_1->forward(state.unsqueeze(1))); // [B, 1, 3k]
+    const auto parts = kv.split(m_config.nEmbd, -1);
+    auto slotK = parts[1].view({batch, 1, H, D}).transpose(1, 2);
+    auto slotV = parts[2].view({batch, 1, H, D}).transpose(1, 2);
+    return std::make_pair(slotK, slotV);
+}
+
+torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
+                                  const torch::Tensor& slotK, const torch::Tensor& slotV,
+                                  torch::Tensor* slotMass) {
+    const auto& attn = blocks[static_cast<size_t>(layer)]->attn;
+    const int64_t B = x.size(0), n = x.size(1), H = m_config.nHead, D = m_config.headDim();
+    const auto qkv = attn->c_attn->forward(x).split(m_config.nEmbd, -1);
+    const auto q = qkv[0].view({B, n, H, D}).transpose(1, 2);
+    auto k = qkv[1].view({B, n, H, D}).transpose(1, 2);
+    auto v = qkv[2].view({B, n, H, D}).transpose(1, 2);
+
+    bool hasSlot = false;
+    torch::Tensor keys, values;
+    if (cache != nullptr) {
+        cache->k[layer].narrow(2, 1 + past, n).copy_(k);
+        cache->v[layer].narrow(2, 1 + past, n).copy_(v);
+        hasSlot = cache->slotLayer == layer;
+        const int64_t first = hasSlot ? 0 : 1;
+        keys = cache->k[layer].narrow(2, first, 1 + past + n - first);
+        values = cache->v[layer].narrow(2, first, 1 + past + n - first);
+    } else if (slotK.defined()) {
+        hasSlot = true;
+        keys = torch::cat(std::vector<torch::Tensor>{slotK, k}, 2);
+        values = torch::cat(std::vector<torch::Tensor>{slotV, v}, 2);
+    } else {
+        keys = k;
+        values = v;
+    }
+
+    auto scores = torch::matmul(q, keys.transpose(-1, -2)) * (1.0 / std::sqrt(double(D)));
+    if (n > 1) {
+        // Query i (token position past + i) sees tokens 0..past+i and the slot.
+        const int64_t lk = keys.size(2);
+        const auto opts = torch::TensorOptions().dtype(torch::kLong).device(x.device());
+        auto keyPos = torch::arange(lk, opts) - (hasSlot ? 1 : 0);
+        auto queryPos = torch::arange(n, opts) + past;
+        auto masked = keyPos.unsqueeze(0) > queryPos.unsqueeze(1); // slot is -1: never masked
+        scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
+    }
+    const auto probs = torch::softmax(scores, -1);
+    if (slotMass != nullptr && hasSlot)
+        *slotMass = probs.select(3, 0).mean(1); // [B, n]
+    auto out = torch::matmul(probs, values).transpose(1, 2).reshape({B, n, m_config.nEmbd});
+    return attn->c_proj->forward(out);
+}
+
+ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) {
+    const int64_t n = ids.size(1);
+    KvCache* cache = args.cache;
+    const int64_t past = cache ? cache->length : 0;
+    TORCH_CHECK(past + n <= m_config.nPositions, "window exceeds the model's positions");
+    TORCH_CHECK(!cache || past + n <= cache->capacity, "window exceeds the KV cache");
+
+    torch::Tensor slotK, slotV;
+    if (args.state.defined()) {
+        TORCH_CHECK(args.slotLayer >= 0 && args.slotLayer < m_config.nLayer, "bad slot layer");
+        if (cache == nullptr || cache->slotLayer < 0) {
+            std::tie(slotK, slotV) = slotKeyValue(args.state, args.slotLayer);
+            if (cache != nullptr) {
+                TORCH_CHECK(past == 0, "a state can only enter a window before its first token");
+                cache->k[args.slotLayer].narrow(2, 0, 1).copy_(slotK);
+                cache->v[args.slotLayer].narrow(2, 0, 1).copy_(slotV);
+                cache->slotLayer = args.slotLayer;
+            }
+        }
+    }
+
+    const auto positions = torch::arange(
+        past, past + n, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
+    auto x = wte->forward(ids) + wpe->forward(positions).unsqueeze(0);
+
+    ForwardOut out;
+    const bool pool = args.layerWeights.defined();
+    const int L = m_config.nLayer;
+    for (int l = 0; l < L; ++l) {
+        const auto& block = blocks[static_cast<size_t>(l)];
+        const bool slotHere =
+            l == args.slotLayer && (slotK.defined() || (cache && cache->slotLayer == l));
+        torch::Tensor mass;
+        x = x + attention(l, block->ln_1->forward(x), cache, past,
+                          slotHere ? slotK : torch::Tensor(), slotHere ? slotV : torch::Tensor(),
+                          (args.wantSlotMass && slotHere) ? &mass : nullptr);
+        x = x + block->mlp->c_proj->forward(
+                    torch::gelu(block->mlp->c_fc->forward(block->ln_2->forward(x)), "tanh"));
+        if (mass.defined())
+            out.slotMass = mass;
+        if (l == L - 1)
+            x = ln_f->forward(x);
+        if (pool) {
+            const auto term = x.sum(1) * args.layerWeights[l];
+            out.pooled = out.pooled.defined() ? out.pooled + term : term;
+        }
+    }
+    if (cache != nullptr)
+        cache->length = past + n;
+    out.hidden = x;
+    return out;
+}
+
+} // namespace baton::engine

@@ -1,0 +1,128 @@
+// GPT-2 as Hugging Face's GPT2LMHeadModel computes it, in LibTorch, with
+// hand-written causal attention, a KV cache, and one optional extra key/value
+// "state slot" in one block (the recurrence of ../shared/docs/method.md section 2).
+//
+// Parameter names match Hugging Face's (wte, wpe, h.N.ln_1, h.N.attn.c_attn, ...).
+// Linear weights are stored [out, in] (torch's Linear layout); the checkpoint code
+// transposes Hugging Face's Conv1D [in, out] on the way in and out.
+#pragma once
+
+#include "baton/engine/model_info.h"
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <vector>
+
+namespace baton::engine {
+
+// y = x W^T + b with W [out, in].
+class AffineImpl : public torch::nn::Module {
+public:
+    AffineImpl(int64_t in, int64_t out);
+    torch::Tensor forward(const torch::Tensor& x) const;
+    torch::Tensor weight, bias;
+};
+TORCH_MODULE(Affine);
+
+// An embedding table: weight [rows, dim].
+class TableImpl : public torch::nn::Module {
+public:
+    TableImpl(int64_t rows, int64_t dim);
+    torch::Tensor forward(const torch::Tensor& ids) const;
+    torch::Tensor weight;
+};
+TORCH_MODULE(Table);
+
+class NormImpl : public torch::nn::Module {
+public:
+    NormImpl(int64_t size, double eps);
+    torch::Tensor forward(const torch::Tensor& x) const;
+    torch::Tensor weight, bias;
+    double eps;
+};
+TORCH_MODULE(Norm);
+
+class AttentionImpl : public torch::nn::Module {
+public:
+    AttentionImpl(const ModelConfig& config);
+    Affine c_attn{nullptr}, c_proj{nullptr};
+};
+TORCH_MODULE(Attention);
+
+class MlpImpl : public torch::nn::Module {
+public:
+    MlpImpl(const ModelConfig& config);
+    Affine c_fc{nullptr}, c_proj{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+class BlockImpl : public torch::nn::Module {
+public:
+    BlockImpl(const ModelConfig& config);
+    Norm ln_1{nullptr}, ln_2{nullptr};
+    Attention attn{nullptr};
+    Mlp mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+// Keys and values of the tokens of one window. Index 0 of every layer's buffer is
+// reserved for the state slot; only the slot layer uses it. Tokens live at 1..length.
+struct KvCache {
+    std::vector<torch::Tensor> k, v; // per layer [B, H, capacity + 1, D]
+    int64_t capacity = 0;            // token positions
+    int64_t length = 0;              // tokens cached
+    int slotLayer = -1;              // the layer whose index 0 holds a state, or -1
+
+    void allocate(const ModelConfig& config, int64_t batch, int64_t capacity,
+                  torch::ScalarType dtype, torch::Device device);
+    void clear() {
+        length = 0;
+        slotLayer = -1;
+    }
+};
+
+struct ForwardArgs {
+    KvCache* cache = nullptr;   // append to this cache (positions continue from its length)
+    torch::Tensor state;        // [B, k] h_prev for the slot, undefined for none
+    int slotLayer = 1;          // the block that receives the state
+    torch::Tensor layerWeights; // [L] softmax(alpha): when defined, `pooled` is computed
+    bool wantSlotMass = false;  // report attention mass on the slot
+};
+
+struct ForwardOut {
+    torch::Tensor hidden;   // [B, n, k] after ln_f
+    torch::Tensor pooled;   // [B, k] sum over positions i of sum_l w_l h_i^(l)
+    torch::Tensor slotMass; // [B, n] attention probability on the slot, mean over heads
+};
+
+class Gpt2Impl : public torch::nn::Module {
+public:
+    explicit Gpt2Impl(const ModelConfig& config);
+
+    // ids: [B, n] int64. Without a cache the positions are 0..n-1.
+    ForwardOut forward(const torch::Tensor& ids, const ForwardArgs& args = {});
+    // The slot's key and value for block `layer`: [B, H, 1, D] each.
+    std::pair<torch::Tensor, torch::Tensor> slotKeyValue(const torch::Tensor& state, int layer);
+    // Logits through the tied LM head.
+    torch::Tensor logits(const torch::Tensor& hidden) const;
+    // GPT-2's initialisation for training from scratch (normal 0.02, residual
+    // projections scaled by 1/sqrt(2 L)), seeded by the caller.
+    void initialiseForTraining();
+
+    const ModelConfig& config() const { return m_config; }
+
+    Table wte{nullptr}, wpe{nullptr};
+    std::vector<Block> blocks; // registered as h.0 .. h.(L-1)
+    Norm ln_f{nullptr};
+
+private:
+    torch::Tensor attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
+                            const torch::Tensor& slotK, const torch::Tensor& slotV,
+                            torch::Tensor* slotMass);
+    ModelConfig m_config;
+};
+TORCH_MODULE(Gpt2);
+
+} // namespace baton::engine

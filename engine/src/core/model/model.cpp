@@ -1,0 +1,181 @@
+#include "baton/engine/model.h"
+
+#include "model/checkpoint.h"
+#include "model/model_impl.h"
+#include "util/files.h"
+#include "util/hash.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <thread>
+
+namespace baton::engine {
+
+const char* computeDtypeName(ComputeDtype dtype) {
+    return dtype == ComputeDtype::BFloat16 ? "bf16" : "f32";
+}
+
+void initializeRuntime(int threads) {
+    if (threads <= 0)
+        threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    at::set_num_threads(threads);
+    cpu::setThreadCount(threads);
+}
+
+bool cpuSupportsBf16() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("flags", 0) == 0)
+            return line.find(" avx512_bf16") != std::string::npos ||
+                   line.find(" amx_bf16") != std::string::npos;
+    return false;
+}
+
+void Model::Impl::buildDecoder() {
+    decoder.reset();
+    if (device.type() != torch::kCPU || dtype != torch::kFloat32)
+        return;
+    const ModelConfig& c = info.config;
+    cpu::DecoderWeights w;
+    w.nLayer = c.nLayer;
+    w.nHead = c.nHead;
+    w.nEmbd = c.nEmbd;
+    w.nInner = c.nInner;
+    w.vocab = c.vocabSize;
+    w.eps = static_cast<float>(c.layerNormEps);
+    auto p = [](const torch::Tensor& t) { return t.data_ptr<float>(); };
+    w.wte = p(net->wte->weight);
+    w.wpe = p(net->wpe->weight);
+    w.lnfW = p(net->ln_f->weight);
+    w.lnfB = p(net->ln_f->bias);
+    for (const auto& b : net->blocks) {
+        cpu::LayerWeights l{};
+        l.ln1W = p(b->ln_1->weight);
+        l.ln1B = p(b->ln_1->bias);
+        l.attnW = p(b->attn->c_attn->weight);
+        l.attnB = p(b->attn->c_attn->bias);
+        l.projW = p(b->attn->c_proj->weight);
+        l.projB = p(b->attn->c_proj->bias);
+        l.ln2W = p(b->ln_2->weight);
+        l.ln2B = p(b->ln_2->bias);
+        l.fcW = p(b->mlp->c_fc->weight);
+        l.fcB = p(b->mlp->c_fc->bias);
+        l.fcProjW = p(b->mlp->c_proj->weight);
+        l.fcProjB = p(b->mlp->c_proj->bias);
+        w.layers.push_back(l);
+    }
+    decoder = std::make_unique<cpu::Decoder>(std::move(w));
+}
+
+Model::Model(std::unique_ptr<Impl> impl)
+    : m_impl(std::move(impl)) {}
+Model::~Model() = default;
+
+const ModelInfo& Model::info() const {
+    return m_impl->info;
+}
+std::shared_ptr<const Tokenizer> Model::tokenizer() const {
+    return m_impl->tokenizer;
+}
+
+Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const LoadOptions& options) {
+    try {
+        torch::Device device(torch::kCPU);
+        try {
+            device = torch::Device(options.device);
+        } catch (const std::exception&) {
+            return makeError(ErrorCode::InvalidArgument,
+                             "unknown device '" + options.device + "' (use cpu, cuda or cuda:N)");
+        }
+        if (device.is_cuda() && !torch::cuda::is_available())
+            return makeError(ErrorCode::Unsupported,
+                             "CUDA was requested but this LibTorch has no usable CUDA device");
+        if (!device.is_cpu() && !device.is_cuda())
+            return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
+        if (options.dtype == ComputeDtype::BFloat16 && device.is_cpu() && !cpuSupportsBf16())
+            return makeError(ErrorCode::Unsupported,
+                             "BF16 compute needs a CPU with AVX512-BF16 or AMX; this one has "
+                             "neither (use f32)");
+
+        auto tokenizer = loadTokenizer(folder);
+        if (!tokenizer)
+            return tokenizer.error();
+        auto loaded = loadGpt2(folder, options.cancel, options.progress);
+        if (!loaded)
+            return loaded.error();
+        if ((*tokenizer)->vocabSize() > loaded->config.vocabSize)
+            return makeError(ErrorCode::TokenizerMismatch,
+                             "the tokenizer has " + std::to_string((*tokenizer)->vocabSize()) +
+                                 " tokens but the model only " +
+                                 std::to_string(loaded->config.vocabSize) +
+                                 ": this tokenizer does not belong to this model");
+
+        auto impl = std::make_unique<Impl>();
+        impl->tokenizer = *tokenizer;
+        impl->net = loaded->net;
+        impl->device = device;
+        impl->dtype = options.dtype == ComputeDtype::BFloat16 ? torch::kBFloat16 : torch::kFloat32;
+        impl->net->to(device, impl->dtype);
+        impl->net->eval();
+        for (auto& p : impl->net->parameters())
+            p.set_requires_grad(false);
+
+        ModelInfo& info = impl->info;
+        info.path = folder;
+        info.config = loaded->config;
+        info.storageDtype = loaded->storageDtype;
+        info.computeDtype = options.dtype;
+        info.device = device.str();
+        info.tokenizerKind = (*tokenizer)->kind();
+        info.tokenizerVocabSize = (*tokenizer)->vocabSize();
+        for (const auto& p : impl->net->parameters())
+            info.parameterCount += p.numel();
+        ContentHash id;
+        id.update(loaded->contentHash);
+        id.update((*tokenizer)->identity());
+        info.identity = id.hex();
+        impl->buildDecoder();
+        spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
+                     info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
+                     computeDtypeName(info.computeDtype), info.device);
+        return std::shared_ptr<Model>(new Model(std::move(impl)));
+    } catch (const c10::Error& e) {
+        return makeError(ErrorCode::Internal,
+                         std::string("LibTorch: ") + e.what_without_backtrace());
+    } catch (const std::bad_alloc&) {
+        return makeError(ErrorCode::OutOfMemory, "out of memory while loading " + folder);
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, e.what());
+    }
+}
+
+Result<std::vector<float>> Model::windowLogits(const std::vector<int32_t>& ids) const {
+    const auto& c = m_impl->info.config;
+    if (ids.empty() || static_cast<int>(ids.size()) > c.nPositions)
+        return makeError(ErrorCode::InvalidArgument,
+                         "a window holds 1 to " + std::to_string(c.nPositions) + " tokens");
+    for (int32_t id : ids)
+        if (id < 0 || id >= c.vocabSize)
+            return makeError(ErrorCode::InvalidArgument,
+                             "token id " + std::to_string(id) + " is outside the vocabulary");
+    try {
+        torch::NoGradGuard noGrad;
+        std::vector<int64_t> v(ids.begin(), ids.end());
+        auto input = torch::tensor(v, torch::kLong).to(m_impl->device).unsqueeze(0);
+        auto out = m_impl->net->forward(input);
+        auto logits = m_impl->net->logits(out.hidden)
+                          .squeeze(0)
+                          .to(torch::kCPU, torch::kFloat32)
+                          .contiguous();
+        return std::vector<float>(logits.data_ptr<float>(),
+                                  logits.data_ptr<float>() + logits.numel());
+    } catch (const c10::Error& e) {
+        return makeError(ErrorCode::Internal,
+                         std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+}
+
+} // namespace baton::engine

@@ -1,0 +1,29 @@
+// The inside of baton::engine::Model, shared by the engine's torch translation units.
+#pragma once
+
+#include "baton/engine/model.h"
+#include "inference/cpu_decoder.h"
+#include "model/gpt2.h"
+
+#include <memory>
+
+namespace baton::engine {
+
+class Model::Impl {
+public:
+    ModelInfo info;
+    Gpt2 net{nullptr};
+    std::shared_ptr<const Tokenizer> tokenizer;
+    torch::Device device{torch::kCPU};
+    torch::ScalarType dtype = torch::kFloat32;
+    // The raw-pointer decode path: CPU and float32 only, else null.
+    std::unique_ptr<cpu::Decoder> decoder;
+
+    torch::TensorOptions idOptions() const {
+        return torch::TensorOptions().dtype(torch::kLong).device(device);
+    }
+    // Builds `decoder` over the current parameters when the fast path applies.
+    void buildDecoder();
+};
+
+} // namespace baton::engine

@@ -1,0 +1,31 @@
+// A fast streaming 64-bit content hash for identities (models, tokenizers, states).
+// It detects accidental change; it is not a defence against a deliberate collision.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace baton::engine {
+
+class ContentHash {
+public:
+    ContentHash();
+    void update(const void* data, size_t size);
+    void update(std::string_view s) { update(s.data(), s.size()); }
+    uint64_t digest() const;
+    std::string hex() const; // 16 lower-case hex digits
+
+private:
+    void consumeBlock(const unsigned char* block);
+
+    uint64_t m_lanes[4];
+    unsigned char m_buffer[32];
+    size_t m_buffered = 0;
+    uint64_t m_total = 0;
+};
+
+std::string hashHex(std::string_view data);
+
+} // namespace baton::engine

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs everything Baton's build, app and tests need, from the system's
+# package manager (Debian 12 / Ubuntu 22.04+). Quick when all is already there.
+#
+#   packaging/install-deps.sh          # install what is missing (uses sudo when not root)
+#   packaging/install-deps.sh --check  # only report what is missing; exit 1 if anything is
+set -euo pipefail
+
+packages=(
+  cmake ninja-build pkg-config g++ ccache git
+  qt6-base-dev qt6-base-dev-tools libqt6opengl6-dev qt6-charts-dev
+  libtorch-dev libopenblas0-openmp
+  libsentencepiece-dev
+  libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
+  libgl-dev libxkbcommon-dev fonts-dejavu-core
+  xvfb xauth
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ "${1:-}" == "--check" ]]; then
+  if ((${#missing[@]})); then echo "missing: ${missing[*]}"; exit 1; fi
+  echo "all dependencies installed"; exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# LibTorch's float32 GEMM goes to whatever libblas.so.3 points at; the reference
+# BLAS is 15-30x slower than OpenBLAS. Point the alternative at OpenBLAS (OpenMP
+# variant: it follows at::set_num_threads and does not oversubscribe).
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+alt="libblas.so.3-${arch}"
+openblas=$(update-alternatives --list "$alt" 2>/dev/null | grep openblas-openmp | head -n1 || true)
+current=$(update-alternatives --query "$alt" 2>/dev/null | awk '/^Value:/ {print $2}')
+if [[ -n "$openblas" && "$current" != "$openblas" ]]; then
+  "${sudo[@]}" update-alternatives --set "$alt" "$openblas"
+fi
+echo "dependencies ready (BLAS: $(update-alternatives --query "$alt" 2>/dev/null | awk '/^Value:/ {print $2}'))"
