@@ -8,6 +8,24 @@
 
 namespace baton::cli {
 
+namespace {
+
+// Word-wraps text to `width` columns, each line starting with `indent`.
+std::string wrap(const std::string& text, size_t width, const std::string& indent) {
+    std::istringstream words(text);
+    std::string word, line = indent, out;
+    while (words >> word) {
+        if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+            out += line + "\n";
+            line = indent;
+        }
+        line += (line.size() > indent.size() ? " " : "") + word;
+    }
+    return out + line;
+}
+
+} // namespace
+
 Args::Args(std::string command, std::string summary)
     : m_command(std::move(command))
     , m_summary(std::move(summary)) {}
@@ -168,18 +186,18 @@ std::string Args::help() const {
     if (!m_posName.empty())
         s << " " << (m_posMin == 0 ? "[" : "") << m_posName << (m_posMax > 1 ? "..." : "")
           << (m_posMin == 0 ? "]" : "");
-    s << "\n\n" << m_summary << "\n";
+    s << "\n\n" << wrap(m_summary, 80, "") << "\n";
     if (!m_posName.empty())
-        s << "\n  " << m_posName << "\n      " << m_posHelp << "\n";
+        s << "\n  " << m_posName << "\n" << wrap(m_posHelp, 80, "      ") << "\n";
     s << "\nOptions:\n";
     for (const auto& o : m_specs) {
         std::string left = "--" + o.name + (o.isFlag ? "" : " " + o.valueName);
-        s << "  " << left << "\n      " << o.help;
-        if (o.defaultValue && !o.defaultValue->empty())
-            s << " (default: " << *o.defaultValue << ")";
+        std::string text = o.help;
+        if (o.defaultValue && !o.defaultValue->empty() && text.find("default") == std::string::npos)
+            text += " (default: " + *o.defaultValue + ")";
         if (o.repeatable)
-            s << " (repeatable)";
-        s << "\n";
+            text += " (repeatable)";
+        s << "  " << left << "\n" << wrap(text, 80, "      ") << "\n";
     }
     s << "  --help\n      Show this help and exit.\n";
     if (!m_epilog.empty())

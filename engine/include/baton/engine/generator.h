@@ -59,6 +59,8 @@ public:
     int64_t windowStart() const;
     int windowFill() const;
     const std::vector<int32_t>& windowTokens() const;
+    // The logits for the next token given everything so far (empty before any token).
+    const std::vector<float>& nextLogits() const;
 
     class Impl;
 

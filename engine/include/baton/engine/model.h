@@ -49,8 +49,9 @@ public:
     class Impl;
     Impl& impl() const { return *m_impl; }
 
+    explicit Model(std::unique_ptr<Impl> impl); // engine-internal
+
 private:
-    explicit Model(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };
 

@@ -29,6 +29,14 @@ int64_t countWords(std::string_view text) {
 
 namespace {
 
+// log p(target) for each row of hidden [n, k]: the target's logit minus the row's
+// log-sum-exp (one pass over the logits, no full log-softmax materialised).
+torch::Tensor targetLogProbs(Gpt2Impl& net, const torch::Tensor& hidden,
+                             const torch::Tensor& targets) {
+    auto logits = net.logits(hidden).to(torch::kFloat32);
+    return logits.gather(1, targets).squeeze(1) - torch::logsumexp(logits, 1);
+}
+
 Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& ids,
                               const ScoreOptions& options, int64_t words) {
     Model::Impl& m = model.impl();
@@ -63,12 +71,11 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
             const int64_t p0 = span.firstScored - 1 - span.start;
             const int64_t p1 = span.lastScored - 1 - span.start;
             auto hidden = out.hidden.squeeze(0).narrow(0, p0, p1 - p0 + 1);
-            auto logp = torch::log_softmax(m.net->logits(hidden).to(torch::kFloat32), -1);
             std::vector<int64_t> targets(ids.begin() + span.firstScored,
                                          ids.begin() + span.lastScored + 1);
             auto t = torch::tensor(targets, torch::kLong).to(m.device).unsqueeze(1);
             auto picked =
-                logp.gather(1, t).squeeze(1).to(torch::kCPU, torch::kFloat64).contiguous();
+                targetLogProbs(*m.net, hidden, t).to(torch::kCPU, torch::kFloat64).contiguous();
             const double* lp = picked.data_ptr<double>();
             for (int64_t i = 0; i < picked.numel(); ++i) {
                 result.nllSum -= lp[i];
@@ -101,7 +108,8 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
 
 Result<ScoreResult> scoreTokens(const Model& model, const std::vector<int32_t>& ids,
                                 const ScoreOptions& options) {
-    return scoreImpl(model, ids, options, countWords(model.tokenizer()->decode(ids)));
+    const auto tokenizer = model.tokenizer();
+    return scoreImpl(model, ids, options, tokenizer ? countWords(tokenizer->decode(ids)) : 0);
 }
 
 Result<ScoreResult> scoreText(const Model& model, std::string_view text,

@@ -206,6 +206,11 @@ const std::vector<int32_t>& Generator::windowTokens() const {
     return m_impl->window;
 }
 
+const std::vector<float>& Generator::nextLogits() const {
+    static const std::vector<float> none;
+    return m_impl->streamLength > 0 ? m_impl->lastLogits : none;
+}
+
 Result<void> Generator::append(const std::vector<int32_t>& ids, const CancelToken& cancel) {
     const int vocab = m_impl->m.info.config.vocabSize;
     for (int32_t id : ids)
@@ -224,6 +229,8 @@ Result<void> Generator::append(const std::vector<int32_t>& ids, const CancelToke
 }
 
 Result<void> Generator::appendText(std::string_view text, const CancelToken& cancel) {
+    if (!m_impl->m.tokenizer)
+        return makeError(ErrorCode::InvalidArgument, "this model has no tokenizer");
     return append(m_impl->m.tokenizer->encode(text), cancel);
 }
 
@@ -235,7 +242,8 @@ Generator::generate(const SamplingOptions& options,
         return r.error();
     Impl& g = *m_impl;
     const ModelConfig& config = g.m.info.config;
-    const int eos = g.m.tokenizer->eosId() >= 0 ? g.m.tokenizer->eosId() : config.eosTokenId;
+    const int eos =
+        (g.m.tokenizer && g.m.tokenizer->eosId() >= 0) ? g.m.tokenizer->eosId() : config.eosTokenId;
     if (g.streamLength == 0) {
         const int start = config.bosTokenId >= 0 ? config.bosTokenId : eos;
         if (start < 0 || start >= config.vocabSize)

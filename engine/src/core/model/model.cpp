@@ -1,6 +1,7 @@
 #include "baton/engine/model.h"
 
 #include "model/checkpoint.h"
+#include "model/hf_config.h"
 #include "model/model_impl.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -81,24 +82,92 @@ std::shared_ptr<const Tokenizer> Model::tokenizer() const {
     return m_impl->tokenizer;
 }
 
+namespace {
+
+Result<torch::Device> resolveDevice(const LoadOptions& options) {
+    torch::Device device(torch::kCPU);
+    try {
+        device = torch::Device(options.device);
+    } catch (const std::exception&) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "unknown device '" + options.device + "' (use cpu, cuda or cuda:N)");
+    }
+    if (device.is_cuda() && !torch::cuda::is_available())
+        return makeError(ErrorCode::Unsupported,
+                         "CUDA was requested but this LibTorch has no usable CUDA device");
+    if (!device.is_cpu() && !device.is_cuda())
+        return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
+    if (options.dtype == ComputeDtype::BFloat16 && device.is_cpu() && !cpuSupportsBf16())
+        return makeError(ErrorCode::Unsupported,
+                         "BF16 compute needs a CPU with AVX512-BF16 or AMX; this one has "
+                         "neither (use f32)");
+    return device;
+}
+
+// Moves the network to its device and dtype for inference and fills in the info.
+void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Device device,
+                        const LoadOptions& options) {
+    impl.device = device;
+    impl.dtype = options.dtype == ComputeDtype::BFloat16 ? torch::kBFloat16 : torch::kFloat32;
+    impl.net->to(device, impl.dtype);
+    impl.net->eval();
+    for (auto& p : impl.net->parameters())
+        p.set_requires_grad(false);
+    ModelInfo& info = impl.info;
+    info.config = config;
+    info.computeDtype = options.dtype;
+    info.device = device.str();
+    if (impl.tokenizer) {
+        info.tokenizerKind = impl.tokenizer->kind();
+        info.tokenizerVocabSize = impl.tokenizer->vocabSize();
+    }
+    info.parameterCount = 0;
+    for (const auto& p : impl.net->parameters())
+        info.parameterCount += p.numel();
+    impl.buildDecoder();
+}
+
+} // namespace
+
+Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
+                                           std::shared_ptr<const Tokenizer> tokenizer,
+                                           uint64_t seed, const LoadOptions& options) {
+    if (auto r = validateModelConfig(config); !r)
+        return r.error();
+    if (tokenizer && tokenizer->vocabSize() > config.vocabSize)
+        return makeError(ErrorCode::TokenizerMismatch,
+                         "the tokenizer has more tokens than the model's vocabulary");
+    try {
+        auto device = resolveDevice(options);
+        if (!device)
+            return device.error();
+        auto impl = std::make_unique<Model::Impl>();
+        impl->tokenizer = std::move(tokenizer);
+        torch::manual_seed(seed);
+        impl->net = Gpt2(config);
+        impl->net->initialiseForTraining();
+        impl->info.storageDtype = "F32";
+        impl->info.path = "";
+        ContentHash id;
+        id.update("fresh model seed " + std::to_string(seed));
+        id.update(hfConfigJson(config));
+        impl->info.identity = id.hex();
+        finishForInference(*impl, config, *device, options);
+        return std::make_shared<Model>(std::move(impl));
+    } catch (const c10::Error& e) {
+        return makeError(ErrorCode::Internal,
+                         std::string("LibTorch: ") + e.what_without_backtrace());
+    } catch (const std::bad_alloc&) {
+        return makeError(ErrorCode::OutOfMemory, "out of memory while creating a model");
+    }
+}
+
 Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const LoadOptions& options) {
     try {
-        torch::Device device(torch::kCPU);
-        try {
-            device = torch::Device(options.device);
-        } catch (const std::exception&) {
-            return makeError(ErrorCode::InvalidArgument,
-                             "unknown device '" + options.device + "' (use cpu, cuda or cuda:N)");
-        }
-        if (device.is_cuda() && !torch::cuda::is_available())
-            return makeError(ErrorCode::Unsupported,
-                             "CUDA was requested but this LibTorch has no usable CUDA device");
-        if (!device.is_cpu() && !device.is_cuda())
-            return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
-        if (options.dtype == ComputeDtype::BFloat16 && device.is_cpu() && !cpuSupportsBf16())
-            return makeError(ErrorCode::Unsupported,
-                             "BF16 compute needs a CPU with AVX512-BF16 or AMX; this one has "
-                             "neither (use f32)");
+        auto resolved = resolveDevice(options);
+        if (!resolved)
+            return resolved.error();
+        const torch::Device device = *resolved;
 
         auto tokenizer = loadTokenizer(folder);
         if (!tokenizer)
@@ -116,32 +185,18 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         auto impl = std::make_unique<Impl>();
         impl->tokenizer = *tokenizer;
         impl->net = loaded->net;
-        impl->device = device;
-        impl->dtype = options.dtype == ComputeDtype::BFloat16 ? torch::kBFloat16 : torch::kFloat32;
-        impl->net->to(device, impl->dtype);
-        impl->net->eval();
-        for (auto& p : impl->net->parameters())
-            p.set_requires_grad(false);
-
         ModelInfo& info = impl->info;
         info.path = folder;
-        info.config = loaded->config;
         info.storageDtype = loaded->storageDtype;
-        info.computeDtype = options.dtype;
-        info.device = device.str();
-        info.tokenizerKind = (*tokenizer)->kind();
-        info.tokenizerVocabSize = (*tokenizer)->vocabSize();
-        for (const auto& p : impl->net->parameters())
-            info.parameterCount += p.numel();
         ContentHash id;
         id.update(loaded->contentHash);
         id.update((*tokenizer)->identity());
         info.identity = id.hex();
-        impl->buildDecoder();
+        finishForInference(*impl, loaded->config, device, options);
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
                      computeDtypeName(info.computeDtype), info.device);
-        return std::shared_ptr<Model>(new Model(std::move(impl)));
+        return std::make_shared<Model>(std::move(impl));
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
                          std::string("LibTorch: ") + e.what_without_backtrace());

@@ -26,4 +26,11 @@ public:
     void buildDecoder();
 };
 
+// A model with freshly initialised weights (GPT-2's scheme, from `seed`), for
+// training from scratch, tests and benchmarks. The tokenizer may be null when the
+// caller only works with ids.
+Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
+                                           std::shared_ptr<const Tokenizer> tokenizer,
+                                           uint64_t seed, const LoadOptions& options = {});
+
 } // namespace baton::engine

@@ -8,6 +8,8 @@
 namespace baton::engine {
 
 Result<std::shared_ptr<const Tokenizer>> loadTokenizer(const std::string& folder) {
+    if (!files::isDirectory(folder))
+        return makeError(ErrorCode::FileNotFound, "model folder not found: " + folder);
     const std::string spm = files::join(folder, "tokenizer.model");
     if (files::exists(spm)) {
         auto tok = SentencePieceTokenizer::fromFile(spm);
@@ -33,7 +35,7 @@ StreamDecoder::StreamDecoder(std::shared_ptr<const Tokenizer> tokenizer)
     : m_tokenizer(std::move(tokenizer)) {}
 
 std::string StreamDecoder::push(int32_t id) {
-    return pushBytes(m_tokenizer->tokenBytes(id));
+    return m_tokenizer ? pushBytes(m_tokenizer->tokenBytes(id)) : std::string();
 }
 
 std::string StreamDecoder::pushBytes(std::string_view bytes) {

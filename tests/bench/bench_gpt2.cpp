@@ -1,0 +1,109 @@
+// GPT-2-small-shaped model (random weights built in memory): time to score and to
+// prefill a 300-token window, decode speed with the KV cache, peak memory.
+//   bench_gpt2 [--layers 12 --embd 768 --heads 12 --vocab 50257 --window 300
+//               --decode-tokens 128 --repeats 5 --dtype f32|bf16]
+#include "bench_util.h"
+
+#include "model/model_impl.h"
+
+#include <baton/engine/generator.h>
+#include <baton/engine/scoring.h>
+
+#include <cstdio>
+#include <random>
+
+using namespace baton;
+using namespace baton::bench;
+
+int main(int argc, char** argv) {
+    engine::initializeRuntime();
+    engine::ModelConfig c;
+    c.nLayer = std::stoi(arg(argc, argv, "layers", "12"));
+    c.nEmbd = std::stoi(arg(argc, argv, "embd", "768"));
+    c.nHead = std::stoi(arg(argc, argv, "heads", "12"));
+    c.vocabSize = std::stoi(arg(argc, argv, "vocab", "50257"));
+    c.nPositions = 1024;
+    c.nInner = 4 * c.nEmbd;
+    const int T = std::stoi(arg(argc, argv, "window", "300"));
+    const int decodeTokens = std::stoi(arg(argc, argv, "decode-tokens", "128"));
+    const int repeats = std::stoi(arg(argc, argv, "repeats", "5"));
+    const std::string dtype = arg(argc, argv, "dtype", "f32");
+    const std::string tag = "\"dtype\": \"" + dtype +
+                            "\", \"layers\": " + std::to_string(c.nLayer) +
+                            ", \"embd\": " + std::to_string(c.nEmbd) +
+                            ", \"threads\": " + std::to_string(engine::cpu::threadCount());
+
+    engine::LoadOptions options;
+    options.dtype =
+        dtype == "bf16" ? engine::ComputeDtype::BFloat16 : engine::ComputeDtype::Float32;
+    auto t0 = Clock::now();
+    auto model = engine::createModel(c, nullptr, 1, options);
+    if (!model.ok()) {
+        std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
+        return 1;
+    }
+    report("gpt2", "build_model_s", secondsSince(t0), "s", tag);
+    report("gpt2", "parameters", double((*model)->info().parameterCount), "count", tag);
+
+    std::mt19937 rng(7);
+    std::vector<int32_t> ids(static_cast<size_t>(T));
+    for (auto& id : ids)
+        id = static_cast<int32_t>(rng() % 50000);
+
+    // Scoring: log-probabilities of all T-1 predictions of one window.
+    std::vector<double> score;
+    engine::ScoreOptions so;
+    so.windows.window = T;
+    so.keepPerToken = false;
+    for (int r = 0; r < repeats + 1; ++r) {
+        t0 = Clock::now();
+        auto s = engine::scoreTokens(**model, ids, so);
+        if (!s.ok()) {
+            std::fprintf(stderr, "error: %s\n", s.error().message.c_str());
+            return 1;
+        }
+        if (r > 0) // the first run warms up allocators and thread pools
+            score.push_back(secondsSince(t0));
+    }
+    report("gpt2", "score_window_s", median(score), "s",
+           tag + ", \"window\": " + std::to_string(T));
+
+    // Prefill: the window into the KV cache, logits for its last position only.
+    std::vector<double> prefill;
+    for (int r = 0; r < repeats + 1; ++r) {
+        auto gen = engine::Generator::create(*model, {c.nPositions, 0});
+        t0 = Clock::now();
+        if (!(*gen)->append(ids).ok())
+            return 1;
+        if (r > 0)
+            prefill.push_back(secondsSince(t0));
+    }
+    report("gpt2", "prefill_window_s", median(prefill), "s",
+           tag + ", \"window\": " + std::to_string(T));
+
+    // Decode: one token per step with the KV cache, after a 16-token prompt.
+    auto gen = engine::Generator::create(*model, {c.nPositions, 0});
+    if (!(*gen)->append(std::vector<int32_t>(ids.begin(), ids.begin() + 16)).ok())
+        return 1;
+    engine::SamplingOptions greedy;
+    greedy.temperature = 0;
+    greedy.maxTokens = decodeTokens;
+    greedy.stopAtEndOfText = false;
+    std::vector<double> steps;
+    auto last = Clock::now();
+    auto r = (*gen)->generate(greedy, [&](const engine::GenerationEvent& e) {
+        const auto now = Clock::now();
+        if (e.token >= 0 && e.generated > 1)
+            steps.push_back(std::chrono::duration<double>(now - last).count());
+        last = now;
+        return true;
+    });
+    if (!r.ok())
+        return 1;
+    const double ms = 1000.0 * median(steps);
+    report("gpt2", "decode_ms_per_token", ms, "ms", tag);
+    report("gpt2", "decode_tokens_per_s", 1000.0 / ms, "tokens/s", tag);
+    report("gpt2", "decode_p90_ms_per_token", 1000.0 * percentile(steps, 0.9), "ms", tag);
+    report("gpt2", "peak_rss_mb", peakRssMb(), "MB", tag);
+    return 0;
+}

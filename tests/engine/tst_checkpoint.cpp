@@ -1,0 +1,353 @@
+// Loading Hugging Face GPT-2 folders: every bad-file case gets its own clear
+// error before anything is allocated, and converted checkpoints (F16, BF16,
+// "transformer." prefix, extra buffers) load and agree within their precision.
+#include "test_support.h"
+
+#include "model/safetensors.h"
+
+#include <baton/engine/model.h>
+
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+
+using namespace baton::engine;
+
+namespace {
+
+struct Tensor {
+    std::string name;
+    StDtype dtype;
+    std::vector<int64_t> shape;
+    std::vector<char> bytes;
+};
+
+std::vector<Tensor> readAll(const std::string& path) {
+    std::vector<Tensor> out;
+    auto f = openSafetensors(path);
+    if (!f.ok())
+        return out;
+    for (const auto& t : f->tensors()) {
+        Tensor x{t.name, t.dtype, t.shape, std::vector<char>(t.bytes())};
+        if (!f->read(t, x.bytes.data()).ok())
+            return {};
+        out.push_back(std::move(x));
+    }
+    return out;
+}
+
+bool writeAll(const std::string& path, const std::vector<Tensor>& tensors) {
+    std::vector<StWriteTensor> w;
+    for (const auto& t : tensors)
+        w.push_back({t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
+    return writeSafetensors(path, w).ok();
+}
+
+Tensor* find(std::vector<Tensor>& ts, const std::string& name) {
+    for (auto& t : ts)
+        if (t.name == name)
+            return &t;
+    return nullptr;
+}
+
+// Re-encodes every F32 tensor with `convert` (2 bytes per value).
+void convert16(std::vector<Tensor>& ts, StDtype dtype, uint16_t (*convert)(float)) {
+    for (auto& t : ts) {
+        std::vector<char> out(t.bytes.size() / 2);
+        for (size_t i = 0; i < t.bytes.size() / 4; ++i) {
+            float f;
+            std::memcpy(&f, t.bytes.data() + 4 * i, 4);
+            const uint16_t h = convert(f);
+            std::memcpy(out.data() + 2 * i, &h, 2);
+        }
+        t.bytes = std::move(out);
+        t.dtype = dtype;
+    }
+}
+
+} // namespace
+
+class TestCheckpoint : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    std::vector<int32_t> m_ids;
+    std::vector<double> m_refLogprobs;
+    int m_case = 0;
+
+    // A fresh copy of the fixture folder, then `edit` applied to its tensors.
+    QString variant(const std::function<void(std::vector<Tensor>&)>& edit = {}) {
+        const QString dir = m_tmp.filePath(QString("case%1").arg(m_case++));
+        if (!baton::test::copyFolder(baton::test::fixtureDir(), dir))
+            return {};
+        QFile::remove(dir + "/reference.json");
+        QFile::remove(dir + "/text.txt");
+        if (edit) {
+            const std::string st = (dir + "/model.safetensors").toStdString();
+            auto tensors = readAll(st);
+            edit(tensors);
+            QFile::remove(QString::fromStdString(st));
+            writeAll(st, tensors);
+        }
+        return dir;
+    }
+
+    void setConfig(const QString& dir, const QString& key, const QJsonValue& value) {
+        QJsonObject c = baton::test::readJsonObject(dir + "/config.json");
+        c[key] = value;
+        baton::test::writeFile(dir + "/config.json", QJsonDocument(c).toJson());
+    }
+
+    static void expectError(const QString& dir, ErrorCode code, const char* mention = nullptr) {
+        auto r = Model::load(dir.toStdString());
+        QVERIFY2(!r.ok(), "a bad checkpoint was accepted");
+        QVERIFY2(r.error().code == code,
+                 qPrintable(QString("expected %1, got %2: %3")
+                                .arg(errorCodeName(code), errorCodeName(r.error().code),
+                                     QString::fromStdString(r.error().message))));
+        if (mention)
+            QVERIFY2(r.error().message.find(mention) != std::string::npos,
+                     r.error().message.c_str());
+    }
+
+    double worstDifference(const QString& dir) {
+        auto model = Model::load(dir.toStdString());
+        if (!model.ok()) {
+            qWarning() << QString::fromStdString(model.error().message);
+            return 1e9;
+        }
+        auto logits = (*model)->windowLogits(m_ids);
+        const size_t V = size_t((*model)->config().vocabSize);
+        double worst = 0;
+        for (size_t i = 0; i + 1 < m_ids.size(); ++i) {
+            const float* r = logits->data() + i * V;
+            double mx = *std::max_element(r, r + V), sum = 0;
+            for (size_t j = 0; j < V; ++j)
+                sum += std::exp(r[j] - mx);
+            const double lp = r[m_ids[i + 1]] - mx - std::log(sum);
+            worst = std::max(worst, std::abs(lp - m_refLogprobs[i]));
+        }
+        return worst;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        QVERIFY2(QFile::exists(baton::test::fixtureDir() + "/model.safetensors"),
+                 qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
+        const auto ref = baton::test::readJsonObject(baton::test::fixtureDir() + "/reference.json");
+        for (const auto v : ref["ids"].toArray())
+            m_ids.push_back(v.toInt());
+        for (const auto v : ref["next_token_logprob"].toArray())
+            m_refLogprobs.push_back(v.toDouble());
+    }
+
+    void fixtureLoadsExactly() { QVERIFY(worstDifference(variant()) < 1e-4); }
+
+    void f16LoadsWithinF16Precision() {
+        const QString dir =
+            variant([](auto& ts) { convert16(ts, StDtype::F16, baton::test::floatToHalf); });
+        auto m = Model::load(dir.toStdString());
+        QVERIFY(m.ok());
+        QCOMPARE((*m)->info().storageDtype, std::string("F16"));
+        const double worst = worstDifference(dir);
+        QVERIFY2(worst < 5e-3 && worst > 1e-7, qPrintable(QString::number(worst)));
+    }
+
+    void bf16LoadsWithinBf16Precision() {
+        const QString dir =
+            variant([](auto& ts) { convert16(ts, StDtype::BF16, baton::test::floatToBf16); });
+        auto m = Model::load(dir.toStdString());
+        QVERIFY(m.ok());
+        QCOMPARE((*m)->info().storageDtype, std::string("BF16"));
+        const double worst = worstDifference(dir);
+        QVERIFY2(worst < 5e-2 && worst > 1e-6, qPrintable(QString::number(worst)));
+    }
+
+    void prefixedNamesAndBuffersLoad() {
+        const QString dir = variant([](auto& ts) {
+            const int64_t P = 128;
+            std::vector<Tensor> extra;
+            for (auto& t : ts)
+                t.name = "transformer." + t.name;
+            for (int l = 0; l < 2; ++l) {
+                // The causal-mask buffers Hugging Face saves are ignored.
+                Tensor bias{"transformer.h." + std::to_string(l) + ".attn.bias",
+                            StDtype::F32,
+                            {1, 1, P, P},
+                            std::vector<char>(size_t(P * P * 4), 0)};
+                Tensor masked{"transformer.h." + std::to_string(l) + ".attn.masked_bias",
+                              StDtype::F32,
+                              {},
+                              std::vector<char>(4, 0)};
+                extra.push_back(bias);
+                extra.push_back(masked);
+            }
+            Tensor head = *find(ts, "transformer.wte.weight");
+            head.name = "lm_head.weight"; // tied to wte
+            extra.push_back(head);
+            ts.insert(ts.end(), extra.begin(), extra.end());
+        });
+        QVERIFY(worstDifference(dir) < 1e-4);
+    }
+
+    void missingConfig() {
+        const QString dir = variant();
+        QFile::remove(dir + "/config.json");
+        expectError(dir, ErrorCode::FileNotFound, "config.json");
+    }
+
+    void missingWeights() {
+        const QString dir = variant();
+        QFile::remove(dir + "/model.safetensors");
+        expectError(dir, ErrorCode::FileNotFound, "model.safetensors");
+    }
+
+    void missingFolder() { expectError(m_tmp.filePath("nowhere"), ErrorCode::FileNotFound); }
+
+    void pickleIsRefused() {
+        const QString dir = variant();
+        QFile::remove(dir + "/model.safetensors");
+        // A pickle that would run code if it were ever unpickled.
+        baton::test::writeFile(dir + "/pytorch_model.bin", "\x80\x02"
+                                                           "cos\nsystem\n(S'echo pwned'\ntR.");
+        expectError(dir, ErrorCode::PickleRefused, "pytorch_model.bin");
+    }
+
+    void truncatedWeights() {
+        const QString dir = variant();
+        QFile f(dir + "/model.safetensors");
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.resize(f.size() / 2));
+        f.close();
+        expectError(dir, ErrorCode::TruncatedFile);
+    }
+
+    void missingTensor() {
+        const QString dir = variant([](auto& ts) {
+            ts.erase(std::remove_if(ts.begin(), ts.end(),
+                                    [](const Tensor& t) { return t.name == "h.1.ln_2.bias"; }),
+                     ts.end());
+        });
+        expectError(dir, ErrorCode::MissingTensor, "h.1.ln_2.bias");
+    }
+
+    void wronglyShapedTensor() {
+        const QString dir = variant([](auto& ts) {
+            find(ts, "h.0.attn.c_proj.weight")->shape = {32, 128};
+        });
+        expectError(dir, ErrorCode::TensorShapeMismatch, "h.0.attn.c_proj.weight");
+    }
+
+    void unexpectedTensor() {
+        const QString dir = variant([](auto& ts) {
+            Tensor t = *find(ts, "ln_f.bias");
+            t.name = "h.0.attn.rotary.inv_freq";
+            ts.push_back(t);
+        });
+        expectError(dir, ErrorCode::UnexpectedTensor, "rotary");
+    }
+
+    void integerWeightsAreRefused() {
+        const QString dir = variant([](auto& ts) {
+            Tensor* t = find(ts, "ln_f.bias");
+            t->dtype = StDtype::I32;
+        });
+        expectError(dir, ErrorCode::Unsupported, "ln_f.bias");
+    }
+
+    void configDisagreesWithWeights_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<int>("value");
+        QTest::newRow("n_embd") << "n_embd" << 128;
+        QTest::newRow("n_layer") << "n_layer" << 3;
+        QTest::newRow("vocab_size") << "vocab_size" << 50000;
+        QTest::newRow("n_positions") << "n_positions" << 256;
+    }
+    void configDisagreesWithWeights() {
+        QFETCH(QString, key);
+        QFETCH(int, value);
+        const QString dir = variant();
+        setConfig(dir, key, value);
+        if (key == "n_positions")
+            setConfig(dir, "n_ctx", value);
+        expectError(dir, ErrorCode::ConfigMismatch, key.toUtf8().constData());
+    }
+
+    void badConfigs_data() {
+        QTest::addColumn<QByteArray>("config");
+        QTest::addColumn<int>("code");
+        QTest::newRow("not json") << QByteArray("{\"n_layer\": ") << int(ErrorCode::InvalidJson);
+        QTest::newRow("not utf-8")
+            << QByteArray("{\"model_type\": \"gpt2\xFF\"}") << int(ErrorCode::InvalidUtf8);
+        QTest::newRow("missing n_head")
+            << QByteArray(R"({"n_layer":2,"n_embd":64,"n_positions":128,"vocab_size":50257})")
+            << int(ErrorCode::BadConfig);
+        QTest::newRow("heads do not divide width")
+            << QByteArray(
+                   R"({"n_layer":2,"n_head":5,"n_embd":64,"n_positions":128,"vocab_size":50257})")
+            << int(ErrorCode::BadConfig);
+        QTest::newRow("negative layers")
+            << QByteArray(
+                   R"({"n_layer":-2,"n_head":4,"n_embd":64,"n_positions":128,"vocab_size":50257})")
+            << int(ErrorCode::BadConfig);
+        QTest::newRow("another architecture")
+            << QByteArray(
+                   R"({"model_type":"llama","n_layer":2,"n_head":4,"n_embd":64,"n_positions":128,"vocab_size":50257})")
+            << int(ErrorCode::BadConfig);
+        QTest::newRow("another activation")
+            << QByteArray(
+                   R"({"n_layer":2,"n_head":4,"n_embd":64,"n_positions":128,"vocab_size":50257,"activation_function":"relu"})")
+            << int(ErrorCode::Unsupported);
+    }
+    void badConfigs() {
+        QFETCH(QByteArray, config);
+        QFETCH(int, code);
+        const QString dir = variant();
+        baton::test::writeFile(dir + "/config.json", config);
+        expectError(dir, ErrorCode(code));
+    }
+
+    void tokenizerLargerThanModel() {
+        // A model whose vocabulary is smaller than its tokenizer's cannot be this
+        // tokenizer's model.
+        const QString dir = variant([](auto& ts) {
+            Tensor* wte = find(ts, "wte.weight");
+            wte->shape[0] = 1000;
+            wte->bytes.resize(size_t(1000 * 64 * 4));
+        });
+        setConfig(dir, "vocab_size", 1000);
+        expectError(dir, ErrorCode::TokenizerMismatch);
+    }
+
+    void cancelWhileLoading() {
+        LoadOptions o;
+        o.cancel.cancel();
+        auto r = Model::load(variant().toStdString(), o);
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().code, ErrorCode::Cancelled);
+        LoadOptions p;
+        int calls = 0;
+        p.progress = [&](double) { return ++calls < 3; };
+        auto r2 = Model::load(variant().toStdString(), p);
+        QVERIFY(!r2.ok());
+        QCOMPARE(r2.error().code, ErrorCode::Cancelled);
+        QCOMPARE(calls, 3);
+    }
+
+    void progressReachesOne() {
+        LoadOptions o;
+        double last = 0;
+        o.progress = [&](double f) {
+            last = f;
+            return true;
+        };
+        QVERIFY(Model::load(variant().toStdString(), o).ok());
+        QCOMPARE(last, 1.0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCheckpoint)
+#include "tst_checkpoint.moc"

@@ -1,0 +1,188 @@
+// baton-cli end to end: --help everywhere, machine-readable output that agrees
+// with the reference, and clear errors with non-zero exits.
+#include "test_support.h"
+
+#include <QJsonArray>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out, err;
+};
+
+Run cli(const QStringList& args, const QByteArray& stdinData = {}) {
+    QProcess p;
+    p.start(QStringLiteral(BATON_CLI_PATH), args);
+    if (!stdinData.isEmpty())
+        p.write(stdinData);
+    p.closeWriteChannel();
+    p.waitForFinished(120000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+    QString m_model;
+    QString m_text;
+    QJsonObject m_ref;
+    QTemporaryDir m_tmp;
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        m_model = baton::test::fixtureDir();
+        m_text = m_model + "/text.txt";
+        QVERIFY2(QFile::exists(m_text), qPrintable(baton::test::missingMessage(m_text)));
+        m_ref = baton::test::readJsonObject(m_model + "/reference.json");
+    }
+
+    void helpEverywhere_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("top") << QStringList{"--help"};
+        for (const char* c : {"info", "tokenize", "score", "generate"})
+            QTest::newRow(c) << QStringList{c, "--help"};
+    }
+    void helpEverywhere() {
+        QFETCH(QStringList, args);
+        const Run r = cli(args);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("Usage: baton-cli"));
+    }
+
+    void info() {
+        const Run r = cli({"info", "--model", m_model, "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const auto j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["n_layer"].toInt(), 2);
+        QCOMPARE(j["n_embd"].toInt(), 64);
+        QCOMPARE(j["tokenizer"].toString(), QString("gpt2-bpe"));
+        QVERIFY(j["parameters"].toDouble() > 3e6);
+    }
+
+    void tokenizeJson() {
+        const Run r = cli({"tokenize", "--model", m_model, "--json", m_text});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QJsonDocument::fromJson(r.out).object()["ids"].toArray(), m_ref["ids"].toArray());
+        const Run fromStdin =
+            cli({"tokenize", "--model", m_model, "--json", "-"}, baton::test::readFile(m_text));
+        QCOMPARE(fromStdin.out, r.out);
+    }
+
+    void scoreJson() {
+        const Run r = cli({"score", "--model", m_model, "--json", m_text});
+        QCOMPARE(r.exitCode, 0);
+        const auto j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["scored_tokens"].toInt(), 127);
+        QVERIFY(std::abs(j["nll_sum"].toDouble() - m_ref["nll_sum"].toDouble()) < 1e-3);
+        QVERIFY(j["token_ppl"].toDouble() > 1);
+        QVERIFY(j["word_ppl"].toDouble() > j["token_ppl"].toDouble());
+        const auto per = j["per_token"].toArray();
+        QCOMPARE(per.size(), 127);
+        const auto expected = m_ref["next_token_logprob"].toArray();
+        for (int i = 0; i < 127; ++i)
+            QVERIFY(std::abs(per[i].toObject()["logprob"].toDouble() - expected[i].toDouble()) <
+                    1e-4);
+    }
+
+    void scoreInWindows() {
+        const Run r = cli({"score", "--model", m_model, "--window", "16", "--summary", m_text});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("window 16"));
+    }
+
+    void generateStreamsJsonLines() {
+        const Run r = cli({"generate", "--model", m_model, "--prompt", "Emma", "--greedy",
+                           "--max-tokens", "12", "--json", "--quiet"});
+        QCOMPARE(r.exitCode, 0);
+        const auto lines = r.out.trimmed().split('\n');
+        QVERIFY(lines.size() >= 13);
+        const auto done = QJsonDocument::fromJson(lines.last()).object();
+        QCOMPARE(done["event"].toString(), QString("done"));
+        QCOMPARE(done["ids"].toArray().size(), 12);
+        QString joined;
+        for (int i = 0; i + 1 < lines.size(); ++i)
+            joined += QJsonDocument::fromJson(lines[i]).object()["text"].toString();
+        QCOMPARE(joined, done["text"].toString());
+        // Greedy is deterministic.
+        const Run again = cli({"generate", "--model", m_model, "--prompt", "Emma", "--greedy",
+                               "--max-tokens", "12", "--json", "--quiet"});
+        const auto againDone =
+            QJsonDocument::fromJson(again.out.trimmed().split('\n').last()).object();
+        QCOMPARE(againDone["ids"].toArray(), done["ids"].toArray());
+    }
+
+    void generateLongerThanTheModelsPositions() {
+        const Run r =
+            cli({"generate", "--model", m_model, "--prompt", "Emma", "--max-tokens", "300",
+                 "--window", "32", "--overlap", "8", "--ignore-eos", "--json", "--quiet"});
+        QCOMPARE(r.exitCode, 0);
+        const auto done = QJsonDocument::fromJson(r.out.trimmed().split('\n').last()).object();
+        QCOMPARE(done["ids"].toArray().size(), 300);
+        QVERIFY(done["rollovers"].toInt() >= 10);
+    }
+
+    void errors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown command") << QStringList{"frobnicate"} << 2 << "unknown command";
+        QTest::newRow("unknown option") << QStringList{"info", "--bogus"} << 2 << "--bogus";
+        QTest::newRow("no model") << QStringList{"info"} << 2 << "--model";
+        QTest::newRow("missing model")
+            << QStringList{"info", "--model", "/nonexistent/model"} << 1 << "not found";
+        QTest::newRow("bad temperature")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--temperature", "-1"} << 2
+            << "--temperature";
+        QTest::newRow("bad number")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--max-tokens", "lots"} << 2
+            << "integer";
+        QTest::newRow("missing file")
+            << QStringList{"score", "--model", "M", "/nonexistent.txt"} << 1 << "cannot open";
+        QTest::newRow("window too large")
+            << QStringList{"score", "--model", "M", "--window", "4096", "T"} << 1 << "window";
+        QTest::newRow("bad dtype")
+            << QStringList{"info", "--model", "M", "--dtype", "f8"} << 2 << "--dtype";
+    }
+    void errors() {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        args.replaceInStrings(QRegularExpression("^M$"), m_model);
+        args.replaceInStrings(QRegularExpression("^T$"), m_text);
+        const Run r = cli(args);
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY2(r.err.contains("error:") && r.err.contains(message.toUtf8()), r.err.constData());
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void invalidUtf8Input() {
+        const QString bad = m_tmp.filePath("bad.txt");
+        baton::test::writeFile(bad, "fine text \xFF\xFE then garbage");
+        const Run r = cli({"score", "--model", m_model, bad});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("not valid UTF-8") && r.err.contains("offset 10"),
+                 r.err.constData());
+    }
+
+    void pickledModelIsRefused() {
+        const QString dir = m_tmp.filePath("pickled");
+        QDir().mkpath(dir);
+        for (const char* f : {"config.json", "vocab.json", "merges.txt"})
+            QFile::copy(m_model + "/" + f, dir + "/" + f);
+        baton::test::writeFile(dir + "/pytorch_model.bin", "\x80\x02}q\x00.");
+        const Run r = cli({"info", "--model", dir});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("arbitrary code") && r.err.contains("pickle-refused"),
+                 r.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

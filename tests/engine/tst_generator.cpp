@@ -1,0 +1,271 @@
+// Streaming generation: limits, stop strings, callbacks, cancellation, the
+// end-of-text token, seeds, and windows that roll over.
+#include "test_support.h"
+#include "tiny_model.h"
+
+#include "model/safetensors.h"
+
+#include <baton/engine/generator.h>
+#include <baton/engine/model.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace baton::engine;
+
+class TestGenerator : public QObject {
+    Q_OBJECT
+    std::shared_ptr<Model> m_model;
+    QTemporaryDir m_tmp;
+    const std::string m_prompt = "He was very much pleased with Randalls, and";
+
+    std::unique_ptr<Generator> make(const WindowSettings& w = {}) {
+        auto g = Generator::create(m_model, w);
+        if (!g.ok())
+            return nullptr;
+        return std::move(*g);
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        auto model = Model::load(baton::test::fixture());
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        m_model = *model;
+    }
+
+    void maxTokensAndText() {
+        auto g = make();
+        QVERIFY(g->appendText(m_prompt).ok());
+        const int64_t before = g->streamLength();
+        SamplingOptions o;
+        o.maxTokens = 25;
+        o.seed = 3;
+        o.stopAtEndOfText = false;
+        std::string streamed;
+        int events = 0;
+        auto r = g->generate(o, [&](const GenerationEvent& e) {
+            streamed += e.text;
+            ++events;
+            return true;
+        });
+        QVERIFY(r.ok());
+        QCOMPARE(r->tokens.size(), size_t(25));
+        QCOMPARE(r->reason, StopReason::MaxTokens);
+        QCOMPARE(streamed, r->text);
+        QVERIFY(events >= 25);
+        QCOMPARE(g->streamLength(), before + 25);
+        QCOMPARE(r->text, m_model->tokenizer()->decode(r->tokens));
+    }
+
+    void sameSeedSameText() {
+        SamplingOptions o;
+        o.maxTokens = 30;
+        o.seed = 99;
+        o.temperature = 1.0;
+        auto a = make(), b = make(), c = make();
+        for (auto* g : {a.get(), b.get(), c.get()})
+            QVERIFY(g->appendText(m_prompt).ok());
+        const auto ra = a->generate(o);
+        const auto rb = b->generate(o);
+        o.seed = 100;
+        const auto rc = c->generate(o);
+        QCOMPARE(ra->tokens, rb->tokens);
+        QVERIFY(ra->tokens != rc->tokens);
+    }
+
+    void stopString() {
+        SamplingOptions o;
+        o.temperature = 0;
+        o.maxTokens = 40;
+        auto g = make();
+        QVERIFY(g->appendText(m_prompt).ok());
+        const auto full = g->generate(o);
+        QVERIFY(full.ok() && full->text.size() > 20);
+        const std::string stop = full->text.substr(12, 4);
+        const std::string expected = full->text.substr(0, full->text.find(stop));
+        o.stopStrings = {"never-appears-anywhere", stop};
+        auto g2 = make();
+        QVERIFY(g2->appendText(m_prompt).ok());
+        std::string streamed;
+        const auto r = g2->generate(o, [&](const GenerationEvent& e) {
+            streamed += e.text;
+            return true;
+        });
+        QVERIFY(r.ok());
+        QCOMPARE(r->reason, StopReason::StopString);
+        QCOMPARE(r->text, expected);
+        QCOMPARE(streamed, expected); // nothing of the stop string ever reached the callback
+    }
+
+    void callbackStops() {
+        auto g = make();
+        QVERIFY(g->appendText(m_prompt).ok());
+        SamplingOptions o;
+        o.maxTokens = 50;
+        int seen = 0;
+        const auto r = g->generate(o, [&](const GenerationEvent&) { return ++seen < 5; });
+        QVERIFY(r.ok());
+        QCOMPARE(r->reason, StopReason::Callback);
+        QCOMPARE(r->tokens.size(), size_t(5));
+    }
+
+    void cancel() {
+        auto g = make();
+        QVERIFY(g->appendText(m_prompt).ok());
+        CancelToken token;
+        SamplingOptions o;
+        o.maxTokens = 50;
+        int seen = 0;
+        const auto r = g->generate(
+            o,
+            [&](const GenerationEvent&) {
+                if (++seen == 3)
+                    token.cancel();
+                return true;
+            },
+            token);
+        QVERIFY(r.ok());
+        QCOMPARE(r->reason, StopReason::Cancelled);
+        QCOMPARE(r->tokens.size(), size_t(3));
+        // The generator stays usable: the next call continues the stream.
+        token.reset();
+        const auto more = g->generate(o, {}, token);
+        QVERIFY(more.ok());
+        QCOMPARE(more->tokens.size(), size_t(50));
+    }
+
+    void emptyStreamStartsFromStartToken() {
+        auto g = make();
+        SamplingOptions o;
+        o.maxTokens = 5;
+        const auto r = g->generate(o);
+        QVERIFY(r.ok());
+        QCOMPARE(g->streamLength(), int64_t(6));
+        QCOMPARE(g->windowTokens().front(), int32_t(50256));
+    }
+
+    void outOfRangeIdsAreRefused() {
+        auto g = make();
+        auto r = g->append({1, 2, 60000});
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(g->streamLength(), int64_t(0));
+    }
+
+    void badWindowsAreRefused() {
+        QVERIFY(!Generator::create(m_model, {200, 0}).ok()); // beyond 128 positions
+        QVERIFY(!Generator::create(m_model, {16, 16}).ok()); // overlap must be < T
+        QVERIFY(!Generator::create(m_model, {16, -1}).ok());
+    }
+
+    // A model whose final layer always points at the end-of-text token.
+    void endOfText() {
+        const QString dir = m_tmp.filePath("eos-model");
+        QDir().mkpath(dir);
+        ModelConfig c;
+        c.nLayer = 1;
+        c.nHead = 2;
+        c.nEmbd = 16;
+        c.nInner = 32;
+        c.nPositions = 32;
+        c.vocabSize = 50257;
+        c.eosTokenId = c.bosTokenId = 50256;
+        QVERIFY(baton::test::writeTinyGpt2(dir.toStdString(), c));
+        for (const char* f : {"vocab.json", "merges.txt"})
+            QVERIFY(QFile::copy(QString::fromStdString(baton::test::gpt2TokenizerDir()) + "/" + f,
+                                dir + "/" + f));
+        // ln_f with zero gain and bias b makes every final hidden state b; put 20 b in
+        // the end-of-text row of the tied embedding.
+        {
+            const std::string st = (dir + "/model.safetensors").toStdString();
+            auto f = openSafetensors(st);
+            QVERIFY(f.ok());
+            std::vector<std::vector<char>> bytes;
+            std::vector<StWriteTensor> out;
+            for (const auto& t : f->tensors()) {
+                bytes.emplace_back(t.bytes());
+                QVERIFY(f->read(t, bytes.back().data()).ok());
+            }
+            std::vector<float> b(16);
+            for (int i = 0; i < 16; ++i)
+                b[size_t(i)] = (i % 2 ? 1.f : -1.f);
+            for (size_t i = 0; i < f->tensors().size(); ++i) {
+                const auto& t = f->tensors()[i];
+                auto* data = reinterpret_cast<float*>(bytes[i].data());
+                if (t.name == "ln_f.weight")
+                    std::fill(data, data + 16, 0.f);
+                if (t.name == "ln_f.bias")
+                    std::copy(b.begin(), b.end(), data);
+                if (t.name == "wte.weight")
+                    for (int j = 0; j < 16; ++j)
+                        data[50256 * 16 + j] = 20.f * b[size_t(j)];
+                out.push_back({t.name, t.dtype, t.shape, bytes[i].data(), bytes[i].size()});
+            }
+            f = Result<SafetensorsFile>(makeError(ErrorCode::Internal, "closed"));
+            QVERIFY(writeSafetensors(st, out).ok());
+        }
+        auto model = Model::load(dir.toStdString());
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        auto g = Generator::create(*model, {});
+        QVERIFY((*g)->appendText("Once upon a time").ok());
+        SamplingOptions o;
+        o.temperature = 0.7;
+        o.maxTokens = 10;
+        const auto stopped = (*g)->generate(o);
+        QVERIFY(stopped.ok());
+        QCOMPARE(stopped->reason, StopReason::EndOfText);
+        QCOMPARE(stopped->tokens.size(), size_t(0));
+        o.stopAtEndOfText = false; // suppress it instead
+        const auto goesOn = (*g)->generate(o);
+        QVERIFY(goesOn.ok());
+        QCOMPARE(goesOn->tokens.size(), size_t(10));
+        for (auto t : goesOn->tokens)
+            QVERIFY(t != 50256);
+    }
+
+    // After every roll-over the next-token logits are those of the open window
+    // computed from scratch: the overlap tokens were re-encoded at positions 0..o-1.
+    void windowsRollOver_data() {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("overlap");
+        QTest::newRow("16:0") << 16 << 0;
+        QTest::newRow("16:4") << 16 << 4;
+        QTest::newRow("16:15") << 16 << 15;
+        QTest::newRow("5:2") << 5 << 2;
+    }
+    void windowsRollOver() {
+        QFETCH(int, window);
+        QFETCH(int, overlap);
+        auto g = make({window, overlap});
+        QVERIFY(g);
+        QVERIFY(g->appendText(m_prompt).ok()); // longer than some windows: rolls over while reading
+        SamplingOptions o;
+        o.maxTokens = 1;
+        o.seed = 5;
+        o.stopAtEndOfText = false;
+        const size_t V = size_t(m_model->config().vocabSize);
+        int64_t rollovers = 0;
+        for (int step = 0; step < 3 * window; ++step) {
+            QCOMPARE(g->windowStart() + g->windowFill(), g->streamLength());
+            QCOMPARE(g->windowStart() % (window - overlap), int64_t(0));
+            const auto& tokens = g->windowTokens();
+            auto full = m_model->windowLogits(tokens);
+            QVERIFY(full.ok());
+            double worst = 0;
+            for (size_t i = 0; i < V; ++i)
+                worst = std::max(worst, double(std::abs(g->nextLogits()[i] -
+                                                        (*full)[(tokens.size() - 1) * V + i])));
+            QVERIFY2(worst < 1e-4, qPrintable(QString("step %1: %2").arg(step).arg(worst)));
+            const auto r = g->generate(o);
+            QVERIFY(r.ok());
+            rollovers += r->rollovers;
+        }
+        QVERIFY(rollovers >= 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGenerator)
+#include "tst_generator.moc"

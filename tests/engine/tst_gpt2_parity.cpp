@@ -1,0 +1,239 @@
+// GPT-2 computes exactly what an independent implementation computes on the
+// fixture checkpoint (../shared/fixtures/gpt2-tiny-random/reference.json).
+#include "test_support.h"
+
+#include <baton/engine/generator.h>
+#include <baton/engine/model.h>
+#include <baton/engine/scoring.h>
+
+#include <QJsonArray>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace baton::engine;
+
+namespace {
+
+std::vector<double> logSoftmaxRow(const std::vector<float>& logits, size_t row, size_t vocab) {
+    const float* r = logits.data() + row * vocab;
+    double mx = *std::max_element(r, r + vocab);
+    double sum = 0;
+    for (size_t i = 0; i < vocab; ++i)
+        sum += std::exp(double(r[i]) - mx);
+    std::vector<double> out(vocab);
+    for (size_t i = 0; i < vocab; ++i)
+        out[i] = double(r[i]) - mx - std::log(sum);
+    return out;
+}
+
+std::vector<int32_t> toIds(const QJsonArray& a) {
+    std::vector<int32_t> ids;
+    for (const auto v : a)
+        ids.push_back(v.toInt());
+    return ids;
+}
+
+} // namespace
+
+class TestGpt2Parity : public QObject {
+    Q_OBJECT
+    std::shared_ptr<Model> m_model;
+    QJsonObject m_ref;
+    std::vector<int32_t> m_ids;
+    std::vector<float> m_logits; // [128, V]
+    size_t m_vocab = 0;
+
+    void checkAgainstReference(const std::vector<float>& logits, double tolerance) {
+        const QJsonArray expected = m_ref["next_token_logprob"].toArray();
+        QCOMPARE(expected.size(), 127);
+        double worst = 0;
+        for (int i = 0; i < 127; ++i) {
+            const auto lp = logSoftmaxRow(logits, size_t(i), m_vocab);
+            worst = std::max(worst,
+                             std::abs(lp[size_t(m_ids[size_t(i) + 1])] - expected[i].toDouble()));
+        }
+        QVERIFY2(
+            worst <= tolerance,
+            qPrintable(QString("worst log-prob difference %1 > %2").arg(worst).arg(tolerance)));
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        const QString refPath = baton::test::fixtureDir() + "/reference.json";
+        QVERIFY2(QFile::exists(refPath), qPrintable(baton::test::missingMessage(refPath)));
+        m_ref = baton::test::readJsonObject(refPath);
+        m_ids = toIds(m_ref["ids"].toArray());
+        QCOMPARE(m_ids.size(), size_t(128));
+        auto model = Model::load(baton::test::fixture());
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        m_model = *model;
+        m_vocab = size_t(m_model->config().vocabSize);
+        auto logits = m_model->windowLogits(m_ids);
+        QVERIFY(logits.ok());
+        m_logits = *logits;
+    }
+
+    void tokenizerGivesTheReferenceIds() {
+        const QByteArray text = baton::test::readFile(baton::test::fixtureDir() + "/text.txt");
+        QCOMPARE(m_model->tokenizer()->encode(text.toStdString()), m_ids);
+    }
+
+    void nextTokenLogProbs() { checkAgainstReference(m_logits, 1e-4); }
+
+    void nllSum() {
+        ScoreOptions options;
+        auto r = scoreTokens(*m_model, m_ids, options);
+        QVERIFY(r.ok());
+        QCOMPARE(r->scoredTokens, int64_t(127));
+        QVERIFY(std::abs(r->nllSum - m_ref["nll_sum"].toDouble()) < 1e-3);
+    }
+
+    void top5Ids() {
+        const QJsonArray ids = m_ref["top5_ids_per_position"].toArray();
+        const QJsonArray logits = m_ref["top5_logits_per_position"].toArray();
+        int compared = 0;
+        for (int p = 0; p < ids.size(); ++p) {
+            const float* row = m_logits.data() + size_t(p) * m_vocab;
+            std::vector<int32_t> order(m_vocab);
+            std::iota(order.begin(), order.end(), 0);
+            std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                              [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+            const QJsonArray refIds = ids[p].toArray(), refLogits = logits[p].toArray();
+            for (int j = 0; j < 5; ++j) {
+                // Compare the order only where the neighbours are not near-ties.
+                const double v = refLogits[j].toDouble();
+                const bool tieBefore = j > 0 && std::abs(refLogits[j - 1].toDouble() - v) <= 1e-3;
+                const bool tieAfter = j < 4 && std::abs(refLogits[j + 1].toDouble() - v) <= 1e-3;
+                QVERIFY(std::abs(row[refIds[j].toInt()] - v) < 1e-4);
+                if (tieBefore || tieAfter)
+                    continue;
+                QCOMPARE(order[size_t(j)], refIds[j].toInt());
+                ++compared;
+            }
+        }
+        QVERIFY(compared > 500);
+    }
+
+    void lastPositionLogits() {
+        const QJsonArray first16 = m_ref["last_position_logits_first16"].toArray();
+        for (int i = 0; i < 16; ++i)
+            QVERIFY(std::abs(m_logits[127 * m_vocab + size_t(i)] - first16[i].toDouble()) < 1e-4);
+    }
+
+    void greedyContinuation() {
+        const int promptLen = m_ref["greedy_prompt_len"].toInt();
+        const auto expected = toIds(m_ref["greedy_ids"].toArray());
+        auto gen = Generator::create(m_model);
+        QVERIFY(gen.ok());
+        QVERIFY((*gen)
+                    ->append(std::vector<int32_t>(expected.begin(), expected.begin() + promptLen))
+                    .ok());
+        SamplingOptions greedy;
+        greedy.temperature = 0;
+        greedy.maxTokens = int(expected.size()) - promptLen;
+        auto r = (*gen)->generate(greedy);
+        QVERIFY(r.ok());
+        QCOMPARE(r->tokens, std::vector<int32_t>(expected.begin() + promptLen, expected.end()));
+    }
+
+    void causality() {
+        for (int t : {0, 10, 63, 126}) {
+            auto changed = m_ids;
+            changed[size_t(t) + 1] = (changed[size_t(t) + 1] + 1000) % int32_t(m_vocab);
+            auto logits = m_model->windowLogits(changed);
+            QVERIFY(logits.ok());
+            double before = 0, after = 0;
+            for (size_t i = 0; i < (size_t(t) + 1) * m_vocab; ++i)
+                before = std::max(before, double(std::abs((*logits)[i] - m_logits[i])));
+            for (size_t i = (size_t(t) + 1) * m_vocab; i < (size_t(t) + 2) * m_vocab; ++i)
+                after = std::max(after, double(std::abs((*logits)[i] - m_logits[i])));
+            QVERIFY2(before < 1e-5, "an earlier position saw a later token");
+            QVERIFY2(after > 1e-3, "the changed token had no effect on its own position");
+        }
+    }
+
+    // The KV-cache decode path (the raw CPU decoder for f32) gives the logits that
+    // a full recomputation of the window gives, token after token.
+    void kvCacheEqualsRecomputation() {
+        auto gen = Generator::create(m_model);
+        QVERIFY(gen.ok());
+        std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 8);
+        QVERIFY((*gen)->append(stream).ok());
+        SamplingOptions options;
+        options.temperature = 0.9;
+        options.seed = 7;
+        options.maxTokens = 1;
+        options.stopAtEndOfText = false;
+        for (int step = 0; step < 60; ++step) {
+            auto full = m_model->windowLogits(stream);
+            QVERIFY(full.ok());
+            const auto& next = (*gen)->nextLogits();
+            double worst = 0;
+            for (size_t i = 0; i < m_vocab; ++i)
+                worst = std::max(
+                    worst, double(std::abs(next[i] - (*full)[(stream.size() - 1) * m_vocab + i])));
+            QVERIFY2(worst < 1e-4,
+                     qPrintable(QString("step %1: difference %2").arg(step).arg(worst)));
+            auto r = (*gen)->generate(options);
+            QVERIFY(r.ok());
+            QCOMPARE(r->tokens.size(), size_t(1));
+            stream.push_back(r->tokens[0]);
+        }
+    }
+
+    void windowedTotals() {
+        const QJsonObject sums = m_ref["windowed_nll_sum"].toObject();
+        QVERIFY(sums.size() >= 4);
+        for (auto it = sums.begin(); it != sums.end(); ++it) {
+            const auto parts = it.key().split(':');
+            ScoreOptions options;
+            options.windows.window = parts[0].toInt();
+            options.windows.overlap = parts[1].toInt();
+            auto r = scoreTokens(*m_model, m_ids, options);
+            QVERIFY(r.ok());
+            QCOMPARE(r->scoredTokens, int64_t(127));
+            QVERIFY2(std::abs(r->nllSum - it.value().toDouble()) < 1e-3,
+                     qPrintable(it.key() + ": " + QString::number(r->nllSum, 'f', 6) + " vs " +
+                                QString::number(it.value().toDouble(), 'f', 6)));
+        }
+    }
+
+    void bf16AgreesWithinItsPrecision() {
+        if (!cpuSupportsBf16()) {
+            LoadOptions o;
+            o.dtype = ComputeDtype::BFloat16;
+            auto refused = Model::load(baton::test::fixture(), o);
+            QVERIFY(!refused.ok());
+            QCOMPARE(refused.error().code, ErrorCode::Unsupported);
+            QSKIP("this CPU has no native BF16: checked that BF16 is refused instead");
+        }
+        LoadOptions o;
+        o.dtype = ComputeDtype::BFloat16;
+        auto model = Model::load(baton::test::fixture(), o);
+        QVERIFY(model.ok());
+        QCOMPARE((*model)->info().computeDtype, ComputeDtype::BFloat16);
+        auto logits = (*model)->windowLogits(m_ids);
+        QVERIFY(logits.ok());
+        // bf16 keeps 8 bits of mantissa: log-probs move by a few hundredths of a nat.
+        checkAgainstReference(*logits, 0.15);
+        double worst = 0;
+        for (size_t i = 0; i < logits->size(); ++i)
+            worst = std::max(worst, double(std::abs((*logits)[i] - m_logits[i])));
+        QVERIFY2(worst > 1e-6, "bf16 gave bit-identical logits: it is not computing in bf16");
+        // Generation through the LibTorch decode path (not the f32 CPU decoder).
+        auto gen = Generator::create(*model);
+        QVERIFY(gen.ok());
+        QVERIFY((*gen)->append(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16)).ok());
+        SamplingOptions greedy;
+        greedy.temperature = 0;
+        greedy.maxTokens = 8;
+        QVERIFY((*gen)->generate(greedy).ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGpt2Parity)
+#include "tst_gpt2_parity.moc"

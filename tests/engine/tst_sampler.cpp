@@ -1,0 +1,176 @@
+// Sampling: the empirical distribution matches the one each setting defines, and
+// a seed reproduces its sequence exactly.
+#include "test_support.h"
+
+#include <baton/engine/sampling.h>
+
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+using namespace baton::engine;
+
+namespace {
+
+const std::vector<float> kLogits = {2.f, 1.f, 0.f, -1.f, -3.f};
+
+std::vector<double> softmax(std::vector<float> logits, double temperature) {
+    double mx = *std::max_element(logits.begin(), logits.end()), sum = 0;
+    std::vector<double> p(logits.size());
+    for (size_t i = 0; i < p.size(); ++i)
+        sum += p[i] = std::exp((logits[i] - mx) / temperature);
+    for (auto& x : p)
+        x /= sum;
+    return p;
+}
+
+std::vector<double> frequencies(SamplingOptions o, int draws,
+                                const std::vector<int32_t>& recent = {}) {
+    Sampler s(o);
+    std::vector<double> f(kLogits.size(), 0);
+    for (int i = 0; i < draws; ++i) {
+        auto l = kLogits;
+        f[size_t(s.sample(l, recent))] += 1;
+    }
+    for (auto& x : f)
+        x /= draws;
+    return f;
+}
+
+// Each frequency within 4.5 standard errors of its expected probability.
+bool matches(const std::vector<double>& f, const std::vector<double>& p, int draws, QString& why) {
+    for (size_t i = 0; i < p.size(); ++i) {
+        const double se = std::sqrt(std::max(p[i] * (1 - p[i]), 1e-12) / draws);
+        if (std::abs(f[i] - p[i]) > 4.5 * se + 1e-9) {
+            why = QString("token %1: frequency %2, expected %3").arg(i).arg(f[i]).arg(p[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+class TestSampler : public QObject {
+    Q_OBJECT
+    const int kDraws = 40000;
+
+private Q_SLOTS:
+    void temperatureFollowsSoftmax_data() {
+        QTest::addColumn<double>("temperature");
+        QTest::newRow("1.0") << 1.0;
+        QTest::newRow("0.5") << 0.5;
+        QTest::newRow("2.0") << 2.0;
+    }
+    void temperatureFollowsSoftmax() {
+        QFETCH(double, temperature);
+        SamplingOptions o;
+        o.temperature = temperature;
+        o.seed = 11;
+        QString why;
+        QVERIFY2(matches(frequencies(o, kDraws), softmax(kLogits, temperature), kDraws, why),
+                 qPrintable(why));
+    }
+
+    void topKKeepsTheBestK() {
+        SamplingOptions o;
+        o.temperature = 1.0;
+        o.topK = 2;
+        auto p = softmax({2.f, 1.f}, 1.0);
+        p.resize(5, 0.0);
+        QString why;
+        QVERIFY2(matches(frequencies(o, kDraws), p, kDraws, why), qPrintable(why));
+    }
+
+    void topPKeepsTheSmallestSufficientSet() {
+        SamplingOptions o;
+        o.temperature = 1.0;
+        o.topP = 0.7; // softmax mass: 0.636, 0.234, ... -> the first two tokens
+        auto p = softmax({2.f, 1.f}, 1.0);
+        p.resize(5, 0.0);
+        QString why;
+        QVERIFY2(matches(frequencies(o, kDraws), p, kDraws, why), qPrintable(why));
+    }
+
+    void repetitionPenalty() {
+        SamplingOptions o;
+        o.temperature = 1.0;
+        o.repetitionPenalty = 2.0;
+        // Token 0's positive logit is divided, token 3's negative logit multiplied.
+        const auto p = softmax({1.f, 1.f, 0.f, -2.f, -3.f}, 1.0);
+        QString why;
+        QVERIFY2(matches(frequencies(o, kDraws, {0, 3, 3}), p, kDraws, why), qPrintable(why));
+    }
+
+    void greedyTakesTheArgmax() {
+        SamplingOptions o;
+        o.temperature = 0;
+        Sampler s(o);
+        auto l = kLogits;
+        QCOMPARE(s.sample(l, {}), 0);
+        std::vector<float> tie = {0.f, 3.f, 3.f};
+        QCOMPARE(s.sample(tie, {}), 1); // ties go to the lowest id
+        o.repetitionPenalty = 3.0;
+        Sampler penalised(o);
+        auto l2 = kLogits;
+        QCOMPARE(penalised.sample(l2, {0}), 1);
+    }
+
+    void sameSeedSameSequence() {
+        SamplingOptions o;
+        o.temperature = 1.0;
+        o.topP = 0.9;
+        o.seed = 123;
+        Sampler a(o), b(o);
+        o.seed = 124;
+        Sampler c(o);
+        int differ = 0;
+        for (int i = 0; i < 200; ++i) {
+            auto l1 = kLogits, l2 = kLogits, l3 = kLogits;
+            const int32_t x = a.sample(l1, {});
+            QCOMPARE(b.sample(l2, {}), x);
+            differ += c.sample(l3, {}) != x;
+        }
+        QVERIFY(differ > 20);
+    }
+
+    void rngIsPinned() {
+        // xoshiro256** seeded by splitmix64: the same numbers on every platform.
+        Rng r(42);
+        const uint64_t first = r.next(), second = r.next();
+        Rng again(42);
+        QCOMPARE(again.next(), first);
+        QCOMPARE(again.next(), second);
+        const auto state = again.state();
+        const uint64_t third = again.next();
+        Rng restored(0);
+        restored.setState(state);
+        QCOMPARE(restored.next(), third);
+        for (int i = 0; i < 1000; ++i) {
+            const double u = r.uniform();
+            QVERIFY(u >= 0 && u < 1);
+        }
+    }
+
+    void outOfRangeSettingsAreRefused() {
+        auto bad = [](auto edit) {
+            SamplingOptions o;
+            edit(o);
+            auto r = validateSampling(o);
+            return !r.ok() && r.error().code == ErrorCode::InvalidArgument;
+        };
+        QVERIFY(validateSampling(SamplingOptions{}).ok());
+        QVERIFY(bad([](SamplingOptions& o) { o.temperature = -1; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.temperature = NAN; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.topP = 0; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.topP = 1.5; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.topK = -3; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.repetitionPenalty = 0.5; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.maxTokens = -1; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.stopStrings = {""}; }));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSampler)
+#include "tst_sampler.moc"

@@ -1,0 +1,65 @@
+// Tiny GPT-2 checkpoints built by tests: random weights in Hugging Face layout.
+#pragma once
+
+#include "model/hf_config.h"
+#include "model/safetensors.h"
+#include "util/files.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace baton::test {
+
+// Writes config.json and model.safetensors (F32) for `config` into `folder`, with
+// N(0, std) weights, unit layer-norm gains and zero biases. No tokenizer files.
+inline bool writeTinyGpt2(const std::string& folder, const engine::ModelConfig& config,
+                          uint32_t seed = 1, float std = 0.05f) {
+    using namespace engine;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.f, std);
+    const int64_t k = config.nEmbd, inner = config.nInner;
+    struct T {
+        std::string name;
+        std::vector<int64_t> shape;
+        int kind; // 0 random, 1 ones, 2 zeros
+    };
+    std::vector<T> spec = {{"wte.weight", {config.vocabSize, k}, 0},
+                           {"wpe.weight", {config.nPositions, k}, 0}};
+    for (int l = 0; l < config.nLayer; ++l) {
+        const std::string p = "h." + std::to_string(l) + ".";
+        spec.push_back({p + "ln_1.weight", {k}, 1});
+        spec.push_back({p + "ln_1.bias", {k}, 2});
+        spec.push_back({p + "attn.c_attn.weight", {k, 3 * k}, 0});
+        spec.push_back({p + "attn.c_attn.bias", {3 * k}, 2});
+        spec.push_back({p + "attn.c_proj.weight", {k, k}, 0});
+        spec.push_back({p + "attn.c_proj.bias", {k}, 2});
+        spec.push_back({p + "ln_2.weight", {k}, 1});
+        spec.push_back({p + "ln_2.bias", {k}, 2});
+        spec.push_back({p + "mlp.c_fc.weight", {k, inner}, 0});
+        spec.push_back({p + "mlp.c_fc.bias", {inner}, 2});
+        spec.push_back({p + "mlp.c_proj.weight", {inner, k}, 0});
+        spec.push_back({p + "mlp.c_proj.bias", {k}, 2});
+    }
+    spec.push_back({"ln_f.weight", {k}, 1});
+    spec.push_back({"ln_f.bias", {k}, 2});
+    std::vector<std::vector<float>> data;
+    std::vector<StWriteTensor> tensors;
+    for (const auto& t : spec) {
+        int64_t n = 1;
+        for (auto d : t.shape)
+            n *= d;
+        std::vector<float> v(static_cast<size_t>(n));
+        for (auto& x : v)
+            x = t.kind == 0 ? normal(rng) : (t.kind == 1 ? 1.f : 0.f);
+        data.push_back(std::move(v));
+    }
+    for (size_t i = 0; i < spec.size(); ++i)
+        tensors.push_back({spec[i].name, StDtype::F32, spec[i].shape, data[i].data(),
+                           data[i].size() * sizeof(float)});
+    if (!writeSafetensors(files::join(folder, "model.safetensors"), tensors).ok())
+        return false;
+    return files::writeAtomically(files::join(folder, "config.json"), hfConfigJson(config)).ok();
+}
+
+} // namespace baton::test
