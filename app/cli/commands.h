@@ -10,5 +10,6 @@ int runInfo(const std::vector<std::string>& argv);
 int runTokenize(const std::vector<std::string>& argv);
 int runScore(const std::vector<std::string>& argv);
 int runGenerate(const std::vector<std::string>& argv);
+int runEval(const std::vector<std::string>& argv);
 
 } // namespace baton::cli

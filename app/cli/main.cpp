@@ -21,6 +21,7 @@ const Command kCommands[] = {
     {"tokenize", baton::cli::runTokenize, "Print the token ids of a text"},
     {"score", baton::cli::runScore, "Per-token log-probabilities, NLL and perplexity of a text"},
     {"generate", baton::cli::runGenerate, "Continue a prompt, streaming the text"},
+    {"eval", baton::cli::runEval, "Windowed evaluation: perplexity and FLOPs against T and o"},
 };
 
 void printUsage(std::ostream& out) {

@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-"$root/build"}
 shift || true
 benches=("$@")
-((${#benches[@]})) || benches=(gpt2)
+((${#benches[@]})) || benches=(gpt2 windows)
 
 cmake -S "$root" -B "$build" -G Ninja -DBATON_BUILD_BENCHMARKS=ON >/dev/null
 targets=()
@@ -15,12 +15,5 @@ for b in "${benches[@]}"; do targets+=("bench_$b"); done
 cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
 
 for b in "${benches[@]}"; do
-  case "$b" in
-    gpt2)
-      "$build/tests/bench/bench_gpt2"
-      ;;
-    *)
-      "$build/tests/bench/bench_$b"
-      ;;
-  esac
+  "$build/tests/bench/bench_$b"
 done

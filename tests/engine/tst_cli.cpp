@@ -1,6 +1,9 @@
 // baton-cli end to end: --help everywhere, machine-readable output that agrees
 // with the reference, and clear errors with non-zero exits.
 #include "test_support.h"
+#include "tiny_model.h"
+
+#include <baton/engine/tokenizer.h>
 
 #include <QJsonArray>
 #include <QProcess>
@@ -46,7 +49,7 @@ private Q_SLOTS:
     void helpEverywhere_data() {
         QTest::addColumn<QStringList>("args");
         QTest::newRow("top") << QStringList{"--help"};
-        for (const char* c : {"info", "tokenize", "score", "generate"})
+        for (const char* c : {"info", "tokenize", "score", "generate", "eval"})
             QTest::newRow(c) << QStringList{c, "--help"};
     }
     void helpEverywhere() {
@@ -126,6 +129,65 @@ private Q_SLOTS:
         const auto done = QJsonDocument::fromJson(r.out.trimmed().split('\n').last()).object();
         QCOMPARE(done["ids"].toArray().size(), 300);
         QVERIFY(done["rollovers"].toInt() >= 10);
+    }
+
+    void evalJson() {
+        const QString perToken = m_tmp.filePath("per-token.tsv");
+        const Run r = cli({"eval", "--model", m_model, "--window", "16,32", "--overlap", "0,4",
+                           "--json", "--per-token", perToken, m_text});
+        QCOMPARE(r.exitCode, 0);
+        const auto rows = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(rows.size(), 4);
+        const auto sums = m_ref["windowed_nll_sum"].toObject();
+        for (const auto v : rows) {
+            const auto row = v.toObject();
+            for (const char* key : {"window", "overlap", "scored_tokens", "nll_sum", "token_ppl",
+                                    "word_ppl", "flops_per_token", "flops_per_token_with_head"})
+                QVERIFY2(row.contains(key), key);
+            QCOMPARE(row["scored_tokens"].toInt(), 127);
+            QVERIFY(row["flops_per_token_with_head"].toDouble() >
+                    row["flops_per_token"].toDouble());
+            const QString key =
+                QString("%1:%2").arg(row["window"].toInt()).arg(row["overlap"].toInt());
+            if (sums.contains(key))
+                QVERIFY(std::abs(row["nll_sum"].toDouble() - sums[key].toDouble()) < 1e-3);
+        }
+        const auto lines = baton::test::readFile(perToken).trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + 4 * 127);
+        QVERIFY(lines[0].startsWith("file\twindow_size\toverlap"));
+    }
+
+    void evalRecurrentWithAndWithoutState() {
+        const QString dir = m_tmp.filePath("recurrent");
+        QVERIFY(baton::test::copyFolder(m_model, dir));
+        auto tok = baton::engine::loadTokenizer(dir.toStdString());
+        baton::engine::RecurrenceConfig rec;
+        rec.window = 16;
+        rec.overlap = 0;
+        baton::engine::ModelConfig c;
+        c.nLayer = 2;
+        c.nHead = 4;
+        c.nEmbd = 64;
+        QVERIFY(baton::test::writeRecurrence(dir.toStdString(), c, rec, (*tok)->identity()));
+        const Run r = cli({"eval", "--model", dir, "--no-state", "--json", m_text});
+        QCOMPARE(r.exitCode, 0);
+        const auto rows = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0].toObject()["state"].toString(), QString("on"));
+        QCOMPARE(rows[1].toObject()["state"].toString(), QString("off"));
+        QCOMPARE(rows[0].toObject()["window"].toInt(), 16); // the trained T by default
+        const auto bands = rows[0].toObject()["bands"].toArray();
+        QCOMPARE(bands.size(), 3);
+        QVERIFY(bands[0].toObject().contains("slot_attention"));
+        QVERIFY(rows[0].toObject()["nll_sum"].toDouble() !=
+                rows[1].toObject()["nll_sum"].toDouble());
+        // Another overlap than the trained one works and warns.
+        const Run other = cli({"eval", "--model", dir, "--overlap", "4", m_text});
+        QCOMPARE(other.exitCode, 0);
+        QVERIFY(other.err.contains("warning:"));
+        QVERIFY(other.out.contains("slot attn"));
+        // --no-state needs a recurrent model.
+        QCOMPARE(cli({"eval", "--model", m_model, "--no-state", m_text}).exitCode, 2);
     }
 
     void errors_data() {

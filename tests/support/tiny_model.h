@@ -1,6 +1,7 @@
 // Tiny GPT-2 checkpoints built by tests: random weights in Hugging Face layout.
 #pragma once
 
+#include "model/baton_json.h"
 #include "model/hf_config.h"
 #include "model/safetensors.h"
 #include "util/files.h"
@@ -60,6 +61,48 @@ inline bool writeTinyGpt2(const std::string& folder, const engine::ModelConfig& 
     if (!writeSafetensors(files::join(folder, "model.safetensors"), tensors).ok())
         return false;
     return files::writeAtomically(files::join(folder, "config.json"), hfConfigJson(config)).ok();
+}
+
+// Makes `folder` (a GPT-2 folder with its tokenizer) a recurrent checkpoint:
+// recurrence.safetensors with N(0, std) FFN weights (so the state is far from a
+// no-op), alpha ~ N(0, 1), and baton.json naming the folder's tokenizer.
+inline bool writeRecurrence(const std::string& folder, const engine::ModelConfig& model,
+                            const engine::RecurrenceConfig& rec,
+                            const std::string& tokenizerIdentity, uint32_t seed = 2,
+                            float std = 0.2f) {
+    using namespace engine;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    std::vector<std::pair<std::string, std::vector<int64_t>>> spec = {{"alpha", {model.nLayer}}};
+    int64_t in = model.nEmbd;
+    for (int i = 0; i <= rec.ffnDepth; ++i) {
+        const int64_t out = i == rec.ffnDepth ? model.nEmbd : rec.ffnWidth;
+        spec.push_back({"ffn." + std::to_string(i) + ".weight", {out, in}});
+        spec.push_back({"ffn." + std::to_string(i) + ".bias", {out}});
+        in = out;
+    }
+    if (rec.slotBias)
+        spec.push_back({"slot_bias", {model.nHead}});
+    std::vector<std::vector<float>> data;
+    std::vector<StWriteTensor> tensors;
+    for (const auto& [name, shape] : spec) {
+        int64_t n = 1;
+        for (auto d : shape)
+            n *= d;
+        std::vector<float> v(static_cast<size_t>(n));
+        const float scale = name == "alpha" ? 1.f : (name == "slot_bias" ? 0.5f : std);
+        for (auto& x : v)
+            x = scale * normal(rng);
+        data.push_back(std::move(v));
+    }
+    for (size_t i = 0; i < spec.size(); ++i)
+        tensors.push_back({spec[i].first, StDtype::F32, spec[i].second, data[i].data(),
+                           data[i].size() * sizeof(float)});
+    if (!writeSafetensors(files::join(folder, "recurrence.safetensors"), tensors).ok())
+        return false;
+    return files::writeAtomically(files::join(folder, "baton.json"),
+                                  batonJsonText(rec, tokenizerIdentity))
+        .ok();
 }
 
 } // namespace baton::test

@@ -8,6 +8,7 @@
 #include "baton/engine/sampling.h"
 #include "baton/engine/windows.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,11 +38,31 @@ struct GenerationResult {
     int64_t rollovers = 0;
 };
 
+// The version of the state blobs exportState() writes; importState refuses others.
+constexpr uint32_t kStateFormatVersion = 1;
+
 class Generator {
 public:
+    // windows: see resolveWindows(). useState = false runs a recurrent model with its
+    // state switched off (same weights, no extra key and value): a diagnostic.
     static Result<std::unique_ptr<Generator>> create(std::shared_ptr<const Model> model,
-                                                     const WindowSettings& windows = {});
+                                                     const WindowSettings& windows = {},
+                                                     bool useState = true);
+    // A generator that continues exactly where an exported one stopped: the state
+    // blob carries the open window's tokens, h_prev, the running pool, the offset,
+    // T, o and the model's identity. Refuses blobs of another model, another T or o,
+    // another format version, or damaged ones. Re-encodes at most the T tokens of
+    // the open window.
+    // `expected` are the windows the caller runs with (resolved as in create()): a
+    // blob made with another T or o is refused.
+    static Result<std::unique_ptr<Generator>> importState(std::shared_ptr<const Model> model,
+                                                          const std::vector<uint8_t>& blob,
+                                                          const WindowSettings& expected = {},
+                                                          const CancelToken& cancel = {});
     ~Generator();
+
+    // An opaque, versioned byte blob of the state at this point.
+    Result<std::vector<uint8_t>> exportState() const;
 
     // Adds context tokens (rolling over as windows fill).
     Result<void> append(const std::vector<int32_t>& ids, const CancelToken& cancel = {});
@@ -61,6 +82,8 @@ public:
     const std::vector<int32_t>& windowTokens() const;
     // The logits for the next token given everything so far (empty before any token).
     const std::vector<float>& nextLogits() const;
+    // h_prev of the open window (empty for a baseline model or the first window).
+    std::vector<float> currentState() const;
 
     class Impl;
 

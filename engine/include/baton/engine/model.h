@@ -41,6 +41,8 @@ public:
     const ModelInfo& info() const;
     const ModelConfig& config() const { return info().config; }
     std::shared_ptr<const Tokenizer> tokenizer() const;
+    // True for a recurrent checkpoint (baton.json + recurrence.safetensors).
+    bool recurrent() const { return info().recurrence.has_value(); }
 
     // The logits at every position of one window of ids with no state: ids.size() x
     // vocab floats, row-major. ids.size() must be in [1, n_positions].

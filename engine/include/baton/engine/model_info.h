@@ -22,6 +22,22 @@ struct ModelConfig {
     int headDim() const { return nHead > 0 ? nEmbd / nHead : 0; }
 };
 
+// Baton's recurrence module (../shared/docs/method.md section 2): the state h_prev,
+// computed from the previous window, enters one block as an extra key and value.
+struct RecurrenceConfig {
+    int insertBlock = 1;   // 0-based block that receives the state (the paper's l_ins = 2)
+    int ffnWidth = 200;    // hidden width of the feed-forward network
+    int ffnDepth = 3;      // hidden layers (3 x 200: k->200->200->200->k)
+    bool residual = true;  // h_prev = z + FFN(z), FFN's last layer zero-initialised;
+                           // false is the paper's plain h_prev = FFN(z)
+    bool slotBias = false; // a learned per-head logit bias on the state slot
+    int window = 0;        // T the module was trained with
+    int overlap = 0;       // o the module was trained with
+};
+
+// The version of recurrent checkpoints (baton.json) this build reads and writes.
+constexpr int kRecurrentFormatVersion = 1;
+
 enum class ComputeDtype { Float32, BFloat16 };
 const char* computeDtypeName(ComputeDtype dtype); // "f32" / "bf16"
 
@@ -35,6 +51,7 @@ struct ModelInfo {
     std::string tokenizerKind; // "gpt2-bpe" or "sentencepiece"
     int tokenizerVocabSize = 0;
     std::string identity; // content hash of the weights (and tokenizer): 16 hex digits
+    std::optional<RecurrenceConfig> recurrence; // set for recurrent checkpoints
 };
 
 } // namespace baton::engine

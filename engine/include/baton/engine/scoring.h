@@ -6,7 +6,9 @@
 #include "baton/engine/error.h"
 #include "baton/engine/windows.h"
 
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,7 +17,10 @@ namespace baton::engine {
 class Model;
 
 struct ScoreOptions {
-    WindowSettings windows; // window 0 = the model's default
+    WindowSettings windows; // see resolveWindows(): window 0 = the model's default
+    // false switches a recurrent model's state off (same weights, no extra key and
+    // value): the diagnostic that shows what the state contributes.
+    bool useState = true;
     bool keepPerToken = true;
     CancelToken cancel;
     // Called after each window with (windows done, windows in all); false cancels.
@@ -30,6 +35,23 @@ struct TokenScore {
     int32_t position = 0; // the window position whose output predicted it
 };
 
+// Statistics over the scored predictions made at window positions [first, last].
+struct PositionBand {
+    int first = 0;
+    int last = 0; // inclusive; INT32_MAX for "the rest"
+    int64_t tokens = 0;
+    double nllSum = 0;
+    // Attention probability on the state slot (insert block, mean over heads),
+    // summed over the predictions whose window had a slot.
+    double slotMassSum = 0;
+    int64_t slotMassCount = 0;
+
+    double meanNll() const { return tokens ? nllSum / double(tokens) : 0.0; }
+    double meanSlotMass() const {
+        return slotMassCount ? slotMassSum / double(slotMassCount) : 0.0;
+    }
+};
+
 struct ScoreResult {
     WindowSettings windows;
     int64_t tokens = 0;       // tokens in the text
@@ -40,6 +62,9 @@ struct ScoreResult {
     double tokenPerplexity = 0;
     double wordPerplexity = 0;
     double seconds = 0;
+    bool recurrent = false;          // a recurrent model scored with its state on
+    std::vector<PositionBand> bands; // window positions 0-15, 16-63 and the rest
+    std::vector<std::string> warnings;
     std::vector<TokenScore> perToken;
 };
 

@@ -6,6 +6,7 @@
 #include "baton/engine/model_info.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace baton::engine {
@@ -31,6 +32,14 @@ struct WindowSpan {
 // The windows that score every token but the first exactly once: window 0 scores
 // all its predictions, window n >= 1 only its last T - o.
 std::vector<WindowSpan> planWindows(int64_t count, const WindowSettings& windows);
+
+// The windows to use for `model` when `requested` leaves them open: window 0 means
+// the model's default, which is the T (and, when the overlap is also 0, the o) a
+// recurrent model was trained with, else n_positions with o = 0.
+WindowSettings resolveWindows(const ModelInfo& model, const WindowSettings& requested);
+// A warning when a recurrent model runs at an overlap or window other than the
+// ones it was trained with (allowed, but its state was learnt for those); else "".
+std::string windowWarning(const ModelInfo& model, const WindowSettings& windows);
 
 // Checks 1 <= T <= positions and 0 <= o < T.
 Result<void> validateWindows(const WindowSettings& windows, int positions);

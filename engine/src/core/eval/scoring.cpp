@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 
 namespace baton::engine {
@@ -41,9 +42,7 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
                               const ScoreOptions& options, int64_t words) {
     Model::Impl& m = model.impl();
     const ModelConfig& c = m.info.config;
-    WindowSettings w = options.windows;
-    if (w.window == 0)
-        w.window = c.nPositions;
+    const WindowSettings w = resolveWindows(m.info, options.windows);
     if (auto r = validateWindows(w, c.nPositions); !r)
         return r.error();
     for (int32_t id : ids)
@@ -55,18 +54,43 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
     result.windows = w;
     result.tokens = static_cast<int64_t>(ids.size());
     result.words = words;
+    result.recurrent = m.recurrent() && options.useState;
+    if (auto warning = windowWarning(m.info, w); !warning.empty())
+        result.warnings.push_back(warning);
+    for (auto [first, last] : {std::pair<int, int>{0, 15}, {16, 63}, {64, INT32_MAX}}) {
+        PositionBand b;
+        b.first = first;
+        b.last = last;
+        result.bands.push_back(b);
+    }
+    auto bandOf = [&](int64_t position) -> PositionBand& {
+        return result.bands[position < 16 ? 0 : (position < 64 ? 1 : 2)];
+    };
     const auto spans = planWindows(result.tokens, w);
     result.windowCount = static_cast<int64_t>(spans.size());
     const auto t0 = std::chrono::steady_clock::now();
     try {
         torch::NoGradGuard noGrad;
+        torch::Tensor state; // h_prev for the next window
         for (const WindowSpan& span : spans) {
             if (options.cancel.cancelled())
                 return makeError(ErrorCode::Cancelled, "scoring was cancelled");
             std::vector<int64_t> v(ids.begin() + span.start,
                                    ids.begin() + span.start + span.length);
             auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
-            auto out = m.net->forward(input);
+            ForwardArgs args;
+            if (m.recurrent()) {
+                args.layerWeights = m.layerWeights;
+                args.slotLayer = m.insertBlock();
+                args.slotBias = m.slotBias;
+                if (options.useState && state.defined()) {
+                    args.state = state;
+                    args.wantSlotMass = true;
+                }
+            }
+            auto out = m.net->forward(input, args);
+            if (m.recurrent() && options.useState)
+                state = m.stateFromPooled(out.pooled, span.length);
             // Position p predicts token start + p + 1.
             const int64_t p0 = span.firstScored - 1 - span.start;
             const int64_t p1 = span.lastScored - 1 - span.start;
@@ -76,16 +100,27 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
             auto t = torch::tensor(targets, torch::kLong).to(m.device).unsqueeze(1);
             auto picked =
                 targetLogProbs(*m.net, hidden, t).to(torch::kCPU, torch::kFloat64).contiguous();
+            torch::Tensor mass;
+            if (out.slotMass.defined())
+                mass = out.slotMass.squeeze(0).to(torch::kCPU, torch::kFloat64).contiguous();
             const double* lp = picked.data_ptr<double>();
             for (int64_t i = 0; i < picked.numel(); ++i) {
+                const int64_t position = p0 + i;
                 result.nllSum -= lp[i];
+                PositionBand& band = bandOf(position);
+                band.tokens += 1;
+                band.nllSum -= lp[i];
+                if (mass.defined()) {
+                    band.slotMassSum += mass.data_ptr<double>()[position];
+                    band.slotMassCount += 1;
+                }
                 if (options.keepPerToken) {
                     TokenScore s;
                     s.index = span.firstScored + i;
                     s.id = ids[static_cast<size_t>(s.index)];
                     s.logprob = static_cast<float>(lp[i]);
                     s.window = static_cast<int32_t>(span.index);
-                    s.position = static_cast<int32_t>(p0 + i);
+                    s.position = static_cast<int32_t>(position);
                     result.perToken.push_back(s);
                 }
             }

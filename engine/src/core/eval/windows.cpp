@@ -24,6 +24,32 @@ std::vector<WindowSpan> planWindows(int64_t count, const WindowSettings& w) {
     return out;
 }
 
+WindowSettings resolveWindows(const ModelInfo& model, const WindowSettings& requested) {
+    WindowSettings w = requested;
+    if (w.window == 0) {
+        if (model.recurrence) {
+            w.window = model.recurrence->window;
+            if (requested.overlap == 0)
+                w.overlap = model.recurrence->overlap;
+        } else {
+            w.window = model.config.nPositions;
+        }
+    }
+    return w;
+}
+
+std::string windowWarning(const ModelInfo& model, const WindowSettings& w) {
+    if (!model.recurrence)
+        return {};
+    const auto& r = *model.recurrence;
+    if (r.overlap == w.overlap && r.window == w.window)
+        return {};
+    return "this recurrent model was trained with T = " + std::to_string(r.window) +
+           ", o = " + std::to_string(r.overlap) +
+           " and now runs with T = " + std::to_string(w.window) +
+           ", o = " + std::to_string(w.overlap) + ": its state was learnt for the trained setting";
+}
+
 Result<void> validateWindows(const WindowSettings& w, int positions) {
     if (w.window < 1 || w.window > positions)
         return makeError(ErrorCode::InvalidArgument,

@@ -102,6 +102,43 @@ __attribute__((target("avx512f"))) void rowsAvx512(const float* W, const float* 
     rowsScalar(W, x, b, y, r, r1, cols);
 }
 
+// y += a * x over n floats.
+using AxpyFn = void (*)(float*, const float*, float, int64_t);
+
+void axpyScalar(float* y, const float* x, float a, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+        y[i] += a * x[i];
+}
+
+__attribute__((target("avx2,fma"))) void axpyAvx2(float* y, const float* x, float a, int64_t n) {
+    const __m256 av = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i,
+                         _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    axpyScalar(y + i, x + i, a, n - i);
+}
+
+__attribute__((target("avx512f"))) void axpyAvx512(float* y, const float* x, float a, int64_t n) {
+    const __m512 av = _mm512_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i,
+                         _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    axpyScalar(y + i, x + i, a, n - i);
+}
+
+AxpyFn pickAxpy() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return axpyAvx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return axpyAvx2;
+    return axpyScalar;
+}
+
+const AxpyFn g_axpy = pickAxpy();
+
 RowsFn pickRows() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
@@ -112,13 +149,6 @@ RowsFn pickRows() {
 }
 
 const RowsFn g_rows = pickRows();
-
-inline float dot(const float* a, const float* b, int64_t n) {
-    float s = 0.f;
-    for (int64_t i = 0; i < n; ++i)
-        s += a[i] * b[i];
-    return s;
-}
 
 } // namespace
 
@@ -210,15 +240,20 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
         const int64_t first = (cache.slotLayer == l) ? 0 : 1;
         const int64_t count = 1 + past + 1 - first; // keys visible to this query
         m_scores.resize(static_cast<size_t>(H * count));
-        float massSum = 0.f;
+        m_mass.assign(static_cast<size_t>(H), 0.f);
+        const int threads = (int64_t(H) * count * D >= 32768) ? g_threads.load() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
         for (int h = 0; h < H; ++h) {
             const float* qh = q + h * D;
             const float* Kh = K + (h * cache.stride + first) * D;
             const float* Vh = V + (h * cache.stride + first) * D;
             float* s = m_scores.data() + h * count;
+            g_rows(Kh, qh, nullptr, s, 0, count, D); // s[j] = K_j . q
             float mx = -INFINITY;
             for (int64_t j = 0; j < count; ++j) {
-                s[j] = dot(qh, Kh + j * D, D) * scale;
+                s[j] *= scale;
+                if (j == 0 && first == 0 && cache.slotBias)
+                    s[0] += cache.slotBias[h];
                 mx = std::max(mx, s[j]);
             }
             float sum = 0.f;
@@ -229,17 +264,17 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
             const float inv = 1.f / sum;
             float* o = m_att.data() + h * D;
             std::fill(o, o + D, 0.f);
-            for (int64_t j = 0; j < count; ++j) {
-                const float p = s[j] * inv;
-                const float* vj = Vh + j * D;
-                for (int d = 0; d < D; ++d)
-                    o[d] += p * vj[d];
-            }
+            for (int64_t j = 0; j < count; ++j)
+                g_axpy(o, Vh + j * D, s[j] * inv, D);
             if (first == 0)
-                massSum += s[0] * inv;
+                m_mass[static_cast<size_t>(h)] = s[0] * inv;
         }
-        if (slotMass && first == 0)
+        if (slotMass && first == 0) {
+            float massSum = 0.f;
+            for (float m : m_mass)
+                massSum += m;
             *slotMass = massSum / float(H);
+        }
         gemv(w.projW, m_att.data(), w.projB, m_tmp.data(), k, k);
         for (int i = 0; i < k; ++i)
             x[i] += m_tmp[i];

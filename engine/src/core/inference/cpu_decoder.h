@@ -42,7 +42,8 @@ struct DecoderWeights {
 struct CacheView {
     std::vector<float*> k, v;
     int64_t stride = 0;
-    int slotLayer = -1; // layer whose index 0 holds a state, -1 for none
+    int slotLayer = -1;              // layer whose index 0 holds a state, -1 for none
+    const float* slotBias = nullptr; // [H] added to the slot's attention logits, or null
 };
 
 class Decoder {
@@ -63,7 +64,7 @@ public:
 
 private:
     DecoderWeights m_w;
-    std::vector<float> m_x, m_h, m_qkv, m_att, m_tmp, m_ff, m_scores;
+    std::vector<float> m_x, m_h, m_qkv, m_att, m_tmp, m_ff, m_scores, m_mass;
 };
 
 } // namespace baton::engine::cpu

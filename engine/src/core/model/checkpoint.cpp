@@ -1,5 +1,6 @@
 #include "model/checkpoint.h"
 
+#include "model/baton_json.h"
 #include "model/hf_config.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -43,10 +44,38 @@ torch::ScalarType torchType(StDtype d) {
     }
 }
 
-std::vector<std::pair<std::string, torch::Tensor>> gpt2Parameters(Gpt2Impl& net) {
+std::vector<std::pair<std::string, torch::Tensor>> namedParameters(torch::nn::Module& net) {
     std::vector<std::pair<std::string, torch::Tensor>> out;
     for (const auto& item : net.named_parameters(true))
         out.emplace_back(item.key(), item.value());
+    return out;
+}
+
+// Reads a stored tensor into a float32 parameter (transposed for Conv1D weights),
+// adding its raw bytes to `hash`.
+Result<void> readInto(const SafetensorsFile& file, const StTensor& t, torch::Tensor& param,
+                      bool transpose, ContentHash& hash) {
+    auto raw = torch::empty(t.shape, torch::TensorOptions().dtype(torchType(t.dtype)));
+    if (auto r = file.read(t, raw.data_ptr()); !r)
+        return r;
+    hash.update(raw.data_ptr(), t.bytes());
+    auto value = raw.to(torch::kFloat32);
+    if (transpose)
+        value = value.t();
+    param.copy_(value);
+    return {};
+}
+
+std::vector<StWriteTensor>
+toWriteList(const std::vector<std::pair<std::string, torch::Tensor>>& named, StDtype dtype,
+            std::vector<torch::Tensor>& keep) {
+    std::vector<StWriteTensor> out;
+    for (const auto& [name, value] : named) {
+        auto v = value.to(torchType(dtype)).contiguous();
+        keep.push_back(v);
+        out.push_back({name, dtype, v.sizes().vec(), v.data_ptr(),
+                       static_cast<size_t>(v.numel() * v.element_size())});
+    }
     return out;
 }
 
@@ -224,19 +253,13 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         conv[e.name] = e.conv1d;
 
     torch::NoGradGuard noGrad;
-    for (auto& [name, param] : gpt2Parameters(*out.net)) {
+    for (auto& [name, param] : namedParameters(*out.net)) {
         if (cancel.cancelled())
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
         const StTensor* t = matched->at(name);
         dtypes.insert(t->dtype);
-        auto raw = torch::empty(t->shape, torch::TensorOptions().dtype(torchType(t->dtype)));
-        if (auto r = file->read(*t, raw.data_ptr()); !r)
+        if (auto r = readInto(*file, *t, param, conv.at(name), hash); !r)
             return r.error();
-        hash.update(raw.data_ptr(), t->bytes());
-        auto value = raw.to(torch::kFloat32);
-        if (conv.at(name))
-            value = value.t();
-        param.copy_(value);
         doneBytes += t->bytes();
         if (progress && !progress(double(doneBytes) / double(std::max<uint64_t>(totalBytes, 1))))
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
@@ -252,23 +275,93 @@ Result<void> saveGpt2Weights(Gpt2Impl& net, const std::string& path, StDtype dty
     std::map<std::string, bool> conv;
     for (const auto& e : expectedGpt2Tensors(net.config()))
         conv[e.name] = e.conv1d;
-    std::vector<torch::Tensor> keep;
-    std::vector<StWriteTensor> tensors;
-    for (auto& [name, param] : gpt2Parameters(net)) {
+    std::vector<std::pair<std::string, torch::Tensor>> named;
+    for (auto& [name, param] : namedParameters(net)) {
         auto value = param.detach().to(torch::kCPU);
-        if (conv.at(name))
-            value = value.t();
-        value = value.to(torchType(dtype)).contiguous();
-        keep.push_back(value);
-        StWriteTensor w;
-        w.name = prefix + name;
-        w.dtype = dtype;
-        w.shape = value.sizes().vec();
-        w.data = value.data_ptr();
-        w.bytes = static_cast<size_t>(value.numel() * value.element_size());
-        tensors.push_back(std::move(w));
+        named.emplace_back(prefix + name, conv.at(name) ? value.t() : value);
     }
-    return writeSafetensors(path, tensors, {{"format", "pt"}});
+    std::vector<torch::Tensor> keep;
+    return writeSafetensors(path, toWriteList(named, dtype, keep), {{"format", "pt"}});
+}
+
+Result<std::optional<LoadedRecurrence>> loadRecurrence(const std::string& folder,
+                                                       const ModelConfig& model,
+                                                       const std::string& tokenizerIdentity) {
+    const std::string jsonPath = files::join(folder, "baton.json");
+    const std::string stPath = files::join(folder, "recurrence.safetensors");
+    const bool hasJson = files::exists(jsonPath), hasWeights = files::exists(stPath);
+    if (!hasJson && !hasWeights)
+        return std::optional<LoadedRecurrence>(); // a baseline model
+    if (!hasJson || !hasWeights)
+        return makeError(ErrorCode::FileNotFound, "incomplete recurrent checkpoint in " + folder +
+                                                      ": " + (hasJson ? stPath : jsonPath) +
+                                                      " is missing");
+    auto text = files::readAll(jsonPath, size_t(1) << 20);
+    if (!text)
+        return text.error();
+    auto desc = parseBatonJson(*text, jsonPath, model);
+    if (!desc)
+        return desc.error();
+    if (desc->tokenizerIdentity != tokenizerIdentity)
+        return makeError(ErrorCode::TokenizerMismatch,
+                         jsonPath + ": the recurrence module was trained with tokenizer " +
+                             desc->tokenizerIdentity + " but this folder's tokenizer is " +
+                             tokenizerIdentity);
+    auto file = openSafetensors(stPath);
+    if (!file)
+        return file.error();
+    const auto expected = expectedRecurrenceTensors(model, desc->recurrence);
+    std::map<std::string, const StTensor*> found;
+    for (const auto& t : file->tensors())
+        found[t.name] = &t;
+    for (const auto& [name, shape] : expected) {
+        const auto it = found.find(name);
+        if (it == found.end())
+            return makeError(ErrorCode::ConfigMismatch,
+                             stPath + " does not match baton.json: it has no " + name +
+                                 " (baton.json implies shape " + shapeText(shape) + ")");
+        if (it->second->shape != shape)
+            return makeError(ErrorCode::ConfigMismatch,
+                             stPath + " does not match baton.json: " + name + " has shape " +
+                                 shapeText(it->second->shape) + ", baton.json implies " +
+                                 shapeText(shape));
+        const StDtype d = it->second->dtype;
+        if (d != StDtype::F32 && d != StDtype::F16 && d != StDtype::BF16)
+            return makeError(ErrorCode::Unsupported,
+                             stPath + ": " + name + " is stored as " + stDtypeName(d));
+        found.erase(it);
+    }
+    if (!found.empty())
+        return makeError(ErrorCode::ConfigMismatch,
+                         stPath + " does not match baton.json: unexpected tensor " +
+                             found.begin()->first);
+
+    LoadedRecurrence out;
+    out.config = desc->recurrence;
+    out.module = Recurrence(model, desc->recurrence);
+    ContentHash hash;
+    hash.update(*text);
+    torch::NoGradGuard noGrad;
+    for (auto& [name, param] : namedParameters(*out.module))
+        if (auto r = readInto(*file, *file->find(name), param, false, hash); !r)
+            return r.error();
+    out.contentHash = hash.hex();
+    return std::optional<LoadedRecurrence>(std::move(out));
+}
+
+Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
+                            const std::string& tokenizerIdentity, StDtype dtype) {
+    torch::NoGradGuard noGrad;
+    std::vector<std::pair<std::string, torch::Tensor>> named;
+    for (auto& [name, param] : namedParameters(module))
+        named.emplace_back(name, param.detach().to(torch::kCPU));
+    std::vector<torch::Tensor> keep;
+    if (auto r = writeSafetensors(files::join(folder, "recurrence.safetensors"),
+                                  toWriteList(named, dtype, keep), {{"format", "baton"}});
+        !r)
+        return r;
+    return files::writeAtomically(files::join(folder, "baton.json"),
+                                  batonJsonText(module.config(), tokenizerIdentity));
 }
 
 } // namespace baton::engine

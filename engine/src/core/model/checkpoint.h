@@ -4,10 +4,12 @@
 #include "baton/engine/cancel.h"
 #include "baton/engine/error.h"
 #include "model/gpt2.h"
+#include "model/recurrence.h"
 #include "model/safetensors.h"
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace baton::engine {
@@ -45,5 +47,22 @@ Result<std::map<std::string, const StTensor*>> matchGpt2Tensors(const Safetensor
 // the given storage dtype and optional name prefix ("transformer.").
 Result<void> saveGpt2Weights(Gpt2Impl& net, const std::string& path, StDtype dtype,
                              const std::string& prefix = "");
+
+struct LoadedRecurrence {
+    RecurrenceConfig config;
+    Recurrence module{nullptr};
+    std::string contentHash; // over baton.json and the module's bytes
+};
+
+// Loads baton.json + recurrence.safetensors when the folder has them (a plain
+// Hugging Face folder gives an empty optional: a baseline model). Refuses a
+// baton.json that disagrees with the weights, the model or the tokenizer.
+Result<std::optional<LoadedRecurrence>> loadRecurrence(const std::string& folder,
+                                                       const ModelConfig& model,
+                                                       const std::string& tokenizerIdentity);
+
+// Writes recurrence.safetensors and baton.json into `folder`.
+Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
+                            const std::string& tokenizerIdentity, StDtype dtype = StDtype::F32);
 
 } // namespace baton::engine

@@ -122,7 +122,7 @@ std::pair<torch::Tensor, torch::Tensor> Gpt2Impl::slotKeyValue(const torch::Tens
 
 torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
                                   const torch::Tensor& slotK, const torch::Tensor& slotV,
-                                  torch::Tensor* slotMass) {
+                                  const torch::Tensor& slotBias, torch::Tensor* slotMass) {
     const auto& attn = blocks[static_cast<size_t>(layer)]->attn;
     const int64_t B = x.size(0), n = x.size(1), H = m_config.nHead, D = m_config.headDim();
     const auto qkv = attn->c_attn->forward(x).split(m_config.nEmbd, -1);
@@ -149,6 +149,13 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
     }
 
     auto scores = torch::matmul(q, keys.transpose(-1, -2)) * (1.0 / std::sqrt(double(D)));
+    if (hasSlot && slotBias.defined()) {
+        const int64_t lk = scores.size(3);
+        scores = torch::cat(
+            std::vector<torch::Tensor>{scores.narrow(3, 0, 1) + slotBias.view({1, H, 1, 1}),
+                                       scores.narrow(3, 1, lk - 1)},
+            3);
+    }
     if (n > 1) {
         // Query i (token position past + i) sees tokens 0..past+i and the slot.
         const int64_t lk = keys.size(2);
@@ -200,11 +207,13 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
         torch::Tensor mass;
         x = x + attention(l, block->ln_1->forward(x), cache, past,
                           slotHere ? slotK : torch::Tensor(), slotHere ? slotV : torch::Tensor(),
-                          (args.wantSlotMass && slotHere) ? &mass : nullptr);
+                          args.slotBias, (args.wantSlotMass && slotHere) ? &mass : nullptr);
         x = x + block->mlp->c_proj->forward(
                     torch::gelu(block->mlp->c_fc->forward(block->ln_2->forward(x)), "tanh"));
         if (mass.defined())
             out.slotMass = mass;
+        if (args.blockOutputs)
+            args.blockOutputs->push_back(x);
         if (l == L - 1)
             x = ln_f->forward(x);
         if (pool) {

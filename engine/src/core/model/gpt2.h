@@ -87,8 +87,10 @@ struct ForwardArgs {
     KvCache* cache = nullptr;   // append to this cache (positions continue from its length)
     torch::Tensor state;        // [B, k] h_prev for the slot, undefined for none
     int slotLayer = 1;          // the block that receives the state
+    torch::Tensor slotBias;     // [H] added to the slot's attention logits, or undefined
     torch::Tensor layerWeights; // [L] softmax(alpha): when defined, `pooled` is computed
     bool wantSlotMass = false;  // report attention mass on the slot
+    std::vector<torch::Tensor>* blockOutputs = nullptr; // if set, receives each block's output
 };
 
 struct ForwardOut {
@@ -120,7 +122,7 @@ public:
 private:
     torch::Tensor attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
                             const torch::Tensor& slotK, const torch::Tensor& slotV,
-                            torch::Tensor* slotMass);
+                            const torch::Tensor& slotBias, torch::Tensor* slotMass);
     ModelConfig m_config;
 };
 TORCH_MODULE(Gpt2);

@@ -35,6 +35,24 @@ bool cpuSupportsBf16() {
     return false;
 }
 
+void Model::Impl::refreshRecurrenceCaches() {
+    torch::NoGradGuard noGrad;
+    layerWeights = recurrence->layerWeights().to(dtype);
+    auto host = recurrence->layerWeights().to(torch::kCPU, torch::kFloat32).contiguous();
+    layerWeightsHost.assign(host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
+    slotBias = recurrence->slotBias.defined() ? recurrence->slotBias.to(dtype) : torch::Tensor();
+    slotBiasHost.clear();
+    if (slotBias.defined()) {
+        auto b = recurrence->slotBias.to(torch::kCPU, torch::kFloat32).contiguous();
+        slotBiasHost.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
+    }
+}
+
+torch::Tensor Model::Impl::stateFromPooled(const torch::Tensor& pooledSum, int64_t positions) {
+    const auto z = (pooledSum.to(torch::kFloat32) / double(positions)).to(dtype);
+    return recurrence->forward(z);
+}
+
 void Model::Impl::buildDecoder() {
     decoder.reset();
     if (device.type() != torch::kCPU || dtype != torch::kFloat32)
@@ -113,6 +131,14 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
     impl.net->eval();
     for (auto& p : impl.net->parameters())
         p.set_requires_grad(false);
+    if (impl.recurrent()) {
+        impl.recurrence->to(device, impl.dtype);
+        impl.recurrence->eval();
+        for (auto& p : impl.recurrence->parameters())
+            p.set_requires_grad(false);
+        impl.info.recurrence = impl.recurrence->config();
+        impl.refreshRecurrenceCaches();
+    }
     ModelInfo& info = impl.info;
     info.config = config;
     info.computeDtype = options.dtype;
@@ -124,6 +150,9 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
     info.parameterCount = 0;
     for (const auto& p : impl.net->parameters())
         info.parameterCount += p.numel();
+    if (impl.recurrent())
+        for (const auto& p : impl.recurrence->parameters())
+            info.parameterCount += p.numel();
     impl.buildDecoder();
 }
 
@@ -131,7 +160,8 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
 
 Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
                                            std::shared_ptr<const Tokenizer> tokenizer,
-                                           uint64_t seed, const LoadOptions& options) {
+                                           uint64_t seed, const LoadOptions& options,
+                                           const std::optional<RecurrenceConfig>& recurrence) {
     if (auto r = validateModelConfig(config); !r)
         return r.error();
     if (tokenizer && tokenizer->vocabSize() > config.vocabSize)
@@ -146,6 +176,13 @@ Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
         torch::manual_seed(seed);
         impl->net = Gpt2(config);
         impl->net->initialiseForTraining();
+        if (recurrence) {
+            if (recurrence->insertBlock < 0 || recurrence->insertBlock >= config.nLayer ||
+                recurrence->ffnWidth < 1 || recurrence->ffnDepth < 0)
+                return makeError(ErrorCode::InvalidArgument, "invalid recurrence configuration");
+            impl->recurrence = Recurrence(config, *recurrence);
+            impl->recurrence->initialise();
+        }
         impl->info.storageDtype = "F32";
         impl->info.path = "";
         ContentHash id;
@@ -182,6 +219,10 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
                                  std::to_string(loaded->config.vocabSize) +
                                  ": this tokenizer does not belong to this model");
 
+        auto recurrence = loadRecurrence(folder, loaded->config, (*tokenizer)->identity());
+        if (!recurrence)
+            return recurrence.error();
+
         auto impl = std::make_unique<Impl>();
         impl->tokenizer = *tokenizer;
         impl->net = loaded->net;
@@ -191,6 +232,10 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         ContentHash id;
         id.update(loaded->contentHash);
         id.update((*tokenizer)->identity());
+        if (*recurrence) {
+            impl->recurrence = (*recurrence)->module;
+            id.update((*recurrence)->contentHash);
+        }
         info.identity = id.hex();
         finishForInference(*impl, loaded->config, device, options);
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,

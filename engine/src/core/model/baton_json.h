@@ -1,0 +1,24 @@
+// baton.json: what makes a Hugging Face folder a recurrent Baton checkpoint.
+//   {"format": "baton-recurrent", "format_version": 1, "window": T, "overlap": o,
+//    "insert_block": 1, "ffn_width": 200, "ffn_depth": 3, "residual": true,
+//    "slot_bias": false, "tokenizer": "<identity of the tokenizer files>"}
+#pragma once
+
+#include "baton/engine/error.h"
+#include "baton/engine/model_info.h"
+
+#include <string>
+
+namespace baton::engine {
+
+struct BatonJson {
+    RecurrenceConfig recurrence;
+    std::string tokenizerIdentity;
+};
+
+// Parses and checks the values against the model they belong to.
+Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
+                                 const ModelConfig& model);
+std::string batonJsonText(const RecurrenceConfig& recurrence, const std::string& tokenizerIdentity);
+
+} // namespace baton::engine

@@ -1,0 +1,451 @@
+// The recurrence module and windowed execution (method.md sections 2-4): window
+// plans, the state's reach, recurrent checkpoints, generation equal to scoring,
+// FLOPs, and state blobs that resume exactly or are refused.
+#include "test_support.h"
+#include "tiny_model.h"
+
+#include "model/model_impl.h"
+#include "util/hash.h"
+
+#include <baton/engine/generator.h>
+#include <baton/engine/model.h>
+#include <baton/engine/scoring.h>
+#include <baton/engine/windows.h>
+
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+using namespace baton::engine;
+
+class TestRecurrence : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    QString m_recurrentDir; // the fixture plus a random recurrence module (T 16, o 4)
+    std::shared_ptr<Model> m_baseline, m_recurrent;
+    std::vector<int32_t> m_ids;
+    RecurrenceConfig m_rec;
+
+    QString makeRecurrent(const QString& name, const RecurrenceConfig& rec, uint32_t seed = 2) {
+        const QString dir = m_tmp.filePath(name);
+        baton::test::copyFolder(baton::test::fixtureDir(), dir);
+        QFile::remove(dir + "/reference.json");
+        QFile::remove(dir + "/text.txt");
+        auto tok = loadTokenizer(dir.toStdString());
+        ModelConfig c = m_baseline->config();
+        baton::test::writeRecurrence(dir.toStdString(), c, rec, (*tok)->identity(), seed);
+        return dir;
+    }
+
+    static std::vector<int32_t> greedyRun(Generator& g, int n) {
+        SamplingOptions o;
+        o.temperature = 0;
+        o.maxTokens = n;
+        o.stopAtEndOfText = false;
+        auto r = g.generate(o);
+        return r.ok() ? r->tokens : std::vector<int32_t>{};
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        QVERIFY2(QFile::exists(baton::test::fixtureDir() + "/reference.json"),
+                 qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
+        auto base = Model::load(baton::test::fixture());
+        QVERIFY(base.ok());
+        m_baseline = *base;
+        for (const auto v :
+             baton::test::readJsonObject(baton::test::fixtureDir() + "/reference.json")["ids"]
+                 .toArray())
+            m_ids.push_back(v.toInt());
+        m_rec.window = 16;
+        m_rec.overlap = 4;
+        m_recurrentDir = makeRecurrent("recurrent", m_rec);
+        auto rec = Model::load(m_recurrentDir.toStdString());
+        QVERIFY2(rec.ok(), rec.ok() ? "" : rec.error().message.c_str());
+        m_recurrent = *rec;
+        QVERIFY(m_recurrent->recurrent());
+        QVERIFY(!m_baseline->recurrent());
+        QCOMPARE(m_recurrent->info().recurrence->window, 16);
+        QVERIFY(m_recurrent->info().identity != m_baseline->info().identity);
+        QVERIFY(m_recurrent->info().parameterCount > m_baseline->info().parameterCount);
+    }
+
+    // ---- window plans ----
+
+    void workedExample() {
+        // method.md: T = 10, o = 3, 1-based: windows t1..t10, t8..t17, t15..t24;
+        // scored predictions t2..t11, t12..t18, t19..t25.
+        const auto spans = planWindows(25, {10, 3});
+        QCOMPARE(spans.size(), size_t(3));
+        const int64_t starts[] = {1, 8, 15}, firsts[] = {2, 12, 19}, lasts[] = {11, 18, 25};
+        for (size_t n = 0; n < 3; ++n) {
+            QCOMPARE(spans[n].start + 1, starts[n]);
+            QCOMPARE(spans[n].firstScored + 1, firsts[n]);
+            QCOMPARE(spans[n].lastScored + 1, lasts[n]);
+        }
+        QCOMPARE(spans[0].length, int64_t(10));
+        QCOMPARE(spans[1].length, int64_t(10));
+    }
+
+    void everyTokenButTheFirstScoredOnce() {
+        for (int T : {1, 2, 3, 5, 10, 16, 33}) {
+            for (int o = 0; o < T; o += std::max(1, T / 4)) {
+                for (int64_t n : {0, 1, 2, 3, 9, 10, 11, 25, 100, 257}) {
+                    std::vector<int> seen(static_cast<size_t>(std::max<int64_t>(n, 1)), 0);
+                    for (const auto& s : planWindows(n, {T, o})) {
+                        QVERIFY(s.length >= 1 && s.length <= T);
+                        QCOMPARE(s.start, int64_t(T - o) * s.index);
+                        for (int64_t t = s.firstScored; t <= s.lastScored; ++t) {
+                            // the predicting position lies inside the window
+                            QVERIFY(t - 1 >= s.start && t - 1 < s.start + s.length);
+                            ++seen[size_t(t)];
+                        }
+                    }
+                    for (int64_t t = 1; t < n; ++t)
+                        QVERIFY2(
+                            seen[size_t(t)] == 1,
+                            qPrintable(
+                                QString("T %1 o %2 n %3 token %4").arg(T).arg(o).arg(n).arg(t)));
+                    if (n > 0)
+                        QCOMPARE(seen[0], 0);
+                }
+            }
+        }
+    }
+
+    void flopsMatchThePaper() {
+        ModelConfig small;
+        small.nLayer = 12;
+        small.nEmbd = 768;
+        small.nHead = 12;
+        small.vocabSize = 50257;
+        small.nPositions = 1024;
+        small.nInner = 3072;
+        const std::pair<int, double> paper[] = {{0, 1.75e8},   {5, 1.78e8},   {10, 1.81e8},
+                                                {30, 1.94e8},  {50, 2.10e8},  {75, 2.33e8},
+                                                {100, 2.62e8}, {150, 3.50e8}, {200, 5.25e8}};
+        for (auto [o, expected] : paper) {
+            const double f = flopsPerToken(small, {300, o}, false);
+            QVERIFY2(std::abs(f - expected) / expected < 0.005,
+                     qPrintable(QString("o %1: %2 vs %3").arg(o).arg(f).arg(expected)));
+        }
+        QVERIFY(std::abs(flopsPerToken(small, {300, 0}, false) - 1.754e8) / 1.754e8 < 1e-3);
+        QCOMPARE(flopsPerToken(small, {300, 0}, true) - flopsPerToken(small, {300, 0}, false),
+                 2.0 * 50257 * 768);
+    }
+
+    // ---- the state's reach ----
+
+    void firstWindowIsPlainGpt2() {
+        auto a = m_baseline->windowLogits(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16));
+        auto b = m_recurrent->windowLogits(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16));
+        QVERIFY(a.ok() && b.ok());
+        QCOMPARE(*a, *b); // bit for bit
+        ScoreOptions o;
+        o.windows = {16, 4};
+        auto sa = scoreTokens(*m_baseline, m_ids, o), sb = scoreTokens(*m_recurrent, m_ids, o);
+        for (size_t i = 0; i < 16; ++i) // window 0's predictions
+            QCOMPARE(sa->perToken[i].logprob, sb->perToken[i].logprob);
+        QVERIFY(std::abs(sa->nllSum - sb->nllSum) > 1e-3); // later windows differ
+    }
+
+    void stateChangesOnlyBlocksFromTheInsertionBlock() {
+        for (int insert : {0, 1}) {
+            RecurrenceConfig rec = m_rec;
+            rec.insertBlock = insert;
+            auto model =
+                Model::load(makeRecurrent(QString("insert%1").arg(insert), rec).toStdString());
+            QVERIFY(model.ok());
+            Model::Impl& m = (*model)->impl();
+            torch::NoGradGuard noGrad;
+            auto ids =
+                torch::tensor(std::vector<int64_t>(m_ids.begin(), m_ids.begin() + 12)).unsqueeze(0);
+            std::vector<torch::Tensor> plain, withState;
+            ForwardArgs a;
+            a.blockOutputs = &plain;
+            m.net->forward(ids, a);
+            ForwardArgs b;
+            b.blockOutputs = &withState;
+            b.slotLayer = insert;
+            b.state = torch::randn({1, m.info.config.nEmbd});
+            m.net->forward(ids, b);
+            QCOMPARE(plain.size(), size_t(2));
+            for (int l = 0; l < 2; ++l) {
+                const double diff =
+                    (plain[size_t(l)] - withState[size_t(l)]).abs().max().item<double>();
+                if (l < insert)
+                    QCOMPARE(diff, 0.0);
+                else
+                    QVERIFY2(diff > 1e-4, qPrintable(QString("block %1 ignored the state").arg(l)));
+            }
+        }
+    }
+
+    void previousWindowReachesTheNextOnlyThroughTheState() {
+        ScoreOptions o;
+        o.windows = {16, 0};
+        auto changed = m_ids;
+        for (int i = 3; i < 10; ++i) // edit window 0 only
+            changed[size_t(i)] = (changed[size_t(i)] * 7 + 11) % 50000;
+        for (auto model : {m_baseline, m_recurrent}) {
+            auto a = scoreTokens(*model, m_ids, o), b = scoreTokens(*model, changed, o);
+            QVERIFY(a.ok() && b.ok());
+            double window1 = 0;
+            for (size_t i = 0; i < a->perToken.size(); ++i)
+                if (a->perToken[i].window == 1)
+                    window1 = std::max(
+                        window1, double(std::abs(a->perToken[i].logprob - b->perToken[i].logprob)));
+            if (model->recurrent())
+                QVERIFY2(window1 > 1e-4, "the state did not carry the previous window");
+            else
+                QCOMPARE(window1, 0.0);
+        }
+    }
+
+    void noStateIsTheBaselineComputation() {
+        ScoreOptions on, off;
+        on.windows = off.windows = {16, 4};
+        off.useState = false;
+        auto a = scoreTokens(*m_recurrent, m_ids, off), b = scoreTokens(*m_baseline, m_ids, on);
+        QVERIFY(a.ok() && b.ok());
+        QCOMPARE(a->nllSum, b->nllSum);
+        auto c = scoreTokens(*m_recurrent, m_ids, on);
+        QVERIFY(c->recurrent && !a->recurrent);
+        // Slot attention is reported where a slot exists (windows after the first).
+        QVERIFY(c->bands[0].slotMassCount > 0);
+        QVERIFY(c->bands[0].meanSlotMass() > 0 && c->bands[0].meanSlotMass() < 1);
+        QCOMPARE(a->bands[0].slotMassCount, int64_t(0));
+        int64_t banded = 0;
+        for (const auto& band : c->bands)
+            banded += band.tokens;
+        QCOMPARE(banded, c->scoredTokens);
+    }
+
+    void otherOverlapWarns() {
+        ScoreOptions o;
+        o.windows = {16, 8};
+        auto r = scoreTokens(*m_recurrent, m_ids, o);
+        QVERIFY(r.ok());
+        QCOMPARE(r->warnings.size(), size_t(1));
+        o.windows = {0, 0}; // the trained setting by default
+        auto d = scoreTokens(*m_recurrent, m_ids, o);
+        QCOMPARE(d->windows.window, 16);
+        QCOMPARE(d->windows.overlap, 4);
+        QVERIFY(d->warnings.empty());
+    }
+
+    // ---- generation ----
+
+    // Every generated token's log-probability, as the generator saw it, equals what
+    // windowed scoring of the finished stream gives: same windows, same states.
+    void generationMatchesScoring_data() {
+        QTest::addColumn<bool>("recurrent");
+        QTest::addColumn<int>("overlap");
+        QTest::newRow("recurrent o=4") << true << 4;
+        QTest::newRow("recurrent o=0") << true << 0;
+        QTest::newRow("baseline o=4") << false << 4;
+    }
+    void generationMatchesScoring() {
+        QFETCH(bool, recurrent);
+        QFETCH(int, overlap);
+        auto model = recurrent ? m_recurrent : m_baseline;
+        const WindowSettings w{16, overlap};
+        auto g = Generator::create(model, w);
+        QVERIFY(g.ok());
+        std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 21); // rolls over while reading
+        QVERIFY((*g)->append(stream).ok());
+        std::vector<double> seen;
+        SamplingOptions o;
+        o.maxTokens = 1;
+        o.seed = 4;
+        o.temperature = 1.0;
+        o.stopAtEndOfText = false;
+        for (int i = 0; i < 50; ++i) {
+            const auto logits = (*g)->nextLogits();
+            auto r = (*g)->generate(o);
+            QVERIFY(r.ok());
+            const int32_t t = r->tokens[0];
+            double mx = *std::max_element(logits.begin(), logits.end()), sum = 0;
+            for (float x : logits)
+                sum += std::exp(double(x) - mx);
+            seen.push_back(double(logits[size_t(t)]) - mx - std::log(sum));
+            stream.push_back(t);
+        }
+        ScoreOptions so;
+        so.windows = w;
+        auto scored = scoreTokens(*model, stream, so);
+        QVERIFY(scored.ok());
+        for (size_t i = 0; i < seen.size(); ++i) {
+            const auto& s = scored->perToken[scored->perToken.size() - seen.size() + i];
+            QVERIFY2(std::abs(s.logprob - seen[i]) < 2e-4,
+                     qPrintable(QString("token %1: %2 vs %3").arg(i).arg(s.logprob).arg(seen[i])));
+        }
+    }
+
+    void costPerTokenStaysFlat() {
+        // Structural check: the KV cache never holds more than T tokens.
+        auto g = Generator::create(m_recurrent, {16, 4});
+        QVERIFY((*g)->appendText("A long story begins.").ok());
+        for (int i = 0; i < 10; ++i) {
+            greedyRun(**g, 9);
+            QVERIFY((*g)->windowFill() <= 16);
+        }
+        QVERIFY((*g)->streamLength() > 90);
+    }
+
+    // ---- resumable state ----
+
+    void exportImportContinuesExactly_data() {
+        QTest::addColumn<bool>("recurrent");
+        QTest::addColumn<int>("k");
+        QTest::newRow("recurrent, mid-window") << true << 23;
+        QTest::newRow("recurrent, at a roll-over") << true << 12;
+        QTest::newRow("baseline") << false << 30;
+    }
+    void exportImportContinuesExactly() {
+        QFETCH(bool, recurrent);
+        QFETCH(int, k);
+        const std::string dir = recurrent ? m_recurrentDir.toStdString() : baton::test::fixture();
+        const int N = 60;
+        const WindowSettings w{16, 4};
+        auto modelA = Model::load(dir);
+        auto one = Generator::create(*modelA, w);
+        QVERIFY((*one)->appendText("It was a bright cold day in April").ok());
+        const auto all = greedyRun(**one, N);
+        QCOMPARE(all.size(), size_t(N));
+
+        auto first = Generator::create(*modelA, w);
+        QVERIFY((*first)->appendText("It was a bright cold day in April").ok());
+        auto part1 = greedyRun(**first, k);
+        auto blob = (*first)->exportState();
+        QVERIFY(blob.ok());
+        // A fresh engine: the model loaded again, a new generator from the blob.
+        auto modelB = Model::load(dir);
+        auto resumed = Generator::importState(*modelB, *blob, w);
+        QVERIFY2(resumed.ok(), resumed.ok() ? "" : resumed.error().message.c_str());
+        QCOMPARE((*resumed)->streamLength(), (*first)->streamLength());
+        QCOMPARE((*resumed)->windowStart(), (*first)->windowStart());
+        if (recurrent && (*first)->windowStart() > 0)
+            QCOMPARE((*resumed)->currentState(), (*first)->currentState());
+        auto part2 = greedyRun(**resumed, N - k);
+        part1.insert(part1.end(), part2.begin(), part2.end());
+        QCOMPARE(part1, all);
+    }
+
+    void blobsAreRefused() {
+        auto g = Generator::create(m_recurrent, {16, 4});
+        QVERIFY(
+            (*g)->appendText("Some context that rolls over more than once, to carry a state along.")
+                .ok());
+        greedyRun(**g, 20);
+        auto blob = (*g)->exportState();
+        QVERIFY(blob.ok());
+        const WindowSettings w{16, 4};
+        QVERIFY(Generator::importState(m_recurrent, *blob, w).ok());
+
+        auto code = [&](std::shared_ptr<Model> model, const std::vector<uint8_t>& b,
+                        const WindowSettings& ws) {
+            auto r = Generator::importState(model, b, ws);
+            return r.ok() ? QString("accepted") : QString(errorCodeName(r.error().code));
+        };
+        QCOMPARE(code(m_baseline, *blob, w), QString("state-mismatch"));        // another model
+        QCOMPARE(code(m_recurrent, *blob, {16, 8}), QString("state-mismatch")); // another o
+        QCOMPARE(code(m_recurrent, *blob, {12, 4}), QString("state-mismatch")); // another T
+        auto flipped = *blob;
+        flipped[flipped.size() / 2] ^= 0x40;
+        QCOMPARE(code(m_recurrent, flipped, w), QString("state-corrupt"));
+        auto truncated = std::vector<uint8_t>(blob->begin(), blob->begin() + 40);
+        QCOMPARE(code(m_recurrent, truncated, w), QString("state-corrupt"));
+        QCOMPARE(code(m_recurrent, {}, w), QString("state-corrupt"));
+        // Another format version, with a valid checksum: refused as a version problem.
+        auto newer = *blob;
+        newer[8] = 2;
+        baton::engine::ContentHash h;
+        h.update(newer.data(), newer.size() - 8);
+        const uint64_t sum = h.digest();
+        std::memcpy(newer.data() + newer.size() - 8, &sum, 8);
+        QCOMPARE(code(m_recurrent, newer, w), QString("state-version"));
+    }
+
+    // ---- recurrent checkpoints ----
+
+    void badRecurrentCheckpoints() {
+        auto expect = [&](const QString& dir, ErrorCode code) {
+            auto r = Model::load(dir.toStdString());
+            QVERIFY2(!r.ok() && r.error().code == code,
+                     r.ok() ? "accepted" : r.error().message.c_str());
+        };
+        { // baton.json says another FFN width than the weights have
+            const QString dir = makeRecurrent("width", m_rec);
+            RecurrenceConfig other = m_rec;
+            other.ffnWidth = 100;
+            auto tok = loadTokenizer(dir.toStdString());
+            baton::test::writeFile(dir + "/baton.json", QByteArray::fromStdString(batonJsonText(
+                                                            other, (*tok)->identity())));
+            expect(dir, ErrorCode::ConfigMismatch);
+        }
+        { // a slot bias the weights do not have
+            const QString dir = makeRecurrent("bias", m_rec);
+            RecurrenceConfig other = m_rec;
+            other.slotBias = true;
+            auto tok = loadTokenizer(dir.toStdString());
+            baton::test::writeFile(dir + "/baton.json", QByteArray::fromStdString(batonJsonText(
+                                                            other, (*tok)->identity())));
+            expect(dir, ErrorCode::ConfigMismatch);
+        }
+        { // half a recurrent checkpoint
+            const QString dir = makeRecurrent("half", m_rec);
+            QFile::remove(dir + "/recurrence.safetensors");
+            expect(dir, ErrorCode::FileNotFound);
+        }
+        { // trained with another tokenizer
+            const QString dir = makeRecurrent("tok", m_rec);
+            baton::test::writeFile(dir + "/baton.json", QByteArray::fromStdString(batonJsonText(
+                                                            m_rec, "0123456789abcdef")));
+            expect(dir, ErrorCode::TokenizerMismatch);
+        }
+        { // insert block beyond the model, window beyond its positions, newer format
+            for (const char* edit : {"insert_block", "window", "format_version"}) {
+                const QString dir = makeRecurrent(QString("edit-") + edit, m_rec);
+                QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+                j[edit] =
+                    QString(edit) == "window" ? 4096 : (QString(edit) == "insert_block" ? 7 : 99);
+                baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
+                expect(dir, QString(edit) == "format_version" ? ErrorCode::Unsupported
+                                                              : ErrorCode::BadConfig);
+            }
+        }
+    }
+
+    void slotBiasChangesAttention() {
+        RecurrenceConfig rec = m_rec;
+        rec.slotBias = true;
+        auto model = Model::load(makeRecurrent("slot-bias", rec).toStdString());
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        // The CPU decoder and LibTorch agree with a slot bias too.
+        auto g = Generator::create(*model, {16, 4});
+        std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 21);
+        QVERIFY((*g)->append(stream).ok());
+        for (int i = 0; i < 30; ++i)
+            stream.push_back(greedyRun(**g, 1)[0]);
+        ScoreOptions so;
+        so.windows = {16, 4};
+        auto scored = scoreTokens(**model, stream, so);
+        auto fresh = Generator::create(*model, {16, 4});
+        QVERIFY((*fresh)->append(std::vector<int32_t>(stream.begin(), stream.end() - 1)).ok());
+        const auto& logits = (*fresh)->nextLogits();
+        double mx = *std::max_element(logits.begin(), logits.end()), sum = 0;
+        for (float x : logits)
+            sum += std::exp(double(x) - mx);
+        const double lp = double(logits[size_t(stream.back())]) - mx - std::log(sum);
+        QVERIFY(std::abs(lp - scored->perToken.back().logprob) < 2e-4);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRecurrence)
+#include "tst_recurrence.moc"
