@@ -11,5 +11,6 @@ int runTokenize(const std::vector<std::string>& argv);
 int runScore(const std::vector<std::string>& argv);
 int runGenerate(const std::vector<std::string>& argv);
 int runEval(const std::vector<std::string>& argv);
+int runTrain(const std::vector<std::string>& argv);
 
 } // namespace baton::cli

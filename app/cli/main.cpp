@@ -22,6 +22,7 @@ const Command kCommands[] = {
     {"score", baton::cli::runScore, "Per-token log-probabilities, NLL and perplexity of a text"},
     {"generate", baton::cli::runGenerate, "Continue a prompt, streaming the text"},
     {"eval", baton::cli::runEval, "Windowed evaluation: perplexity and FLOPs against T and o"},
+    {"train", baton::cli::runTrain, "Fine-tune or pretrain a baseline or recurrent model"},
 };
 
 void printUsage(std::ostream& out) {

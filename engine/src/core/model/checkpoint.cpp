@@ -364,4 +364,53 @@ Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
                                   batonJsonText(module.config(), tokenizerIdentity));
 }
 
+Result<StDtype> storageDtype(const std::string& name) {
+    if (name == "f32")
+        return StDtype::F32;
+    if (name == "f16")
+        return StDtype::F16;
+    if (name == "bf16")
+        return StDtype::BF16;
+    return makeError(ErrorCode::InvalidArgument,
+                     "storage dtype must be f32, f16 or bf16, not " + name);
+}
+
+Result<void> copyTokenizerFiles(const std::string& fromDir, const std::string& toDir) {
+    bool copied = false;
+    for (const char* name : {"vocab.json", "merges.txt", "tokenizer.model"}) {
+        const std::string src = files::join(fromDir, name);
+        if (!files::exists(src))
+            continue;
+        auto data = files::readAll(src);
+        if (!data)
+            return data.error();
+        if (auto r = files::writeAtomically(files::join(toDir, name), *data); !r)
+            return r;
+        copied = true;
+    }
+    if (!copied)
+        return makeError(ErrorCode::FileNotFound, "no tokenizer files in " + fromDir);
+    return {};
+}
+
+Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,
+                             const std::string& tokenizerSourceDir) {
+    const std::string tmp = folder + ".partial";
+    files::removeTree(tmp);
+    if (!files::makeDirectories(tmp))
+        return makeError(ErrorCode::FileWriteFailed, "cannot create " + tmp);
+    if (auto r = files::writeAtomically(files::join(tmp, "config.json"),
+                                        hfConfigJson(model.info.config));
+        !r)
+        return r;
+    if (auto r = saveGpt2Weights(*model.net, files::join(tmp, "model.safetensors"), dtype); !r)
+        return r;
+    if (auto r = copyTokenizerFiles(tokenizerSourceDir, tmp); !r)
+        return r;
+    if (model.recurrent())
+        if (auto r = saveRecurrence(*model.recurrence, tmp, model.tokenizer->identity(), dtype); !r)
+            return r;
+    return files::replaceDirectory(tmp, folder);
+}
+
 } // namespace baton::engine

@@ -4,6 +4,7 @@
 #include "baton/engine/cancel.h"
 #include "baton/engine/error.h"
 #include "model/gpt2.h"
+#include "model/model_impl.h"
 #include "model/recurrence.h"
 #include "model/safetensors.h"
 
@@ -64,5 +65,19 @@ Result<std::optional<LoadedRecurrence>> loadRecurrence(const std::string& folder
 // Writes recurrence.safetensors and baton.json into `folder`.
 Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
                             const std::string& tokenizerIdentity, StDtype dtype = StDtype::F32);
+
+// Writes a complete model folder (config.json, model.safetensors, the tokenizer
+// files copied from tokenizerSourceDir, and for recurrent models
+// recurrence.safetensors + baton.json). The folder is built beside the target and
+// renamed into place, replacing an older one only once the new one is complete.
+Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,
+                             const std::string& tokenizerSourceDir);
+
+// Copies a model's tokenizer files (vocab.json + merges.txt, or tokenizer.model)
+// from one folder to another; an error if there are none.
+Result<void> copyTokenizerFiles(const std::string& fromDir, const std::string& toDir);
+
+// Parses "f32", "f16" or "bf16".
+Result<StDtype> storageDtype(const std::string& name);
 
 } // namespace baton::engine

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,6 +81,63 @@ Result<std::string> readAll(const std::string& path, size_t maxBytes) {
     }
     ::close(fd);
     return data;
+}
+
+bool makeDirectories(const std::string& path) {
+    if (path.empty() || isDirectory(path))
+        return true;
+    const auto slash = path.find_last_of('/');
+    if (slash != std::string::npos && slash > 0)
+        makeDirectories(path.substr(0, slash));
+    ::mkdir(path.c_str(), 0755);
+    return isDirectory(path);
+}
+
+void removeTree(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        if (DIR* dir = ::opendir(path.c_str())) {
+            while (dirent* e = ::readdir(dir)) {
+                const std::string n = e->d_name;
+                if (n != "." && n != "..")
+                    removeTree(join(path, n));
+            }
+            ::closedir(dir);
+        }
+        ::rmdir(path.c_str());
+    } else {
+        ::unlink(path.c_str());
+    }
+}
+
+void syncDirectory(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+Result<void> replaceDirectory(const std::string& from, const std::string& to) {
+    syncDirectory(from);
+    const std::string old = to + ".old";
+    removeTree(old);
+    const bool hadOld = isDirectory(to);
+    if (hadOld && ::rename(to.c_str(), old.c_str()) != 0)
+        return makeError(ErrorCode::FileWriteFailed,
+                         "cannot move " + to + " aside: " + errnoText(errno));
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+        const int err = errno;
+        if (hadOld)
+            ::rename(old.c_str(), to.c_str());
+        return makeError(ErrorCode::FileWriteFailed,
+                         "cannot rename " + from + " to " + to + ": " + errnoText(err));
+    }
+    syncDirectory(parentOf(to));
+    removeTree(old);
+    return {};
 }
 
 AtomicWriter::~AtomicWriter() {

@@ -21,6 +21,16 @@ Result<void> writeAtomically(const std::string& path, std::string_view data);
 
 std::string join(const std::string& folder, const std::string& name);
 
+// mkdir -p; true if the folder exists afterwards.
+bool makeDirectories(const std::string& path);
+// rm -r (no error if absent).
+void removeTree(const std::string& path);
+// Moves the complete folder `from` to `to`, replacing an existing `to`: the old one
+// is renamed aside first and removed last, so `to` is never half-written.
+Result<void> replaceDirectory(const std::string& from, const std::string& to);
+// Syncs a folder's entries to disk.
+void syncDirectory(const std::string& path);
+
 // Streams a file into place atomically: writes go to a temporary file beside the
 // target; commit() syncs and renames it over the target. Destroying an uncommitted
 // writer removes the temporary file, so a crash never leaves a half-written target.

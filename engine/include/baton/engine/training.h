@@ -1,0 +1,114 @@
+// Training: fine-tuning baseline and recurrent models with backpropagation through
+// windows (../shared/docs/method.md section 5), and pretraining from scratch.
+#pragma once
+
+#include "baton/engine/cancel.h"
+#include "baton/engine/error.h"
+#include "baton/engine/model_info.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+enum class TrainMode { Baseline, Recurrent };
+enum class TrainScope { All, Recurrence, RecurrenceAndTopBlocks };
+enum class LrSchedule { Constant, Cosine };
+enum class OptimizerKind { Adam, AdamW };
+
+struct TrainConfig {
+    // Where the run lives: checkpoints, the token cache, the log, the outputs.
+    std::string outDir;
+    bool resume = false; // continue the run in outDir from its latest checkpoint
+
+    // Start from a checkpoint folder, or from scratch.
+    std::string baseModel;
+    bool scratch = false;
+    ModelConfig scratchModel;             // n_layer, n_head, n_embd, n_positions, vocab_size
+    std::string scratchTokenizer = "bpe"; // SentencePiece "bpe" or "unigram"
+
+    TrainMode mode = TrainMode::Recurrent;
+    RecurrenceConfig recurrence; // FFN shape, insertion block, remedies (window/overlap below)
+    // With recurrence.slotBias: the slot's per-head logit bias starts here. A negative
+    // value starts near a no-op (the slot takes little attention) instead of as an
+    // attention sink (method.md section 5, "The state can die").
+    double slotBiasInit = 0;
+
+    std::vector<std::string> corpus;     // files or folders (.txt, .md)
+    std::vector<std::string> validation; // files or folders; empty = hold out documents
+    double validationFraction = 0.1;     // share of documents held out when no --val
+
+    int window = 128;     // T
+    int overlap = 0;      // o
+    int bpttWindows = 20; // W windows per sequence
+    int batchSize = 8;    // sequences per micro-batch
+    int accumulate = 1;   // micro-batches per optimizer step
+    int64_t steps = 0;    // optimizer steps; 0 = derive from epochs
+    double epochs = 1;
+
+    OptimizerKind optimizer = OptimizerKind::AdamW;
+    double lr = 1e-4;
+    double moduleLrScale = 1.0; // the recurrence module's learning rate relative to lr
+    double minLrRatio = 0.1;    // cosine decays to lr * minLrRatio
+    int warmupSteps = 100;
+    LrSchedule schedule = LrSchedule::Constant;
+    double weightDecay = 0.01;
+    double beta1 = 0.9, beta2 = 0.999, adamEps = 1e-8;
+    double clipNorm = 1.0; // 0 = no clipping
+    uint64_t seed = 1;
+
+    TrainScope scope = TrainScope::All;
+    int topBlocks = 0; // with RecurrenceAndTopBlocks
+
+    int64_t validateEveryTokens = 200000; // 0 = only at the end
+    int64_t validationMaxTokens = 50000;  // tokens of validation text per validation
+    int patience = 0; // validations without improvement before stopping; 0 = never
+    int64_t checkpointEverySteps = 200;
+    int keepCheckpoints = 2;
+    std::string saveDtype = "f32"; // storage of the final model: f32, f16 or bf16
+};
+
+Result<void> validateTrainConfig(const TrainConfig& config);
+
+struct TrainEvent {
+    enum class Kind { Info, Step, Validation, Checkpoint, Done };
+    Kind kind = Kind::Info;
+    std::string message;
+    int64_t step = 0, totalSteps = 0;
+    int64_t tokens = 0; // scored training tokens so far
+    double tokensPerSecond = 0;
+    double loss = 0; // mean NLL per scored token of this step (nats)
+    double lr = 0;
+    double gradNorm = 0, moduleGradNorm = 0; // before clipping
+    double etaSeconds = 0;
+    std::vector<double>
+        slotAttention; // mean attention on the state slot: positions 0-15, 16-63, rest
+    // Validation events
+    double valLoss = 0, valPerplexity = 0;
+    double valLossNoState = 0;       // recurrent models: the same weights with the state off
+    std::vector<double> valBandLoss; // mean NLL by position band 0-15, 16-63, rest
+    std::vector<double> valBandLossNoState;
+    bool improved = false;
+    std::string checkpoint; // Checkpoint and Done events: the folder
+};
+
+struct TrainResult {
+    std::string modelDir; // the final model (Hugging Face layout + recurrence files)
+    std::string bestDir;  // the best-validation model, if validation ran
+    int64_t steps = 0;
+    int64_t tokens = 0;
+    double bestValLoss = 0;
+    bool cancelled = false;
+    bool stoppedEarly = false;
+};
+
+// Runs (or resumes) a training run. onEvent may return false to cancel, like the
+// token: cancelling stops after the current step and writes a checkpoint.
+Result<TrainResult> train(const TrainConfig& config,
+                          const std::function<bool(const TrainEvent&)>& onEvent = {},
+                          const CancelToken& cancel = {});
+
+} // namespace baton::engine

@@ -1,0 +1,91 @@
+// Training throughput and memory (method.md section 5): one process measures one
+// setting, so that its peak resident memory is that setting's alone.
+//   bench_training [--layers 4 --embd 256 --vocab 8000 --mode recurrent|baseline
+//                   --window 128 --bptt-windows 20 --batch 8 --steps 4]
+// Each optimizer step is what the trainer does: exact backpropagation through the
+// W windows by recomputation (recurrent) or independent windows (baseline), global
+// gradient clipping and an AdamW update. The first step (which allocates the
+// optimizer's state) is not timed.
+#include "bench_util.h"
+
+#include "model/model_impl.h"
+#include "training/bptt.h"
+#include "training/optimizer.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+
+using namespace baton;
+using namespace baton::bench;
+
+int main(int argc, char** argv) {
+    engine::initializeRuntime();
+    engine::ModelConfig c;
+    c.nLayer = std::stoi(arg(argc, argv, "layers", "4"));
+    c.nEmbd = std::stoi(arg(argc, argv, "embd", "256"));
+    c.nHead = std::max(1, c.nEmbd / 64);
+    c.vocabSize = std::stoi(arg(argc, argv, "vocab", "8000"));
+    const int T = std::stoi(arg(argc, argv, "window", "128"));
+    c.nPositions = std::max(T, 256);
+    c.nInner = 4 * c.nEmbd;
+    const bool recurrent = arg(argc, argv, "mode", "recurrent") == "recurrent";
+    const int64_t W = std::stoll(arg(argc, argv, "bptt-windows", "20"));
+    const int64_t B = std::stoll(arg(argc, argv, "batch", "8"));
+    const int steps = std::stoi(arg(argc, argv, "steps", "4"));
+    engine::RecurrenceConfig rec;
+    rec.window = T;
+    auto model = engine::createModel(
+        c, nullptr, 1, {}, recurrent ? std::optional<engine::RecurrenceConfig>(rec) : std::nullopt);
+    if (!model.ok()) {
+        std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
+        return 1;
+    }
+    engine::Model::Impl& m = (*model)->impl();
+    m.decoder.reset(); // training never uses the one-token decode path
+    std::vector<engine::NamedParam> named;
+    std::vector<torch::Tensor> params;
+    for (auto& p : m.net->named_parameters()) {
+        p.value().set_requires_grad(true);
+        named.push_back({"net." + p.key(), p.value()});
+    }
+    if (recurrent)
+        for (auto& p : m.recurrence->named_parameters()) {
+            p.value().set_requires_grad(true);
+            named.push_back({"rec." + p.key(), p.value()});
+        }
+    for (auto& n : named)
+        params.push_back(n.param);
+    engine::AdamOptimizer opt({engine::ParamGroup{named, 1.0, 0.01}}, true, 0.9, 0.999, 1e-8);
+
+    torch::manual_seed(2);
+    engine::WindowBatch batch;
+    batch.inputs = torch::randint(c.vocabSize, {W, B, T}, torch::kLong);
+    batch.targets = torch::randint(c.vocabSize, {W, B, T}, torch::kLong);
+    batch.scored = W * B * T;
+    const double baseRss = peakRssMb();
+
+    std::vector<double> times;
+    for (int s = 0; s <= steps; ++s) {
+        const auto t0 = Clock::now();
+        opt.zeroGrad();
+        engine::accumulateGradients(m, batch, recurrent, double(batch.scored));
+        torch::nn::utils::clip_grad_norm_(params, 1.0);
+        opt.step(1e-4);
+        if (s > 0)
+            times.push_back(secondsSince(t0));
+    }
+    const double perStep = median(times);
+    const std::string tag =
+        std::string("\"mode\": \"") + (recurrent ? "recurrent" : "baseline") +
+        "\", \"layers\": " + std::to_string(c.nLayer) + ", \"embd\": " + std::to_string(c.nEmbd) +
+        ", \"vocab\": " + std::to_string(c.vocabSize) + ", \"window\": " + std::to_string(T) +
+        ", \"bptt_windows\": " + std::to_string(W) + ", \"batch\": " + std::to_string(B) +
+        ", \"threads\": " + std::to_string(at::get_num_threads()) +
+        ", \"steps_timed\": " + std::to_string(times.size());
+    report("training", "tokens_per_s", double(batch.scored) / perStep, "tokens/s", tag);
+    report("training", "step_s", perStep, "s", tag);
+    report("training", "peak_rss_mb", peakRssMb(), "MB", tag);
+    report("training", "rss_before_training_mb", baseRss, "MB", tag);
+    return 0;
+}
