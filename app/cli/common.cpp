@@ -3,9 +3,13 @@
 #include <baton/engine/text.h>
 #include <baton/engine/tokenizer.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 
 #include <iostream>
 #include <iterator>
@@ -14,16 +18,22 @@
 namespace baton::cli {
 
 void addModelOptions(Args& args) {
-    args.option("model", "DIR", "Model folder (Hugging Face GPT-2 layout, safetensors only)")
+    args.option("model", "DIR",
+                "Model folder (Hugging Face GPT-2 layout, safetensors only; default: the "
+                "bundled baton-mini)")
         .option("dtype", "f32|bf16", "Compute dtype; bf16 needs a CPU with AVX512-BF16", "f32")
         .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
         .option("threads", "N", "Compute threads (default: all cores)", "0");
 }
 
 std::string modelFolder(const Args& args) {
-    if (!args.has("model"))
-        throw UsageError("--model DIR is required");
-    return args.get("model");
+    if (args.has("model"))
+        return args.get("model");
+    const std::string bundled = bundledModelDir(kDefaultModel);
+    if (bundled.empty())
+        throw UsageError(std::string("--model DIR is required: the bundled default model (") +
+                         kDefaultModel + ") is not installed");
+    return bundled;
 }
 
 std::shared_ptr<engine::Model> loadModel(const Args& args) {
@@ -92,6 +102,49 @@ std::string escapeTsv(const std::string& s) {
         }
     }
     return out;
+}
+
+std::vector<std::string> listTextFiles(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+        if (!fs::exists(path, ec))
+            throw CliError("not found: " + path);
+        return {path};
+    }
+    std::vector<std::string> out;
+    for (fs::recursive_directory_iterator
+             it(path, fs::directory_options::follow_directory_symlink, ec),
+         end;
+         !ec && it != end; it.increment(ec)) {
+        const auto ext = it->path().extension().string();
+        if (it->is_regular_file(ec) && (ext == ".txt" || ext == ".md" || ext == ".markdown"))
+            out.push_back(it->path().string());
+    }
+    if (ec)
+        throw CliError("cannot list " + path + ": " + ec.message());
+    std::sort(out.begin(), out.end());
+    if (out.empty())
+        throw CliError("no .txt or .md files in " + path);
+    return out;
+}
+
+std::string bundledModelDir(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> roots;
+    if (const char* env = std::getenv("BATON_MODELS_DIR"); env && *env)
+        roots.emplace_back(env);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        roots.push_back(exe.parent_path().parent_path() / "share" / "baton" / "models");
+#ifdef BATON_RESOURCES_DIR
+    roots.emplace_back(fs::path(BATON_RESOURCES_DIR) / "models");
+#endif
+    for (const auto& r : roots)
+        if (fs::exists(r / name / "config.json", ec))
+            return (r / name).string();
+    return {};
 }
 
 } // namespace baton::cli

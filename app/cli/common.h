@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace baton::cli {
 
@@ -25,12 +26,23 @@ void check(const R& r) {
         throw CliError(r.error().message + " [" + engine::errorCodeName(r.error().code) + "]");
 }
 
+// The bundled model used when a command is given no --model.
+constexpr const char* kDefaultModel = "baton-mini";
+
 void addModelOptions(Args& args);
 std::shared_ptr<engine::Model> loadModel(const Args& args);
 std::string modelFolder(const Args& args);
 
 // Reads a text file ("-" is standard input); refuses invalid UTF-8 with the offset.
 std::string readText(const std::string& path);
+
+// A file itself, or the .txt/.md files under a folder (recursively, sorted by path).
+std::vector<std::string> listTextFiles(const std::string& path);
+
+// The folder of a model bundled with Baton (resources/models/NAME), or "" when it is
+// not installed. Looks in $BATON_MODELS_DIR, then beside the executable
+// (../share/baton/models), then in the source tree the executable was built from.
+std::string bundledModelDir(const std::string& name);
 
 // Escapes for a tab-separated column: \t \n \\ and control bytes.
 std::string escapeTsv(const std::string& s);

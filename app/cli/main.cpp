@@ -22,11 +22,13 @@ const Command kCommands[] = {
     {"score", baton::cli::runScore, "Per-token log-probabilities, NLL and perplexity of a text"},
     {"generate", baton::cli::runGenerate, "Continue a prompt, streaming the text"},
     {"eval", baton::cli::runEval, "Windowed evaluation: perplexity and FLOPs against T and o"},
+    {"story", baton::cli::runStory, "Stories: new, list, show, export, import, generate"},
     {"train", baton::cli::runTrain, "Fine-tune or pretrain a baseline or recurrent model"},
+    {"topics", baton::cli::runTopics, "LDA topics: fit, show, infer, and the topic experiment"},
 };
 
 void printUsage(std::ostream& out) {
-    out << "Usage: baton-cli [--verbose] COMMAND [options]\n\n"
+    out << "Usage: baton-cli [--verbose] [--db PATH] COMMAND [options]\n\n"
            "Baton's engine from the command line. Commands:\n";
     for (const auto& c : kCommands) {
         std::string name = c.name;
@@ -57,6 +59,14 @@ int main(int argc, char** argv) {
         }
         if (a == "--verbose") {
             spdlog::set_level(spdlog::level::info);
+            continue;
+        }
+        if (a == "--db" || a.rfind("--db=", 0) == 0) { // the story database (see 'story --help')
+            if (a == "--db" && i + 1 >= argc) {
+                std::cerr << "error: --db needs a value (PATH)\n";
+                return 2;
+            }
+            baton::cli::setDatabasePath(a == "--db" ? argv[++i] : a.substr(5));
             continue;
         }
         std::cerr << "error: unknown option " << a << "\n";

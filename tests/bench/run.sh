@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds and runs Baton's benchmarks; prints one JSON object per measurement.
-#   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training ...]
+#   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics ...]
 # The machine is shared and noisy: compare medians and ratios from the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-"$root/build"}
 shift || true
 benches=("$@")
-((${#benches[@]})) || benches=(gpt2 windows)
+((${#benches[@]})) || benches=(gpt2 windows storage training topics)
 
 cmake -S "$root" -B "$build" -G Ninja -DBATON_BUILD_BENCHMARKS=ON >/dev/null
 targets=()

@@ -1,0 +1,540 @@
+// baton-cli story: stories in the SQLite database (storage/), and generation that
+// continues a story on its current path, saving each chunk and the recurrent state
+// after it as it goes.
+#include "commands.h"
+#include "common.h"
+#include "sampling_options.h"
+
+#include <baton/engine/generator.h>
+#include <baton/engine/text.h>
+#include <baton/engine/tokenizer.h>
+#include <baton/engine/windows.h>
+#include <baton/storage/database.h>
+#include <baton/storage/state_store.h>
+#include <baton/storage/story_store.h>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+namespace baton::cli {
+
+namespace {
+
+std::string g_globalDatabase;
+
+template <typename R>
+void checkStorage(const R& r) {
+    if (!r.ok())
+        throw CliError(storage::describe(r.error()));
+}
+
+// $XDG_DATA_HOME/baton/baton.db, else ~/.local/share/baton/baton.db.
+std::string defaultDatabasePath() {
+    std::string base;
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
+        base = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        base = std::string(home) + "/.local/share";
+    else
+        throw CliError("cannot find the data folder: set HOME or XDG_DATA_HOME, or give --db PATH");
+    return base + "/baton/baton.db";
+}
+
+// mkdir -p for the database's folder.
+void makeFolders(const std::string& file) {
+    for (size_t pos = 1; (pos = file.find('/', pos)) != std::string::npos; ++pos) {
+        const std::string dir = file.substr(0, pos);
+        if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+            throw CliError("cannot create the folder " + dir + ": " + std::strerror(errno));
+    }
+}
+
+void addDbOption(Args& args) {
+    args.option("db", "PATH",
+                "The story database (default: the global --db, else "
+                "$XDG_DATA_HOME/baton/baton.db or ~/.local/share/baton/baton.db)");
+}
+
+std::unique_ptr<storage::Database> openDatabase(const Args& args) {
+    std::string path = args.has("db") ? args.get("db") : g_globalDatabase;
+    if (path.empty()) {
+        path = defaultDatabasePath();
+        makeFolders(path);
+    }
+    auto db = storage::Database::open(path);
+    checkStorage(db);
+    return std::move(*db);
+}
+
+int64_t storyId(const Args& args) {
+    const std::string& s = args.positional().at(0);
+    char* end = nullptr;
+    errno = 0;
+    const long long id = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end || errno == ERANGE || id <= 0)
+        throw UsageError("ID must be a story id (a positive integer), not '" + s + "'");
+    return id;
+}
+
+std::string isoTime(int64_t ms) {
+    const std::time_t t = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+storage::StoryMode parseMode(const std::string& name) {
+    const auto mode = storage::storyModeFromName(name);
+    if (!mode)
+        throw UsageError("--mode must be story or adventure, not '" + name + "'");
+    return *mode;
+}
+
+int storyNew(const std::vector<std::string>& argv) {
+    Args args("story new", "Create an empty story; prints its id.");
+    args.option("title", "T", "The story's title")
+        .option("mode", "story|adventure", "Story or adventure (turns of action and reply)",
+                "story")
+        .option("model", "DIR", "The model folder the story generates with");
+    addDbOption(args);
+    if (!args.parse(argv))
+        return 0;
+    if (!args.has("title") || args.get("title").empty())
+        throw UsageError("--title T is required");
+    if (engine::firstInvalidUtf8(args.get("title")) != std::string::npos)
+        throw UsageError("the title is not valid UTF-8");
+    storage::Story story;
+    story.title = args.get("title");
+    story.mode = parseMode(args.get("mode"));
+    story.modelPath = args.get("model");
+    auto db = openDatabase(args);
+    auto id = db->stories().create(story);
+    checkStorage(id);
+    std::cout << *id << "\n";
+    return 0;
+}
+
+int storyList(const std::vector<std::string>& argv) {
+    Args args("story list", "List the stories, most recently changed first: one line each with "
+                            "the id, mode, last change (UTC) and title, separated by tabs.");
+    addDbOption(args);
+    args.flag("json", "Print a JSON array of stories");
+    if (!args.parse(argv))
+        return 0;
+    auto db = openDatabase(args);
+    auto stories = db->stories().list();
+    checkStorage(stories);
+    if (args.has("json")) {
+        nlohmann::ordered_json out = nlohmann::ordered_json::array();
+        for (const auto& s : *stories)
+            out.push_back({{"id", s.id},
+                           {"title", s.title},
+                           {"mode", storage::storyModeName(s.mode)},
+                           {"model", s.modelPath},
+                           {"updated", isoTime(s.updatedAt)}});
+        std::cout << out.dump() << "\n";
+        return 0;
+    }
+    for (const auto& s : *stories)
+        std::cout << s.id << "\t" << storage::storyModeName(s.mode) << "\t" << isoTime(s.updatedAt)
+                  << "\t" << escapeTsv(s.title) << "\n";
+    return 0;
+}
+
+int storyShow(const std::vector<std::string>& argv) {
+    Args args("story show", "Show a story's details and the text of its current path.");
+    args.positionals("ID", "The story's id", 1, 1);
+    addDbOption(args);
+    if (!args.parse(argv))
+        return 0;
+    const int64_t id = storyId(args);
+    auto db = openDatabase(args);
+    auto story = db->stories().get(id);
+    checkStorage(story);
+    auto path = db->stories().currentPath(id);
+    checkStorage(path);
+    auto count = db->stories().passageCount(id);
+    checkStorage(count);
+    auto states = db->states().countForStory(id);
+    checkStorage(states);
+    std::string text;
+    for (const auto& p : *path)
+        text += p.text;
+    std::cout << "id: " << story->id << "\n"
+              << "title: " << story->title << "\n"
+              << "mode: " << storage::storyModeName(story->mode) << "\n"
+              << "model: " << story->modelPath << "\n"
+              << "created: " << isoTime(story->createdAt) << "\n"
+              << "updated: " << isoTime(story->updatedAt) << "\n"
+              << "passages: " << path->size() << " on the current path, " << *count << " in all\n"
+              << "saved states: " << *states << "\n\n"
+              << text << "\n";
+    return 0;
+}
+
+int storyExport(const std::vector<std::string>& argv) {
+    Args args("story export", "Write the text of a story's current path: md starts with the title "
+                              "as a '# ' heading and a blank line; txt is the text alone.");
+    args.positionals("ID", "The story's id", 1, 1);
+    args.option("format", "md|txt", "Output format", "md")
+        .option("output", "FILE", "Write to FILE instead of standard output");
+    addDbOption(args);
+    if (!args.parse(argv))
+        return 0;
+    const std::string format = args.get("format");
+    if (format != "md" && format != "txt")
+        throw UsageError("--format must be md or txt, not '" + format + "'");
+    const int64_t id = storyId(args);
+    auto db = openDatabase(args);
+    auto story = db->stories().get(id);
+    checkStorage(story);
+    auto text = db->stories().currentText(id);
+    checkStorage(text);
+    const std::string out = format == "md" ? "# " + story->title + "\n\n" + *text : *text;
+    if (args.has("output")) {
+        std::ofstream f(args.get("output"), std::ios::binary | std::ios::trunc);
+        f << out;
+        f.close();
+        if (!f)
+            throw CliError("cannot write " + args.get("output"));
+    } else {
+        std::cout << out;
+    }
+    return 0;
+}
+
+int storyImport(const std::vector<std::string>& argv) {
+    Args args("story import",
+              "Create a story from a UTF-8 text file (md or txt; '-' reads standard input); "
+              "prints its id. A file that starts with a '# ' heading gives the title, else the "
+              "file's name does. Invalid UTF-8 is refused.");
+    args.positionals("FILE", "The file to import", 1, 1);
+    args.option("title", "T", "The title (overrides the heading)")
+        .option("mode", "story|adventure", "Story or adventure", "story")
+        .option("model", "DIR", "The model folder the story generates with");
+    addDbOption(args);
+    if (!args.parse(argv))
+        return 0;
+    const std::string file = args.positional()[0];
+    std::string text = readText(file); // refuses invalid UTF-8 with the offset
+    std::string title;
+    if (text.rfind("# ", 0) == 0) {
+        const size_t eol = text.find('\n');
+        title = text.substr(2, eol == std::string::npos ? std::string::npos : eol - 2);
+        text = eol == std::string::npos ? std::string() : text.substr(eol + 1);
+        if (text.rfind("\n", 0) == 0)
+            text.erase(0, 1);
+    } else {
+        title = file.substr(file.find_last_of('/') + 1);
+        if (const auto dot = title.find_last_of('.'); dot != std::string::npos && dot > 0)
+            title = title.substr(0, dot);
+    }
+    if (args.has("title"))
+        title = args.get("title");
+    if (title.empty())
+        title = "Untitled";
+    storage::Story story;
+    story.title = title;
+    story.mode = parseMode(args.get("mode"));
+    story.modelPath = args.get("model");
+    auto db = openDatabase(args);
+    int64_t id = 0;
+    checkStorage(db->transaction([&]() -> storage::Result<void> {
+        auto created = db->stories().create(story);
+        if (!created)
+            return created.error();
+        id = *created;
+        if (!text.empty()) {
+            auto passage = db->stories().append(id, text, storage::PassageAuthor::User);
+            if (!passage)
+                return passage.error();
+        }
+        return {};
+    }));
+    std::cout << id << "\n";
+    return 0;
+}
+
+// Saves generated text in chunks, each with the generator's state after it, one
+// transaction per chunk. A chunk ends at a token boundary where the text streamed so
+// far is exactly the text of the tokens generated so far (no partial character and
+// nothing held back by a stop string), so the state matches the stored text.
+class ChunkSaver {
+public:
+    ChunkSaver(storage::Database& db, int64_t storyId, const engine::Generator& gen,
+               std::shared_ptr<const engine::Tokenizer> tokenizer, const std::string& identity,
+               int chunkTokens)
+        : m_db(db)
+        , m_storyId(storyId)
+        , m_gen(gen)
+        , m_decoder(std::move(tokenizer))
+        , m_identity(identity)
+        , m_chunkTokens(chunkTokens) {}
+
+    // Returns false to stop generation (the database refused a write).
+    bool onEvent(const engine::GenerationEvent& e) {
+        m_text += e.text;
+        if (e.token < 0)
+            return true; // trailing text after the last token
+        m_decoded += m_decoder.push(e.token);
+        ++m_tokens;
+        if (m_tokens >= m_chunkTokens && consistent())
+            return save(true);
+        return true;
+    }
+
+    // After generation: the rest, with a state only when it matches the text.
+    bool finish() {
+        if (m_text.empty())
+            return true;
+        return save(consistent());
+    }
+
+    int64_t chunks() const { return m_chunks; }
+    int64_t states() const { return m_states; }
+    const storage::StorageError* error() const { return m_error ? &*m_error : nullptr; }
+
+private:
+    bool consistent() const { return m_decoder.pendingBytes() == 0 && m_decoded == m_text; }
+
+    bool save(bool withState) {
+        if (m_text.empty())
+            return true;
+        std::vector<uint8_t> blob;
+        if (withState) {
+            auto exported = m_gen.exportState();
+            if (exported.ok())
+                blob = std::move(*exported);
+            else
+                withState = false;
+        }
+        const engine::WindowSettings& w = m_gen.windows();
+        auto r = m_db.transaction([&]() -> storage::Result<void> {
+            auto passage = m_db.stories().append(m_storyId, m_text, storage::PassageAuthor::Model);
+            if (!passage)
+                return passage.error();
+            if (!withState)
+                return {};
+            storage::StoredState s;
+            s.passageId = *passage;
+            s.windowIndex = w.stride() > 0 ? m_gen.windowStart() / w.stride() : 0;
+            s.tokenOffset = m_gen.streamLength();
+            s.modelIdentity = m_identity;
+            s.window = w.window;
+            s.overlap = w.overlap;
+            s.formatVersion = static_cast<int>(engine::kStateFormatVersion);
+            s.blob = std::move(blob);
+            auto saved = m_db.states().save(s);
+            if (!saved)
+                return saved.error();
+            return {};
+        });
+        if (!r.ok()) {
+            m_error = r.error();
+            return false;
+        }
+        ++m_chunks;
+        m_states += withState ? 1 : 0;
+        m_text.clear();
+        m_decoded.clear();
+        m_tokens = 0;
+        return true;
+    }
+
+    storage::Database& m_db;
+    int64_t m_storyId;
+    const engine::Generator& m_gen;
+    engine::StreamDecoder m_decoder;
+    std::string m_identity;
+    int m_chunkTokens;
+    std::string m_text, m_decoded;
+    int m_tokens = 0;
+    int64_t m_chunks = 0, m_states = 0;
+    std::optional<storage::StorageError> m_error;
+};
+
+int storyGenerate(const std::vector<std::string>& argv) {
+    Args args("story generate",
+              "Continue a story on its current path with the story's model, streaming the new "
+              "text to standard output. The text is saved as it comes, in chunks (one "
+              "transaction each), with the recurrent state after each chunk, so the next "
+              "'story generate' resumes from the saved state and re-encodes at most one "
+              "window instead of the whole story.");
+    args.positionals("ID", "The story's id", 1, 1);
+    args.option("model", "DIR", "Use this model folder instead of the story's")
+        .option("window", "T", "Window size (default: the story's settings, else the model's)")
+        .option("overlap", "O", "Tokens kept from one window to the next (default: as --window)")
+        .option("chunk-tokens", "N", "Save a chunk (and a state) about every N tokens", "16")
+        .option("threads", "N", "Compute threads (default: all cores)", "0")
+        .flag("quiet", "Do not print statistics to standard error");
+    addSamplingOptions(args);
+    addDbOption(args);
+    if (!args.parse(argv))
+        return 0;
+    const int64_t id = storyId(args);
+    const engine::SamplingOptions sampling = samplingFromArgs(args);
+    const int chunkTokens = static_cast<int>(args.getInt("chunk-tokens", 1, 1 << 20));
+    auto db = openDatabase(args);
+    auto story = db->stories().get(id);
+    checkStorage(story);
+    const std::string modelPath = args.has("model") ? args.get("model") : story->modelPath;
+    if (modelPath.empty())
+        throw UsageError("story " + std::to_string(id) +
+                         " has no model: give --model DIR (or create it with --model)");
+
+    engine::WindowSettings requested;
+    const auto settings = nlohmann::json::parse(story->settingsJson, nullptr, false);
+    if (settings.is_object()) {
+        requested.window = settings.value("window", 0);
+        requested.overlap = settings.value("overlap", 0);
+    }
+    if (args.has("window"))
+        requested.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
+    if (args.has("overlap"))
+        requested.overlap = static_cast<int>(args.getInt("overlap", 0, 1 << 20));
+
+    engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
+    auto loaded = engine::Model::load(modelPath);
+    check(loaded);
+    std::shared_ptr<engine::Model> model = *loaded;
+    const engine::WindowSettings windows = engine::resolveWindows(model->info(), requested);
+    check(engine::validateWindows(windows, model->config().nPositions));
+
+    auto path = db->stories().currentPath(id);
+    checkStorage(path);
+    const int64_t leaf = path->empty() ? 0 : path->back().id;
+    const bool quiet = args.has("quiet");
+
+    // The deepest passage of the current path with a valid state for this model, T
+    // and o; the text after it is appended to the restored generator.
+    std::unique_ptr<engine::Generator> gen;
+    size_t firstUnencoded = 0;
+    if (leaf != 0) {
+        auto state =
+            db->states().latestOnPath(leaf, model->info().identity, windows.window, windows.overlap,
+                                      static_cast<int>(engine::kStateFormatVersion));
+        checkStorage(state);
+        if (*state) {
+            auto restored = engine::Generator::importState(model, (*state)->blob, windows);
+            if (restored.ok()) {
+                gen = std::move(*restored);
+                while (firstUnencoded < path->size() &&
+                       (*path)[firstUnencoded].id != (*state)->passageId)
+                    ++firstUnencoded;
+                ++firstUnencoded;
+                if (!quiet)
+                    std::cerr << "[resumed from the state saved at passage " << (*state)->passageId
+                              << ": " << (*state)->tokenOffset << " tokens, " << gen->windowFill()
+                              << " re-encoded]\n";
+            } else if (!quiet) {
+                std::cerr << "[the saved state cannot be used (" << restored.error().message
+                          << "); encoding the story's text]\n";
+            }
+        }
+    }
+    std::string rest;
+    for (size_t i = firstUnencoded; i < path->size(); ++i)
+        rest += (*path)[i].text;
+    if (!gen) {
+        auto created = engine::Generator::create(model, windows);
+        check(created);
+        gen = std::move(*created);
+        if (!rest.empty()) {
+            // The same start as a story generated from nothing: start-of-text first.
+            const int bos = model->config().bosTokenId >= 0 ? model->config().bosTokenId
+                                                            : model->config().eosTokenId;
+            if (bos >= 0)
+                check(gen->append({bos}));
+        }
+    }
+    if (!rest.empty()) {
+        check(gen->appendText(rest));
+        if (!quiet)
+            std::cerr << "[encoded " << rest.size() << " bytes of story text; "
+                      << gen->streamLength() << " tokens in the stream]\n";
+    }
+
+    ChunkSaver saver(*db, id, *gen, model->tokenizer(), model->info().identity, chunkTokens);
+    auto onToken = [&](const engine::GenerationEvent& e) {
+        if (!e.text.empty())
+            std::cout << e.text << std::flush;
+        return saver.onEvent(e);
+    };
+    const auto r = gen->generate(sampling, onToken);
+    check(r);
+    saver.finish();
+    std::cout << "\n" << std::flush;
+    if (const auto* error = saver.error())
+        throw CliError("the story could not be saved: " + storage::describe(*error) +
+                       " (the text above was generated; the chunks before the error are saved)");
+    if (!quiet) {
+        char line[200];
+        std::snprintf(line, sizeof(line),
+                      "[%zu tokens in %.2f s, %.1f tokens/s, stop: %s; saved %lld chunks, %lld "
+                      "states]\n",
+                      r->tokens.size(), r->seconds, r->tokensPerSecond,
+                      engine::stopReasonName(r->reason), static_cast<long long>(saver.chunks()),
+                      static_cast<long long>(saver.states()));
+        std::cerr << line;
+    }
+    return 0;
+}
+
+void printStoryUsage(std::ostream& out) {
+    out << "Usage: baton-cli [--db PATH] story SUBCOMMAND [options]\n\n"
+           "Stories live in an SQLite database: --db PATH (before 'story' or among the\n"
+           "subcommand's options), by default $XDG_DATA_HOME/baton/baton.db or\n"
+           "~/.local/share/baton/baton.db.\n\n"
+           "Subcommands:\n"
+           "  new --title T [--mode story|adventure] [--model DIR]   create; prints the id\n"
+           "  list [--json]                                          the stories\n"
+           "  show ID                                                details and text\n"
+           "  export ID --format md|txt [--output FILE]              the current path's text\n"
+           "  import FILE [--title T] [--model DIR]                  a story from md or txt\n"
+           "  generate ID [--max-tokens N] [sampling options]        continue and save\n\n"
+           "Run 'baton-cli story SUBCOMMAND --help' for a subcommand's options.\n";
+}
+
+} // namespace
+
+void setDatabasePath(const std::string& path) {
+    g_globalDatabase = path;
+}
+
+int runStory(const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        printStoryUsage(std::cerr);
+        return 2;
+    }
+    const std::string sub = argv[0];
+    const std::vector<std::string> rest(argv.begin() + 1, argv.end());
+    if (sub == "--help" || sub == "-h") {
+        printStoryUsage(std::cout);
+        return 0;
+    }
+    if (sub == "new")
+        return storyNew(rest);
+    if (sub == "list")
+        return storyList(rest);
+    if (sub == "show")
+        return storyShow(rest);
+    if (sub == "export")
+        return storyExport(rest);
+    if (sub == "import")
+        return storyImport(rest);
+    if (sub == "generate")
+        return storyGenerate(rest);
+    throw UsageError("unknown story subcommand '" + sub + "' (see baton-cli story --help)");
+}
+
+} // namespace baton::cli

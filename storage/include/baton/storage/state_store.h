@@ -1,0 +1,41 @@
+// The engine's recurrent-state blobs, keyed by passage: a state saved at passage P
+// is the generator's state after the text of the path from the root to P. States
+// of an edited passage and its descendants are deleted by StoryStore::editPassage.
+#pragma once
+
+#include "baton/storage/error.h"
+#include "baton/storage/records.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton::storage {
+
+class Connection;
+
+class StateStore {
+public:
+    explicit StateStore(Connection& connection)
+        : m_db(connection) {}
+
+    // Saves state (blob included), replacing one with the same passage, model, T, o
+    // and format version. Returns the id.
+    Result<int64_t> save(const StoredState& state);
+    // The states of a passage, without blobs.
+    Result<std::vector<StoredState>> forPassage(int64_t passageId);
+    // The state (with its blob) of the deepest passage on the path ending at leafId
+    // that matches the model, T, o and format version; nullopt when there is none.
+    Result<std::optional<StoredState>> latestOnPath(int64_t leafId,
+                                                    const std::string& modelIdentity, int window,
+                                                    int overlap, int formatVersion);
+    // Deletes the states of passageId and of all its descendants; returns how many.
+    Result<int64_t> invalidateFrom(int64_t passageId);
+    // All states of a story (without blobs).
+    Result<int64_t> countForStory(int64_t storyId);
+
+private:
+    Connection& m_db;
+};
+
+} // namespace baton::storage

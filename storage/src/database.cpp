@@ -1,0 +1,264 @@
+#include <baton/storage/book_store.h>
+#include <baton/storage/database.h>
+#include <baton/storage/eval_store.h>
+#include <baton/storage/model_store.h>
+#include <baton/storage/run_store.h>
+#include <baton/storage/state_store.h>
+#include <baton/storage/story_store.h>
+
+#include "connection.h"
+#include "schema.h"
+#include "statement.h"
+#include "transaction.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace baton::storage {
+
+int currentSchemaVersion() {
+    return migrations().back().version;
+}
+
+class Database::Impl {
+public:
+    Impl(std::unique_ptr<Connection> c)
+        : connection(std::move(c))
+        , stories(*connection)
+        , states(*connection)
+        , books(*connection)
+        , models(*connection)
+        , runs(*connection)
+        , evals(*connection) {}
+
+    std::unique_ptr<Connection> connection;
+    StoryStore stories;
+    StateStore states;
+    BookStore books;
+    ModelStore models;
+    RunStore runs;
+    EvalStore evals;
+    int version = 0;
+};
+
+namespace {
+
+constexpr char kSqliteHeader[16] = "SQLite format 3"; // 15 characters and a NUL
+
+std::string folderOf(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The message names the short reason; the detail keeps SQLite's words.
+StorageError corrupt(const std::string& path, const std::string& why,
+                     const std::string& detail = {}) {
+    return makeStorageError(StorageErrorCode::Corrupt,
+                            path + " is damaged or is not a Baton database (" + why +
+                                "); it was left unchanged",
+                            (detail.empty() ? why : detail) + " [" + path + "]");
+}
+
+// Reads the first 100 bytes: an existing non-empty file must be an SQLite database
+// before SQLite is allowed near it. Returns true for an empty file.
+Result<bool> checkHeader(const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return makeStorageError(errno == EACCES ? StorageErrorCode::ReadOnly
+                                                : StorageErrorCode::CannotOpen,
+                                "cannot read " + path, std::strerror(errno));
+    char header[100] = {};
+    const size_t n = std::fread(header, 1, sizeof(header), f);
+    std::fclose(f);
+    if (n == 0)
+        return true; // an empty file is an empty database
+    if (n < sizeof(header) || std::memcmp(header, kSqliteHeader, sizeof(kSqliteHeader)) != 0)
+        return corrupt(path, "the file does not start with an SQLite header");
+    return false;
+}
+
+// Checks an existing database with a read-only connection: nothing is written, not
+// even a journal. Returns the user_version, or an error.
+Result<int64_t> probe(const std::string& path, bool quickCheck) {
+    try {
+        Connection c(path, Connection::Mode::ReadOnly);
+        if (quickCheck) {
+            const std::string check = c.queryText("PRAGMA quick_check");
+            if (check != "ok")
+                return corrupt(path, "the integrity check failed",
+                               "quick_check: " + check.substr(0, 300));
+        }
+        const int64_t version = c.queryInt("PRAGMA user_version");
+        const int64_t objects = c.queryInt("SELECT count(*) FROM sqlite_schema");
+        if (version == 0)
+            return objects == 0 ? Result<int64_t>(int64_t{0})
+                                : corrupt(path, "an SQLite database, but not Baton's");
+        if (c.queryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                       "name = 'meta'") != 1)
+            return corrupt(path, "an SQLite database with a version but no meta table");
+        Statement s = c.prepare("SELECT value FROM meta WHERE key = 'compatible_version'");
+        if (!s.step())
+            return corrupt(path, "the meta table has no compatible_version");
+        const int64_t compatible = s.columnInt(0);
+        if (compatible > currentSchemaVersion())
+            return makeStorageError(
+                StorageErrorCode::TooNew,
+                path + " was written by a newer version of Baton; update Baton to open it "
+                       "(the file was left unchanged)",
+                "schema " + std::to_string(version) + ", compatible_version " +
+                    std::to_string(compatible) + ", this build reads up to " +
+                    std::to_string(currentSchemaVersion()));
+        return version;
+    } catch (const SqliteException& e) {
+        if (e.error().code == StorageErrorCode::Corrupt)
+            return corrupt(path, "SQLite reports a malformed file", e.error().detail);
+        return e.error();
+    }
+}
+
+} // namespace
+
+Result<std::unique_ptr<Database>> Database::open(const std::string& path,
+                                                 const OpenOptions& options) {
+    if (path.empty())
+        return makeStorageError(StorageErrorCode::InvalidArgument, "no database path given");
+    struct stat st {};
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return makeStorageError(StorageErrorCode::CannotOpen, path + " is a folder, not a file");
+    bool empty = true;
+    if (exists) {
+        auto e = checkHeader(path);
+        if (!e)
+            return e.error();
+        empty = *e;
+    } else if (options.readOnly) {
+        return makeStorageError(StorageErrorCode::NotFound, "no database at " + path);
+    }
+    if (!options.readOnly) {
+        const std::string folder = folderOf(path);
+        struct stat fst {};
+        if (::stat(folder.c_str(), &fst) != 0)
+            return makeStorageError(StorageErrorCode::CannotOpen,
+                                    "the folder " + folder + " does not exist",
+                                    std::strerror(errno));
+        if (::access(folder.c_str(), W_OK) != 0)
+            return makeStorageError(StorageErrorCode::ReadOnly,
+                                    "the folder " + folder +
+                                        " is read-only: the database needs to write its "
+                                        "journal beside the file",
+                                    std::strerror(errno));
+        if (exists && ::access(path.c_str(), W_OK) != 0)
+            return makeStorageError(StorageErrorCode::ReadOnly,
+                                    "the database file " + path + " is read-only",
+                                    std::strerror(errno));
+    }
+    int64_t version = 0;
+    if (exists && !empty) {
+        auto v = probe(path, options.quickCheck);
+        if (!v)
+            return v.error();
+        version = *v;
+    }
+    // A version above ours with a compatible_version we read is used as is: migrate()
+    // runs only the migrations above the file's version, i.e. none.
+    try {
+        const auto mode = options.readOnly ? Connection::Mode::ReadOnly
+                                           : (exists ? Connection::Mode::ReadWrite
+                                                     : Connection::Mode::ReadWriteCreate);
+        auto connection = std::make_unique<Connection>(path, mode);
+        if (!options.readOnly && connection->readOnly())
+            return makeStorageError(StorageErrorCode::ReadOnly,
+                                    "the database file " + path + " is read-only",
+                                    "sqlite3_db_readonly after opening read-write");
+        if (options.readOnly) {
+            connection->exec("PRAGMA busy_timeout = " + std::to_string(options.busyTimeoutMs));
+            connection->exec("PRAGMA foreign_keys=ON");
+            if (version < currentSchemaVersion())
+                return makeStorageError(StorageErrorCode::InvalidArgument,
+                                        path + " needs an upgrade; open it writable once",
+                                        "schema " + std::to_string(version));
+        } else {
+            connection->configure(options.busyTimeoutMs);
+            migrate(*connection, options.backupBeforeMigrating
+                                     ? path + ".backup-v" + std::to_string(version)
+                                     : std::string());
+        }
+        auto impl = std::make_unique<Impl>(std::move(connection));
+        impl->version = static_cast<int>(impl->connection->queryInt("PRAGMA user_version"));
+        return std::unique_ptr<Database>(new Database(std::move(impl)));
+    } catch (const SqliteException& e) {
+        if (e.error().code == StorageErrorCode::Corrupt)
+            return corrupt(path, "SQLite reports a malformed file", e.error().detail);
+        return e.error();
+    }
+}
+
+Database::Database(std::unique_ptr<Impl> impl)
+    : m_impl(std::move(impl)) {}
+
+Database::~Database() = default;
+
+const std::string& Database::path() const {
+    return m_impl->connection->path();
+}
+int Database::schemaVersion() const {
+    return m_impl->version;
+}
+StoryStore& Database::stories() {
+    return m_impl->stories;
+}
+StateStore& Database::states() {
+    return m_impl->states;
+}
+BookStore& Database::books() {
+    return m_impl->books;
+}
+ModelStore& Database::models() {
+    return m_impl->models;
+}
+RunStore& Database::runs() {
+    return m_impl->runs;
+}
+EvalStore& Database::evals() {
+    return m_impl->evals;
+}
+Connection& Database::connection() {
+    return *m_impl->connection;
+}
+
+Result<void> Database::transaction(const std::function<Result<void>()>& body) {
+    return guard<void>([&]() -> Result<void> {
+        Transaction t(*m_impl->connection);
+        Result<void> r = body();
+        if (!r)
+            return r; // rolled back by t
+        t.commit();
+        return {};
+    });
+}
+
+Result<std::string> Database::integrityCheck() {
+    return guard<std::string>([&]() -> Result<std::string> {
+        Statement s = m_impl->connection->prepare("PRAGMA integrity_check");
+        std::string out;
+        while (s.step())
+            out += (out.empty() ? "" : "\n") + s.columnText(0);
+        return out;
+    });
+}
+
+Result<void> Database::checkpoint() {
+    return guard<void>([&]() -> Result<void> {
+        m_impl->connection->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        return {};
+    });
+}
+
+} // namespace baton::storage

@@ -1,0 +1,265 @@
+#include "schema.h"
+
+#include "connection.h"
+#include "statement.h"
+#include "transaction.h"
+
+#include <sqlite3.h>
+
+namespace baton::storage {
+
+namespace {
+
+// Version 1: the first schema.
+const char* const kSchemaV1 = R"sql(
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value ANY NOT NULL
+) STRICT;
+
+CREATE TABLE stories (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    mode INTEGER NOT NULL CHECK (mode IN (1, 2)),
+    model_path TEXT NOT NULL DEFAULT '',
+    settings_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(settings_json)),
+    memory TEXT NOT NULL DEFAULT '',
+    authors_note TEXT NOT NULL DEFAULT '',
+    current_passage_id INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    FOREIGN KEY (id, current_passage_id) REFERENCES passages (story_id, id)
+        DEFERRABLE INITIALLY DEFERRED
+) STRICT;
+CREATE INDEX stories_by_updated ON stories (updated_at DESC, id DESC);
+
+CREATE TABLE passages (
+    id INTEGER PRIMARY KEY,
+    story_id INTEGER NOT NULL REFERENCES stories (id) ON DELETE CASCADE,
+    parent_id INTEGER,
+    author INTEGER NOT NULL CHECK (author IN (1, 2, 3)),
+    text TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    edited_at INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (story_id, id),
+    FOREIGN KEY (story_id, parent_id) REFERENCES passages (story_id, id)
+) STRICT;
+CREATE INDEX passages_by_parent ON passages (story_id, parent_id);
+CREATE INDEX passages_by_parent_id ON passages (parent_id);
+
+CREATE TABLE recurrent_states (
+    id INTEGER PRIMARY KEY,
+    passage_id INTEGER NOT NULL REFERENCES passages (id) ON DELETE CASCADE,
+    window_index INTEGER NOT NULL CHECK (window_index >= 0),
+    token_offset INTEGER NOT NULL CHECK (token_offset >= 0),
+    model_identity TEXT NOT NULL,
+    window_size INTEGER NOT NULL CHECK (window_size > 0),
+    overlap INTEGER NOT NULL CHECK (overlap >= 0 AND overlap < window_size),
+    format_version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (passage_id, model_identity, window_size, overlap, format_version)
+) STRICT;
+
+CREATE TABLE state_blobs (
+    state_id INTEGER PRIMARY KEY REFERENCES recurrent_states (id) ON DELETE CASCADE,
+    data BLOB NOT NULL
+) STRICT;
+
+CREATE TABLE books (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    source_path TEXT NOT NULL DEFAULT '',
+    checksum TEXT NOT NULL,
+    text_bytes INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE book_texts (
+    book_id INTEGER PRIMARY KEY REFERENCES books (id) ON DELETE CASCADE,
+    text TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE corpora (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE corpus_books (
+    corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+    book_id INTEGER NOT NULL REFERENCES books (id) ON DELETE RESTRICT,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (corpus_id, book_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX corpus_books_by_book ON corpus_books (book_id);
+
+CREATE TABLE models (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL DEFAULT '',
+    checksum TEXT NOT NULL DEFAULT '',
+    config_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config_json)),
+    is_default INTEGER NOT NULL DEFAULT 0 CHECK (is_default IN (0, 1)),
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX models_one_default ON models (is_default) WHERE is_default = 1;
+
+CREATE TABLE training_runs (
+    id INTEGER PRIMARY KEY,
+    model_id INTEGER REFERENCES models (id) ON DELETE SET NULL,
+    config_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config_json)),
+    status INTEGER NOT NULL CHECK (status BETWEEN 1 AND 5),
+    message TEXT NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX training_runs_by_model ON training_runs (model_id);
+
+CREATE TABLE run_checkpoints (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES training_runs (id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX run_checkpoints_by_run ON run_checkpoints (run_id);
+
+CREATE TABLE metric_points (
+    run_id INTEGER NOT NULL REFERENCES training_runs (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (run_id, name, step)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE eval_results (
+    id INTEGER PRIMARY KEY,
+    model_id INTEGER REFERENCES models (id) ON DELETE SET NULL,
+    model_path TEXT NOT NULL,
+    text_id TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    window_size INTEGER NOT NULL CHECK (window_size > 0),
+    overlap INTEGER NOT NULL CHECK (overlap >= 0),
+    scored_tokens INTEGER NOT NULL,
+    nll REAL NOT NULL,
+    token_ppl REAL NOT NULL,
+    word_ppl REAL NOT NULL,
+    flops_per_token REAL NOT NULL,
+    seconds REAL NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX eval_results_by_model ON eval_results (model_path, text_hash);
+CREATE INDEX eval_results_by_model_id ON eval_results (model_id);
+)sql";
+
+} // namespace
+
+const std::vector<Migration>& migrations() {
+    // Append only. Each entry is one version.
+    static const std::vector<Migration> list = {
+        {1, 1, kSchemaV1},
+    };
+    return list;
+}
+
+void backupTo(Connection& connection, const std::string& path) {
+    Connection target(path, Connection::Mode::ReadWriteCreate);
+    sqlite3_backup* b = sqlite3_backup_init(target.handle(), "main", connection.handle(), "main");
+    if (!b)
+        throwSqlite(target.handle(), sqlite3_errcode(target.handle()), "backup to " + path);
+    const int rc = sqlite3_backup_step(b, -1);
+    sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE)
+        throwSqlite(target.handle(), rc, "backup to " + path);
+    // The copy uses a rollback journal with synchronous=FULL (SQLite's default), so
+    // it is on disk when the backup finishes, before the original is changed.
+}
+
+void migrate(Connection& connection, const std::string& backupPath) {
+    migrate(connection, backupPath, migrations());
+}
+
+void migrate(Connection& connection, const std::string& backupPath,
+             const std::vector<Migration>& list) {
+    const int64_t from = connection.queryInt("PRAGMA user_version");
+    bool backedUp = false;
+    for (const Migration& m : list) {
+        if (m.version <= from)
+            continue;
+        if (from > 0 && !backedUp && !backupPath.empty()) {
+            backupTo(connection, backupPath);
+            backedUp = true;
+        }
+        Transaction t(connection);
+        connection.exec(m.sql);
+        // PRAGMA takes no bound parameters; the version is a constant of this build.
+        connection.exec("PRAGMA user_version = " + std::to_string(m.version));
+        connection
+            .prepare("INSERT INTO meta (key, value) VALUES ('compatible_version', ?1) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(1, static_cast<int64_t>(m.compatibleVersion))
+            .run();
+        connection
+            .prepare("INSERT INTO meta (key, value) VALUES ('written_by_version', ?1) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(1, static_cast<int64_t>(m.version))
+            .run();
+        // Fail the migration (rolled back) if it left a broken foreign key.
+        Statement fk = connection.prepare("PRAGMA foreign_key_check");
+        if (fk.step())
+            throw SqliteException(
+                makeStorageError(StorageErrorCode::Internal, "a schema migration failed",
+                                 "foreign_key_check after migration " + std::to_string(m.version) +
+                                     " reports table " + fk.columnText(0)));
+        t.commit();
+    }
+}
+
+namespace {
+std::string quoteIdentifier(const std::string& name) {
+    std::string out = "\"";
+    for (char c : name) {
+        if (c == '"')
+            out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+} // namespace
+
+std::string dumpDatabase(Connection& connection) {
+    std::string out = "-- Baton database dump (storage/src/schema.cpp dumpDatabase)\n"
+                      "PRAGMA foreign_keys=OFF;\nBEGIN;\n";
+    out += "PRAGMA user_version = " + connection.queryText("PRAGMA user_version") + ";\n";
+    std::vector<std::string> tables;
+    {
+        Statement s = connection.prepare(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND "
+            "name NOT LIKE 'sqlite_%' ORDER BY rowid");
+        while (s.step()) {
+            out += s.columnText(2) + ";\n";
+            if (s.columnText(0) == "table")
+                tables.push_back(s.columnText(1));
+        }
+    }
+    for (const auto& table : tables) {
+        std::vector<std::string> columns;
+        {
+            Statement info = connection.prepare("SELECT name FROM pragma_table_info(?1)");
+            info.bind(1, table);
+            while (info.step())
+                columns.push_back(info.columnText(0));
+        }
+        std::string select = "SELECT 'INSERT INTO " + quoteIdentifier(table) + " VALUES(' || ";
+        for (size_t i = 0; i < columns.size(); ++i)
+            select += (i ? " || ',' || " : "") + std::string("quote(") +
+                      quoteIdentifier(columns[i]) + ")";
+        select += " || ');' FROM " + quoteIdentifier(table) + " ORDER BY 1";
+        Statement rows = connection.prepare(select);
+        while (rows.step())
+            out += rows.columnText(0) + "\n";
+    }
+    out += "COMMIT;\n";
+    return out;
+}
+
+} // namespace baton::storage

@@ -1,0 +1,126 @@
+#include <baton/storage/state_store.h>
+
+#include "connection.h"
+#include "statement.h"
+#include "store_util.h"
+#include "transaction.h"
+
+namespace baton::storage {
+
+namespace {
+
+constexpr const char* kColumns = "s.id, s.passage_id, s.window_index, s.token_offset, "
+                                 "s.model_identity, s.window_size, s.overlap, "
+                                 "s.format_version, s.created_at";
+
+StoredState readState(const Statement& s) {
+    StoredState st;
+    st.id = s.columnInt(0);
+    st.passageId = s.columnInt(1);
+    st.windowIndex = s.columnInt(2);
+    st.tokenOffset = s.columnInt(3);
+    st.modelIdentity = s.columnText(4);
+    st.window = static_cast<int>(s.columnInt(5));
+    st.overlap = static_cast<int>(s.columnInt(6));
+    st.formatVersion = static_cast<int>(s.columnInt(7));
+    st.createdAt = s.columnInt(8);
+    return st;
+}
+
+} // namespace
+
+Result<int64_t> StateStore::save(const StoredState& state) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        m_db.prepare("DELETE FROM recurrent_states WHERE passage_id = ?1 AND model_identity = ?2 "
+                     "AND window_size = ?3 AND overlap = ?4 AND format_version = ?5")
+            .bind(1, state.passageId)
+            .bind(2, state.modelIdentity)
+            .bind(3, state.window)
+            .bind(4, state.overlap)
+            .bind(5, state.formatVersion)
+            .run();
+        m_db.prepare("INSERT INTO recurrent_states (passage_id, window_index, token_offset, "
+                     "model_identity, window_size, overlap, format_version, created_at) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+            .bind(1, state.passageId)
+            .bind(2, state.windowIndex)
+            .bind(3, state.tokenOffset)
+            .bind(4, state.modelIdentity)
+            .bind(5, state.window)
+            .bind(6, state.overlap)
+            .bind(7, state.formatVersion)
+            .bind(8, nowMs())
+            .run();
+        const int64_t id = m_db.lastInsertId();
+        m_db.prepare("INSERT INTO state_blobs (state_id, data) VALUES (?1, ?2)")
+            .bind(1, id)
+            .bindBlob(2, state.blob.data(), state.blob.size())
+            .run();
+        t.commit();
+        return id;
+    });
+}
+
+Result<std::vector<StoredState>> StateStore::forPassage(int64_t passageId) {
+    return guard<std::vector<StoredState>>([&]() -> Result<std::vector<StoredState>> {
+        Statement s =
+            m_db.prepare(std::string("SELECT ") + kColumns +
+                         " FROM recurrent_states s WHERE s.passage_id = ?1 ORDER BY s.id");
+        s.bind(1, passageId);
+        std::vector<StoredState> out;
+        while (s.step())
+            out.push_back(readState(s));
+        return out;
+    });
+}
+
+Result<std::optional<StoredState>> StateStore::latestOnPath(int64_t leafId,
+                                                            const std::string& modelIdentity,
+                                                            int window, int overlap,
+                                                            int formatVersion) {
+    return guard<std::optional<StoredState>>([&]() -> Result<std::optional<StoredState>> {
+        Statement s =
+            m_db.prepare(std::string("WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 UNION ALL "
+                                     "SELECT p.parent_id, c.depth + 1 FROM passages p JOIN chain c "
+                                     "ON p.id = c.id WHERE p.parent_id IS NOT NULL) SELECT ") +
+                         kColumns +
+                         ", b.data FROM chain c JOIN recurrent_states s ON s.passage_id = c.id "
+                         "JOIN state_blobs b ON b.state_id = s.id WHERE s.model_identity = ?2 AND "
+                         "s.window_size = ?3 AND s.overlap = ?4 AND s.format_version = ?5 "
+                         "ORDER BY c.depth LIMIT 1");
+        s.bind(1, leafId)
+            .bind(2, modelIdentity)
+            .bind(3, window)
+            .bind(4, overlap)
+            .bind(5, formatVersion);
+        if (!s.step())
+            return std::optional<StoredState>{};
+        StoredState st = readState(s);
+        st.blob = s.columnBlob(9);
+        return std::optional<StoredState>(std::move(st));
+    });
+}
+
+Result<int64_t> StateStore::invalidateFrom(int64_t passageId) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        m_db.prepare("WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT p.id FROM passages p "
+                     "JOIN sub s ON p.parent_id = s.id) DELETE FROM recurrent_states WHERE "
+                     "passage_id IN (SELECT id FROM sub)")
+            .bind(1, passageId)
+            .run();
+        return static_cast<int64_t>(m_db.changes());
+    });
+}
+
+Result<int64_t> StateStore::countForStory(int64_t storyId) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Statement s = m_db.prepare("SELECT count(*) FROM recurrent_states s JOIN passages p ON "
+                                   "p.id = s.passage_id WHERE p.story_id = ?1");
+        s.bind(1, storyId);
+        s.step();
+        return s.columnInt(0);
+    });
+}
+
+} // namespace baton::storage

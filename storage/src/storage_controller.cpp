@@ -1,0 +1,170 @@
+#include <baton/storage/storage_controller.h>
+
+#include "storage_worker.h"
+
+#include <baton/storage/state_store.h>
+#include <baton/storage/story_store.h>
+
+namespace baton::storage {
+
+StorageController::StorageController(QObject* parent)
+    : QObject(parent)
+    , m_queue(std::make_shared<JobQueue>()) {
+    qRegisterMetaType<Story>();
+    qRegisterMetaType<Passage>();
+    qRegisterMetaType<StorageError>();
+    qRegisterMetaType<std::vector<Story>>();
+    qRegisterMetaType<std::vector<Passage>>();
+    m_thread.setObjectName(QStringLiteral("storage"));
+    m_worker = new StorageWorker(m_queue);
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connectWorker();
+    m_thread.start();
+}
+
+StorageController::~StorageController() {
+    // Queued jobs are answered (their signals may no longer reach anyone), then the
+    // database is closed on its own thread.
+    QMetaObject::invokeMethod(m_worker, "shutdown", Qt::BlockingQueuedConnection);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void StorageController::connectWorker() {
+    const auto q = Qt::QueuedConnection;
+    connect(m_worker, &StorageWorker::opened, this, &StorageController::opened, q);
+    connect(m_worker, &StorageWorker::storiesListed, this, &StorageController::storiesListed, q);
+    connect(m_worker, &StorageWorker::storyCreated, this, &StorageController::storyCreated, q);
+    connect(m_worker, &StorageWorker::storyLoaded, this, &StorageController::storyLoaded, q);
+    connect(m_worker, &StorageWorker::passageAppended, this, &StorageController::passageAppended,
+            q);
+    connect(m_worker, &StorageWorker::passageEdited, this, &StorageController::passageEdited, q);
+    connect(m_worker, &StorageWorker::flushed, this, &StorageController::flushed, q);
+    connect(m_worker, &StorageWorker::failed, this, &StorageController::failed, q);
+    connect(m_worker, &StorageWorker::writesCommitted, this, &StorageController::writesCommitted,
+            q);
+}
+
+quint64
+StorageController::post(bool write,
+                        std::function<Result<std::function<void()>>(Database*, quint64)> body) {
+    const quint64 id = m_nextId++;
+    bool wake = false;
+    {
+        std::lock_guard<std::mutex> lock(m_queue->mutex);
+        wake = m_queue->jobs.empty();
+        m_queue->jobs.push_back(
+            Job{id, write, [body = std::move(body), id](Database* db) { return body(db, id); }});
+    }
+    if (wake)
+        QMetaObject::invokeMethod(m_worker, "drain", Qt::QueuedConnection);
+    return id;
+}
+
+namespace {
+StorageError notOpen() {
+    return makeStorageError(StorageErrorCode::InvalidArgument, "no database is open");
+}
+} // namespace
+
+quint64 StorageController::open(const QString& path) {
+    StorageWorker* w = m_worker;
+    const std::string p = path.toStdString();
+    return post(false, [w, p](Database*, quint64 id) -> Result<std::function<void()>> {
+        auto db = Database::open(p);
+        if (!db)
+            return db.error();
+        const int version = (*db)->schemaVersion();
+        w->database() = std::move(*db);
+        return std::function<void()>([w, id, version] { Q_EMIT w->opened(id, version); });
+    });
+}
+
+quint64 StorageController::listStories() {
+    StorageWorker* w = m_worker;
+    return post(false, [w](Database* db, quint64 id) -> Result<std::function<void()>> {
+        if (!db)
+            return notOpen();
+        auto list = db->stories().list();
+        if (!list)
+            return list.error();
+        return std::function<void()>(
+            [w, id, v = std::move(*list)] { Q_EMIT w->storiesListed(id, v); });
+    });
+}
+
+quint64 StorageController::createStory(const Story& story) {
+    StorageWorker* w = m_worker;
+    return post(true, [w, story](Database* db, quint64 id) -> Result<std::function<void()>> {
+        if (!db)
+            return notOpen();
+        auto r = db->stories().create(story);
+        if (!r)
+            return r.error();
+        return std::function<void()>([w, id, v = *r] { Q_EMIT w->storyCreated(id, v); });
+    });
+}
+
+quint64 StorageController::loadStory(qint64 storyId) {
+    StorageWorker* w = m_worker;
+    return post(false, [w, storyId](Database* db, quint64 id) -> Result<std::function<void()>> {
+        if (!db)
+            return notOpen();
+        auto story = db->stories().get(storyId);
+        if (!story)
+            return story.error();
+        auto path = db->stories().currentPath(storyId);
+        if (!path)
+            return path.error();
+        return std::function<void()>([w, id, s = std::move(*story), p = std::move(*path)] {
+            Q_EMIT w->storyLoaded(id, s, p);
+        });
+    });
+}
+
+quint64 StorageController::appendPassage(qint64 storyId, const std::string& text,
+                                         PassageAuthor author,
+                                         const std::optional<StoredState>& state) {
+    StorageWorker* w = m_worker;
+    return post(true,
+                [w, storyId, text, author, state](Database* db,
+                                                  quint64 id) -> Result<std::function<void()>> {
+                    if (!db)
+                        return notOpen();
+                    auto passage = db->stories().append(storyId, text, author);
+                    if (!passage)
+                        return passage.error();
+                    if (state) {
+                        StoredState s = *state;
+                        s.passageId = *passage;
+                        auto saved = db->states().save(s);
+                        if (!saved)
+                            return saved.error();
+                    }
+                    return std::function<void()>(
+                        [w, id, p = *passage] { Q_EMIT w->passageAppended(id, p); });
+                });
+}
+
+quint64 StorageController::editPassage(qint64 passageId, const std::string& text) {
+    StorageWorker* w = m_worker;
+    return post(
+        true, [w, passageId, text](Database* db, quint64 id) -> Result<std::function<void()>> {
+            if (!db)
+                return notOpen();
+            auto r = db->stories().editPassage(passageId, text);
+            if (!r)
+                return r.error();
+            return std::function<void()>([w, id, n = *r] { Q_EMIT w->passageEdited(id, n); });
+        });
+}
+
+quint64 StorageController::flush() {
+    StorageWorker* w = m_worker;
+    return post(false, [w](Database*, quint64 id) -> Result<std::function<void()>> {
+        return std::function<void()>([w, id] { Q_EMIT w->flushed(id); });
+    });
+}
+
+} // namespace baton::storage

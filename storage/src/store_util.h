@@ -1,0 +1,23 @@
+// Small helpers shared by the stores' implementations.
+#pragma once
+
+#include "sqlite_error.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace baton::storage {
+
+inline int64_t nowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+[[noreturn]] inline void throwNotFound(const std::string& what, int64_t id) {
+    throw SqliteException(makeStorageError(StorageErrorCode::NotFound,
+                                           "no " + what + " with id " + std::to_string(id)));
+}
+
+} // namespace baton::storage

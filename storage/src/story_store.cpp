@@ -1,0 +1,355 @@
+#include <baton/storage/story_store.h>
+
+#include "connection.h"
+#include "statement.h"
+#include "store_util.h"
+#include "transaction.h"
+
+namespace baton::storage {
+
+namespace {
+
+constexpr const char* kStoryColumns =
+    "id, title, mode, model_path, settings_json, memory, authors_note, current_passage_id, "
+    "created_at, updated_at";
+constexpr const char* kPassageColumns =
+    "p.id, p.story_id, p.parent_id, p.author, p.text, p.created_at, p.edited_at";
+
+Story readStory(const Statement& s) {
+    Story st;
+    st.id = s.columnInt(0);
+    st.title = s.columnText(1);
+    st.mode = static_cast<StoryMode>(s.columnInt(2));
+    st.modelPath = s.columnText(3);
+    st.settingsJson = s.columnText(4);
+    st.memory = s.columnText(5);
+    st.authorsNote = s.columnText(6);
+    st.currentPassageId = s.isNull(7) ? 0 : s.columnInt(7);
+    st.createdAt = s.columnInt(8);
+    st.updatedAt = s.columnInt(9);
+    return st;
+}
+
+Passage readPassage(const Statement& s) {
+    Passage p;
+    p.id = s.columnInt(0);
+    p.storyId = s.columnInt(1);
+    p.parentId = s.isNull(2) ? 0 : s.columnInt(2);
+    p.author = static_cast<PassageAuthor>(s.columnInt(3));
+    p.text = s.columnText(4);
+    p.createdAt = s.columnInt(5);
+    p.editedAt = s.columnInt(6);
+    return p;
+}
+
+bool validMode(StoryMode m) {
+    return m == StoryMode::Story || m == StoryMode::Adventure;
+}
+
+bool validAuthor(PassageAuthor a) {
+    return a == PassageAuthor::User || a == PassageAuthor::Model || a == PassageAuthor::Edit;
+}
+
+void touch(Connection& db, int64_t storyId) {
+    db.prepare("UPDATE stories SET updated_at = ?1 WHERE id = ?2")
+        .bind(1, nowMs())
+        .bind(2, storyId)
+        .run();
+}
+
+int64_t storyOfPassage(Connection& db, int64_t passageId) {
+    Statement s = db.prepare("SELECT story_id FROM passages WHERE id = ?1");
+    s.bind(1, passageId);
+    if (!s.step())
+        throwNotFound("passage", passageId);
+    return s.columnInt(0);
+}
+
+int64_t currentOf(Connection& db, int64_t storyId) {
+    Statement s = db.prepare("SELECT current_passage_id FROM stories WHERE id = ?1");
+    s.bind(1, storyId);
+    if (!s.step())
+        throwNotFound("story", storyId);
+    return s.isNull(0) ? 0 : s.columnInt(0);
+}
+
+void setCurrentChecked(Connection& db, int64_t storyId, int64_t passageId) {
+    if (passageId != 0 && storyOfPassage(db, passageId) != storyId)
+        throw SqliteException(makeStorageError(StorageErrorCode::Constraint,
+                                               "that passage belongs to another story",
+                                               "passage " + std::to_string(passageId) +
+                                                   " is not in story " + std::to_string(storyId)));
+    db.prepare("UPDATE stories SET current_passage_id = ?1, updated_at = ?2 WHERE id = ?3")
+        .bindId(1, passageId)
+        .bind(2, nowMs())
+        .bind(3, storyId)
+        .run();
+    if (db.changes() == 0)
+        throwNotFound("story", storyId);
+}
+
+const char* const kSubtree = "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL "
+                             "SELECT p.id FROM passages p JOIN sub s ON p.parent_id = s.id) ";
+
+} // namespace
+
+Result<int64_t> StoryStore::create(const Story& story) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        if (!validMode(story.mode))
+            return makeStorageError(StorageErrorCode::InvalidArgument, "unknown story mode");
+        const int64_t now = nowMs();
+        Statement s = m_db.prepare(
+            "INSERT INTO stories (title, mode, model_path, settings_json, memory, authors_note, "
+            "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)");
+        s.bind(1, story.title)
+            .bind(2, static_cast<int64_t>(story.mode))
+            .bind(3, story.modelPath)
+            .bind(4, story.settingsJson.empty() ? std::string("{}") : story.settingsJson)
+            .bind(5, story.memory)
+            .bind(6, story.authorsNote)
+            .bind(7, now)
+            .run();
+        return m_db.lastInsertId();
+    });
+}
+
+Result<Story> StoryStore::get(int64_t id) {
+    return guard<Story>([&]() -> Result<Story> {
+        Statement s =
+            m_db.prepare(std::string("SELECT ") + kStoryColumns + " FROM stories WHERE id = ?1");
+        s.bind(1, id);
+        if (!s.step())
+            throwNotFound("story", id);
+        return readStory(s);
+    });
+}
+
+Result<std::vector<Story>> StoryStore::list() {
+    return guard<std::vector<Story>>([&]() -> Result<std::vector<Story>> {
+        Statement s = m_db.prepare(std::string("SELECT ") + kStoryColumns +
+                                   " FROM stories ORDER BY updated_at DESC, id DESC");
+        std::vector<Story> out;
+        while (s.step())
+            out.push_back(readStory(s));
+        return out;
+    });
+}
+
+Result<void> StoryStore::update(const Story& story) {
+    return guard<void>([&]() -> Result<void> {
+        if (!validMode(story.mode))
+            return makeStorageError(StorageErrorCode::InvalidArgument, "unknown story mode");
+        m_db.prepare("UPDATE stories SET title = ?1, mode = ?2, model_path = ?3, "
+                     "settings_json = ?4, memory = ?5, authors_note = ?6, updated_at = ?7 "
+                     "WHERE id = ?8")
+            .bind(1, story.title)
+            .bind(2, static_cast<int64_t>(story.mode))
+            .bind(3, story.modelPath)
+            .bind(4, story.settingsJson.empty() ? std::string("{}") : story.settingsJson)
+            .bind(5, story.memory)
+            .bind(6, story.authorsNote)
+            .bind(7, nowMs())
+            .bind(8, story.id)
+            .run();
+        if (m_db.changes() == 0)
+            throwNotFound("story", story.id);
+        return {};
+    });
+}
+
+Result<void> StoryStore::remove(int64_t id) {
+    return guard<void>([&]() -> Result<void> {
+        Transaction t(m_db);
+        m_db.prepare("UPDATE stories SET current_passage_id = NULL WHERE id = ?1")
+            .bind(1, id)
+            .run();
+        // Passages (one statement: the parent links are checked at its end) cascade
+        // to their states and blobs.
+        m_db.prepare("DELETE FROM passages WHERE story_id = ?1").bind(1, id).run();
+        m_db.prepare("DELETE FROM stories WHERE id = ?1").bind(1, id).run();
+        if (m_db.changes() == 0)
+            throwNotFound("story", id);
+        t.commit();
+        return {};
+    });
+}
+
+Result<int64_t> StoryStore::addPassage(int64_t storyId, int64_t parentId, const std::string& text,
+                                       PassageAuthor author, bool makeCurrent) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        if (!validAuthor(author))
+            return makeStorageError(StorageErrorCode::InvalidArgument, "unknown passage author");
+        Transaction t(m_db);
+        if (parentId != 0 && storyOfPassage(m_db, parentId) != storyId)
+            return makeStorageError(StorageErrorCode::Constraint,
+                                    "the parent passage belongs to another story",
+                                    "passage " + std::to_string(parentId));
+        m_db.prepare("INSERT INTO passages (story_id, parent_id, author, text, created_at) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5)")
+            .bind(1, storyId)
+            .bindId(2, parentId)
+            .bind(3, static_cast<int64_t>(author))
+            .bind(4, text)
+            .bind(5, nowMs())
+            .run();
+        const int64_t id = m_db.lastInsertId();
+        if (makeCurrent)
+            setCurrentChecked(m_db, storyId, id);
+        else
+            touch(m_db, storyId);
+        t.commit();
+        return id;
+    });
+}
+
+Result<int64_t> StoryStore::append(int64_t storyId, const std::string& text, PassageAuthor author) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        const int64_t parent = currentOf(m_db, storyId);
+        auto id = addPassage(storyId, parent, text, author, true);
+        if (!id)
+            return id;
+        t.commit();
+        return id;
+    });
+}
+
+Result<Passage> StoryStore::passage(int64_t id) {
+    return guard<Passage>([&]() -> Result<Passage> {
+        Statement s = m_db.prepare(std::string("SELECT ") + kPassageColumns +
+                                   " FROM passages p WHERE p.id = ?1");
+        s.bind(1, id);
+        if (!s.step())
+            throwNotFound("passage", id);
+        return readPassage(s);
+    });
+}
+
+Result<std::vector<Passage>> StoryStore::children(int64_t storyId, int64_t parentId) {
+    return guard<std::vector<Passage>>([&]() -> Result<std::vector<Passage>> {
+        Statement s = m_db.prepare(
+            std::string("SELECT ") + kPassageColumns +
+            " FROM passages p WHERE p.story_id = ?1 AND p.parent_id IS ?2 ORDER BY p.id");
+        s.bind(1, storyId).bindId(2, parentId);
+        std::vector<Passage> out;
+        while (s.step())
+            out.push_back(readPassage(s));
+        return out;
+    });
+}
+
+Result<std::vector<Passage>> StoryStore::path(int64_t leafId) {
+    return guard<std::vector<Passage>>([&]() -> Result<std::vector<Passage>> {
+        Statement s = m_db.prepare(
+            std::string("WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 UNION ALL "
+                        "SELECT p.parent_id, c.depth + 1 FROM passages p JOIN chain c "
+                        "ON p.id = c.id WHERE p.parent_id IS NOT NULL) SELECT ") +
+            kPassageColumns + " FROM chain c JOIN passages p ON p.id = c.id ORDER BY c.depth DESC");
+        s.bind(1, leafId);
+        std::vector<Passage> out;
+        while (s.step())
+            out.push_back(readPassage(s));
+        if (out.empty() && leafId != 0)
+            throwNotFound("passage", leafId);
+        return out;
+    });
+}
+
+Result<std::vector<Passage>> StoryStore::currentPath(int64_t storyId) {
+    return guard<std::vector<Passage>>([&]() -> Result<std::vector<Passage>> {
+        const int64_t leaf = currentOf(m_db, storyId);
+        if (leaf == 0)
+            return std::vector<Passage>{};
+        return path(leaf);
+    });
+}
+
+Result<std::string> StoryStore::currentText(int64_t storyId) {
+    auto p = currentPath(storyId);
+    if (!p)
+        return p.error();
+    std::string text;
+    for (const auto& passage : *p)
+        text += passage.text;
+    return text;
+}
+
+Result<void> StoryStore::setCurrent(int64_t storyId, int64_t passageId) {
+    return guard<void>([&]() -> Result<void> {
+        setCurrentChecked(m_db, storyId, passageId);
+        return {};
+    });
+}
+
+Result<int64_t> StoryStore::undo(int64_t storyId) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        const int64_t leaf = currentOf(m_db, storyId);
+        if (leaf == 0)
+            return int64_t{0};
+        Statement s = m_db.prepare("SELECT parent_id FROM passages WHERE id = ?1");
+        s.bind(1, leaf);
+        const int64_t parent = (s.step() && !s.isNull(0)) ? s.columnInt(0) : 0;
+        setCurrentChecked(m_db, storyId, parent);
+        t.commit();
+        return parent;
+    });
+}
+
+Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& text) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        const int64_t storyId = storyOfPassage(m_db, passageId);
+        m_db.prepare("UPDATE passages SET text = ?1, author = ?2, edited_at = ?3 WHERE id = ?4")
+            .bind(1, text)
+            .bind(2, static_cast<int64_t>(PassageAuthor::Edit))
+            .bind(3, nowMs())
+            .bind(4, passageId)
+            .run();
+        m_db.prepare(std::string(kSubtree) +
+                     "DELETE FROM recurrent_states WHERE passage_id IN (SELECT id FROM sub)")
+            .bind(1, passageId)
+            .run();
+        const int64_t removed = m_db.changes();
+        touch(m_db, storyId);
+        t.commit();
+        return removed;
+    });
+}
+
+Result<void> StoryStore::removePassage(int64_t passageId) {
+    return guard<void>([&]() -> Result<void> {
+        Transaction t(m_db);
+        const int64_t storyId = storyOfPassage(m_db, passageId);
+        const int64_t leaf = currentOf(m_db, storyId);
+        Statement inSub =
+            m_db.prepare(std::string(kSubtree) + "SELECT count(*) FROM sub WHERE id = ?2");
+        inSub.bind(1, passageId).bind(2, leaf);
+        inSub.step();
+        if (leaf != 0 && inSub.columnInt(0) > 0) {
+            Statement parent = m_db.prepare("SELECT parent_id FROM passages WHERE id = ?1");
+            parent.bind(1, passageId);
+            parent.step();
+            setCurrentChecked(m_db, storyId, parent.isNull(0) ? 0 : parent.columnInt(0));
+        }
+        // One statement: the parent links inside the subtree are checked at its end.
+        m_db.prepare(std::string(kSubtree) +
+                     "DELETE FROM passages WHERE id IN (SELECT id FROM sub)")
+            .bind(1, passageId)
+            .run();
+        touch(m_db, storyId);
+        t.commit();
+        return {};
+    });
+}
+
+Result<int64_t> StoryStore::passageCount(int64_t storyId) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Statement s = m_db.prepare("SELECT count(*) FROM passages WHERE story_id = ?1");
+        s.bind(1, storyId);
+        s.step();
+        return s.columnInt(0);
+    });
+}
+
+} // namespace baton::storage

@@ -1,0 +1,242 @@
+// baton-cli story end to end: new, list, show, export, import (UTF-8 checked),
+// generate with the fixture model (chunks and states saved, resumed from the saved
+// state), the global --db and the default database in the user's data folder.
+#include "test_support.h"
+
+#include <baton/storage/database.h>
+#include <baton/storage/state_store.h>
+#include <baton/storage/story_store.h>
+
+#include <QJsonArray>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out, err;
+};
+
+Run cli(const QStringList& args,
+        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(BATON_CLI_PATH), args);
+    p.closeWriteChannel();
+    p.waitForFinished(120000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+} // namespace
+
+class TestCliStory : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    QString m_db;
+    QString m_model;
+
+    qint64 newStory(const QString& title) {
+        const Run r = cli({"--db", m_db, "story", "new", "--title", title, "--model", m_model});
+        if (r.exitCode != 0)
+            return -1;
+        return r.out.trimmed().toLongLong();
+    }
+
+    QByteArray exportTxt(qint64 id) {
+        return cli({"--db", m_db, "story", "export", QString::number(id), "--format", "txt"}).out;
+    }
+
+    // Greedy with a repetition penalty (so the text depends on the window) and the
+    // end-of-text token suppressed (the random model would stop at once).
+    Run generate(qint64 id, int tokens) {
+        return cli({"--db", m_db, "story", "generate", QString::number(id), "--max-tokens",
+                    QString::number(tokens), "--greedy", "--repetition-penalty", "10",
+                    "--ignore-eos", "--chunk-tokens", "4"});
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        QVERIFY(m_tmp.isValid());
+        m_db = m_tmp.path() + "/stories.db";
+        m_model = baton::test::fixtureDir();
+        QVERIFY2(QFile::exists(m_model + "/config.json"),
+                 qPrintable(baton::test::missingMessage(m_model)));
+    }
+
+    void help_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("story") << QStringList{"story", "--help"};
+        for (const char* c : {"new", "list", "show", "export", "import", "generate"})
+            QTest::newRow(c) << QStringList{"story", c, "--help"};
+    }
+    void help() {
+        QFETCH(QStringList, args);
+        const Run r = cli(args);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("Usage: baton-cli"));
+        QVERIFY(r.out.contains("--db"));
+        QVERIFY(cli({"--help"}).out.contains("story"));
+    }
+
+    void newListShow() {
+        const qint64 a = newStory("First story");
+        QVERIFY(a > 0);
+        const Run b = cli({"story", "new", "--db", m_db, "--title", "An adventure", "--mode",
+                           "adventure"}); // --db after the subcommand works too
+        QCOMPARE(b.exitCode, 0);
+        const qint64 bid = b.out.trimmed().toLongLong();
+        QVERIFY(bid > a);
+        const Run list = cli({"--db", m_db, "story", "list"});
+        QCOMPARE(list.exitCode, 0);
+        const auto lines = list.out.trimmed().split('\n');
+        QVERIFY(lines.size() >= 2);
+        QVERIFY(lines[0].startsWith(QByteArray::number(bid) + "\tadventure\t"));
+        QVERIFY(lines[0].endsWith("\tAn adventure"));
+        const Run json = cli({"--db", m_db, "story", "list", "--json"});
+        const auto arr = QJsonDocument::fromJson(json.out).array();
+        QVERIFY(arr.size() >= 2);
+        QCOMPARE(arr[0].toObject()["title"].toString(), QString("An adventure"));
+        const Run show = cli({"--db", m_db, "story", "show", QString::number(a)});
+        QCOMPARE(show.exitCode, 0);
+        QVERIFY(show.out.contains("title: First story"));
+        QVERIFY(show.out.contains("mode: story"));
+        QVERIFY(show.out.contains("model: " + m_model.toUtf8()));
+
+        // Errors: usage (2) and failures (1), with clear messages.
+        QCOMPARE(cli({"--db", m_db, "story", "new"}).exitCode, 2);
+        QCOMPARE(cli({"--db", m_db, "story", "new", "--title", "x", "--mode", "novel"}).exitCode,
+                 2);
+        const Run missing = cli({"--db", m_db, "story", "show", "99999"});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY(missing.err.contains("no story with id 99999"));
+        QCOMPARE(cli({"--db", m_db, "story", "frobnicate"}).exitCode, 2);
+        QCOMPARE(cli({"--db"}).exitCode, 2);
+    }
+
+    void defaultDatabaseIsInTheDataFolder() {
+        QTemporaryDir home;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_DATA_HOME", home.path() + "/xdg");
+        env.insert("HOME", home.path());
+        const Run r = cli({"story", "new", "--title", "Default"}, env);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::exists(home.path() + "/xdg/baton/baton.db"));
+        env.remove("XDG_DATA_HOME");
+        QCOMPARE(cli({"story", "new", "--title", "Home"}, env).exitCode, 0);
+        QVERIFY(QFile::exists(home.path() + "/.local/share/baton/baton.db"));
+    }
+
+    void exportImportRoundTrip() {
+        const QString md = m_tmp.path() + "/in.md";
+        const QByteArray text = "It was a bright cold day in April — and the clocks were "
+                                "striking thirteen.\n\nSecond paragraph, ünïcode.\n";
+        QVERIFY(baton::test::writeFile(md, "# Imported title\n\n" + text));
+        const Run imp = cli({"--db", m_db, "story", "import", md});
+        QCOMPARE(imp.exitCode, 0);
+        const qint64 id = imp.out.trimmed().toLongLong();
+        QCOMPARE(exportTxt(id), text);
+        const Run exMd = cli({"--db", m_db, "story", "export", QString::number(id)});
+        QCOMPARE(exMd.out, "# Imported title\n\n" + text);
+        // md -> import -> md is the identity; txt takes the file name as title.
+        const QString out = m_tmp.path() + "/out.md";
+        QCOMPARE(cli({"--db", m_db, "story", "export", QString::number(id), "--format", "md",
+                      "--output", out})
+                     .exitCode,
+                 0);
+        const qint64 again = cli({"--db", m_db, "story", "import", out}).out.trimmed().toLongLong();
+        QCOMPARE(cli({"--db", m_db, "story", "export", QString::number(again)}).out, exMd.out);
+        const QString txt = m_tmp.path() + "/My Novel.txt";
+        QVERIFY(baton::test::writeFile(txt, text));
+        const qint64 t = cli({"--db", m_db, "story", "import", txt}).out.trimmed().toLongLong();
+        QVERIFY(cli({"--db", m_db, "story", "show", QString::number(t)})
+                    .out.contains("title: My Novel"));
+        QCOMPARE(exportTxt(t), text);
+        QCOMPARE(cli({"--db", m_db, "story", "export", "1", "--format", "pdf"}).exitCode, 2);
+    }
+
+    void importRefusesInvalidUtf8() {
+        const QString bad = m_tmp.path() + "/latin1.txt";
+        QVERIFY(baton::test::writeFile(bad, "caf\xe9 au lait\n"));
+        const int before =
+            QJsonDocument::fromJson(cli({"--db", m_db, "story", "list", "--json"}).out)
+                .array()
+                .size();
+        const Run r = cli({"--db", m_db, "story", "import", bad});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("not valid UTF-8") && r.err.contains("offset 3"),
+                 r.err.constData());
+        const int after =
+            QJsonDocument::fromJson(cli({"--db", m_db, "story", "list", "--json"}).out)
+                .array()
+                .size();
+        QCOMPARE(after, before); // nothing created
+    }
+
+    void generateSavesChunksAndStates() {
+        const qint64 id = newStory("Generated");
+        const Run r = generate(id, 12);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(r.err.contains("12 tokens"));
+        const QByteArray streamed = r.out.chopped(1); // the closing newline
+        QVERIFY(!streamed.isEmpty());
+        QCOMPARE(exportTxt(id), streamed);
+        auto db = baton::storage::Database::open(m_db.toStdString());
+        QVERIFY(db.ok());
+        auto path = (*db)->stories().currentPath(id);
+        QVERIFY(path->size() >= 2); // saved in chunks
+        for (const auto& p : *path)
+            QCOMPARE(p.author, baton::storage::PassageAuthor::Model);
+        QVERIFY(*(*db)->states().countForStory(id) >= 2);
+        auto states = (*db)->states().forPassage(path->front().id);
+        QCOMPARE(states->size(), size_t(1));
+        QCOMPARE(states->front().tokenOffset, int64_t(5)); // start-of-text + 4 tokens
+        QCOMPARE(states->front().window, 128);             // the fixture's positions
+    }
+
+    void secondGenerateResumesFromTheSavedState() {
+        const qint64 split = newStory("Split");
+        const qint64 whole = newStory("Whole");
+        const Run first = generate(split, 12);
+        QCOMPARE(first.exitCode, 0);
+        const Run second = generate(split, 12);
+        QCOMPARE(second.exitCode, 0);
+        QVERIFY2(second.err.contains("resumed from the state saved at passage"),
+                 second.err.constData());
+        QVERIFY(!second.err.contains("bytes of story text"));
+        QCOMPARE(generate(whole, 24).exitCode, 0);
+        // Resuming from the state continues exactly: 12 + 12 tokens == 24 tokens.
+        QCOMPARE(exportTxt(split), exportTxt(whole));
+        QVERIFY(exportTxt(whole).size() > 24);
+    }
+
+    void importedTextIsEncodedOnceThenResumed() {
+        const QString txt = m_tmp.path() + "/opening.txt";
+        QVERIFY(baton::test::writeFile(txt, "Emma Woodhouse, handsome, clever, and rich"));
+        const qint64 id = cli({"--db", m_db, "story", "import", txt, "--model", m_model})
+                              .out.trimmed()
+                              .toLongLong();
+        const Run first = generate(id, 8);
+        QCOMPARE(first.exitCode, 0);
+        QVERIFY2(first.err.contains("bytes of story text"), first.err.constData());
+        QVERIFY(exportTxt(id).startsWith("Emma Woodhouse, handsome, clever, and rich"));
+        const Run second = generate(id, 8);
+        QVERIFY(second.err.contains("resumed from the state saved at passage"));
+    }
+
+    void corruptDatabaseIsReportedAndKept() {
+        const QString bad = m_tmp.path() + "/notes.db";
+        QVERIFY(baton::test::writeFile(bad, "these are my notes, not a database\n"));
+        const Run r = cli({"--db", bad, "story", "list"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("[corrupt"), r.err.constData());
+        QCOMPARE(baton::test::readFile(bad), QByteArray("these are my notes, not a database\n"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliStory)
+#include "tst_cli_story.moc"

@@ -1,0 +1,417 @@
+// Every store's create/read/update/delete, the passage tree and its current path
+// (continue, retry, alternatives, undo, branches), and state invalidation on edit.
+#include "connection.h"
+
+#include "titled_story.h"
+
+#include <baton/storage/book_store.h>
+#include <baton/storage/database.h>
+#include <baton/storage/eval_store.h>
+#include <baton/storage/model_store.h>
+#include <baton/storage/run_store.h>
+#include <baton/storage/state_store.h>
+#include <baton/storage/story_store.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace baton::storage;
+
+// Evaluates its argument once.
+#define VERIFY_OK(expr)                                                                            \
+    do {                                                                                           \
+        const auto& result_ = (expr);                                                              \
+        QVERIFY2(result_.ok(), result_.ok() ? "" : describe(result_.error()).c_str());             \
+    } while (0)
+
+namespace {
+
+std::string texts(const std::vector<Passage>& path) {
+    std::string s;
+    for (const auto& p : path)
+        s += p.text;
+    return s;
+}
+
+StoredState makeState(int64_t passage, const std::string& model, int64_t offset) {
+    StoredState s;
+    s.passageId = passage;
+    s.windowIndex = offset / 100;
+    s.tokenOffset = offset;
+    s.modelIdentity = model;
+    s.window = 128;
+    s.overlap = 16;
+    s.formatVersion = 1;
+    s.blob.assign(static_cast<size_t>(64 + offset % 7), static_cast<uint8_t>(offset));
+    return s;
+}
+
+} // namespace
+
+class TestStores : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    std::unique_ptr<Database> m_db;
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        auto db = Database::open((m_tmp.path() + "/stores.db").toStdString());
+        VERIFY_OK(db);
+        m_db = std::move(*db);
+    }
+
+    void storyCrud() {
+        Story s;
+        s.title = "A title — with ünïcode";
+        s.mode = StoryMode::Adventure;
+        s.modelPath = "/models/x";
+        s.settingsJson = R"({"temperature":0.7,"window":128})";
+        s.memory = "memory";
+        s.authorsNote = "note";
+        auto id = m_db->stories().create(s);
+        VERIFY_OK(id);
+        auto got = m_db->stories().get(*id);
+        VERIFY_OK(got);
+        QCOMPARE(got->title, s.title);
+        QCOMPARE(got->mode, StoryMode::Adventure);
+        QCOMPARE(got->modelPath, s.modelPath);
+        QCOMPARE(got->settingsJson, s.settingsJson);
+        QCOMPARE(got->memory, s.memory);
+        QCOMPARE(got->authorsNote, s.authorsNote);
+        QCOMPARE(got->currentPassageId, int64_t(0));
+        QVERIFY(got->createdAt > 0 && got->updatedAt == got->createdAt);
+
+        got->title = "Renamed";
+        got->mode = StoryMode::Story;
+        VERIFY_OK(m_db->stories().update(*got));
+        QCOMPARE(m_db->stories().get(*id)->title, std::string("Renamed"));
+        QCOMPARE(m_db->stories().get(*id)->mode, StoryMode::Story);
+
+        // Settings must be JSON; an unknown id is NotFound.
+        Story bad = s;
+        bad.settingsJson = "{not json";
+        auto refused = m_db->stories().create(bad);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code, StorageErrorCode::Constraint);
+        QCOMPARE(m_db->stories().get(999999).error().code, StorageErrorCode::NotFound);
+
+        QTest::qSleep(3); // times have millisecond resolution: make the order certain
+        auto second = m_db->stories().create(titled("Second"));
+        VERIFY_OK(second);
+        auto list = m_db->stories().list();
+        VERIFY_OK(list);
+        QVERIFY(list->size() >= 2);
+        QCOMPARE(list->front().id, *second); // newest change first
+        QTest::qSleep(3);
+        VERIFY_OK(m_db->stories().append(*id, "touch", PassageAuthor::User));
+        QCOMPARE(m_db->stories().list()->front().id, *id);
+
+        VERIFY_OK(m_db->stories().remove(*second));
+        QCOMPARE(m_db->stories().get(*second).error().code, StorageErrorCode::NotFound);
+        QCOMPARE(m_db->stories().remove(*second).error().code, StorageErrorCode::NotFound);
+    }
+
+    void treeAndCurrentPath() {
+        auto& st = m_db->stories();
+        const int64_t story = *st.create(titled("Tree"));
+        QCOMPARE(*st.currentText(story), std::string());
+        const int64_t a = *st.append(story, "Once. ", PassageAuthor::User);
+        const int64_t b = *st.append(story, "Then B. ", PassageAuthor::Model); // continue
+        QCOMPARE(st.get(story)->currentPassageId, b);
+        QCOMPARE(*st.currentText(story), std::string("Once. Then B. "));
+        // Retry: an alternative to b under the same parent, made current.
+        const int64_t b2 = *st.addPassage(story, a, "Then B2. ", PassageAuthor::Model);
+        QCOMPARE(*st.currentText(story), std::string("Once. Then B2. "));
+        const int64_t c2 = *st.append(story, "C2.", PassageAuthor::User);
+        auto alternatives = st.children(story, a);
+        VERIFY_OK(alternatives);
+        QCOMPARE(alternatives->size(), size_t(2));
+        QCOMPARE((*alternatives)[0].id, b);
+        QCOMPARE((*alternatives)[1].id, b2);
+        auto path = st.currentPath(story);
+        VERIFY_OK(path);
+        QCOMPARE(path->size(), size_t(3));
+        QCOMPARE((*path)[0].parentId, int64_t(0));
+        QCOMPARE((*path)[2].id, c2);
+        QCOMPARE((*path)[1].author, PassageAuthor::Model);
+        // Branch: switch back to the first alternative; the other branch is kept.
+        VERIFY_OK(st.setCurrent(story, b));
+        QCOMPARE(*st.currentText(story), std::string("Once. Then B. "));
+        QCOMPARE(texts(*st.path(c2)), std::string("Once. Then B2. C2."));
+        // Undo moves up; undo at a root leaves the story empty.
+        QCOMPARE(*st.undo(story), a);
+        QCOMPARE(*st.currentText(story), std::string("Once. "));
+        QCOMPARE(*st.undo(story), int64_t(0));
+        QCOMPARE(*st.currentText(story), std::string());
+        QCOMPARE(*st.undo(story), int64_t(0));
+        // A second root is an alternative opening.
+        const int64_t root2 = *st.addPassage(story, 0, "Another start.", PassageAuthor::User);
+        QCOMPARE(st.children(story, 0)->size(), size_t(2));
+        QCOMPARE(*st.currentText(story), std::string("Another start."));
+        QCOMPARE(*st.passageCount(story), int64_t(5));
+
+        // Passages cannot cross stories.
+        const int64_t other = *st.create(titled("Other"));
+        auto cross = st.addPassage(other, b, "x", PassageAuthor::User);
+        QVERIFY(!cross.ok());
+        QCOMPARE(cross.error().code, StorageErrorCode::Constraint);
+        QCOMPARE(st.setCurrent(other, b).error().code, StorageErrorCode::Constraint);
+        QCOMPARE(st.addPassage(story, 987654, "x", PassageAuthor::User).error().code,
+                 StorageErrorCode::NotFound);
+
+        // Removing a subtree that holds the current leaf moves it to the parent.
+        VERIFY_OK(st.setCurrent(story, c2));
+        VERIFY_OK(st.removePassage(b2));
+        QCOMPARE(st.get(story)->currentPassageId, a);
+        QCOMPARE(st.passage(c2).error().code, StorageErrorCode::NotFound);
+        QCOMPARE(*st.passageCount(story), int64_t(3));
+        (void)root2;
+
+        // Deleting a story deletes its passages (and their states).
+        VERIFY_OK(m_db->states().save(makeState(a, "m", 5)));
+        VERIFY_OK(st.remove(story));
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM passages WHERE story_id = " +
+                                             std::to_string(story)),
+                 int64_t(0));
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs b LEFT JOIN "
+                                             "recurrent_states s ON s.id = b.state_id WHERE "
+                                             "s.id IS NULL"),
+                 int64_t(0));
+        QCOMPARE(m_db->connection().queryText("PRAGMA foreign_key_check"), std::string());
+    }
+
+    void longChainsWork() {
+        // A deep tree (a long story saved chunk by chunk) loads and deletes: no
+        // recursion limit is hit.
+        auto& st = m_db->stories();
+        const int64_t story = *st.create(titled("Long"));
+        VERIFY_OK(m_db->transaction([&]() -> Result<void> {
+            for (int i = 0; i < 3000; ++i)
+                if (auto r = st.append(story, std::to_string(i % 10), PassageAuthor::Model); !r)
+                    return r.error();
+            return {};
+        }));
+        auto text = st.currentText(story);
+        VERIFY_OK(text);
+        QCOMPARE(text->size(), size_t(3000));
+        QCOMPARE(text->substr(0, 12), std::string("012345678901"));
+        VERIFY_OK(st.remove(story));
+    }
+
+    void statesAndInvalidation() {
+        auto& st = m_db->stories();
+        auto& states = m_db->states();
+        const int64_t story = *st.create(titled("States"));
+        const int64_t p1 = *st.append(story, "one ", PassageAuthor::User);
+        const int64_t p2 = *st.append(story, "two ", PassageAuthor::Model);
+        const int64_t p3 = *st.append(story, "three ", PassageAuthor::Model);
+        const int64_t p3b = *st.addPassage(story, p2, "three-b ", PassageAuthor::Model, false);
+        const int64_t p4 = *st.append(story, "four", PassageAuthor::Model);
+        const std::vector<std::pair<int64_t, int>> saved = {
+            {p1, 10}, {p2, 20}, {p3, 30}, {p3b, 31}, {p4, 40}};
+        for (const auto& [p, off] : saved)
+            VERIFY_OK(states.save(makeState(p, "model-a", off)));
+        VERIFY_OK(states.save(makeState(p4, "model-b", 40))); // another model, same passage
+        QCOMPARE(*states.countForStory(story), int64_t(6));
+
+        // The deepest matching state on the path, with its blob.
+        auto latest = states.latestOnPath(p4, "model-a", 128, 16, 1);
+        VERIFY_OK(latest);
+        QVERIFY(latest->has_value());
+        QCOMPARE((*latest)->passageId, p4);
+        QCOMPARE((*latest)->tokenOffset, int64_t(40));
+        QCOMPARE((*latest)->blob, makeState(p4, "model-a", 40).blob);
+        QVERIFY(!states.latestOnPath(p4, "model-c", 128, 16, 1)->has_value());
+        QVERIFY(!states.latestOnPath(p4, "model-a", 256, 16, 1)->has_value()); // other T
+        QVERIFY(!states.latestOnPath(p4, "model-a", 128, 0, 1)->has_value());  // other o
+        QVERIFY(!states.latestOnPath(p4, "model-a", 128, 16, 2)->has_value()); // other format
+        // On the other branch the state of p3b is found, never p3's or p4's.
+        QCOMPARE((*states.latestOnPath(p3b, "model-a", 128, 16, 1))->passageId, p3b);
+
+        // Saving again for the same keys replaces (one row, new blob).
+        StoredState again = makeState(p4, "model-a", 41);
+        VERIFY_OK(states.save(again));
+        QCOMPARE(states.forPassage(p4)->size(), size_t(2));
+        QCOMPARE((*states.latestOnPath(p4, "model-a", 128, 16, 1))->tokenOffset, int64_t(41));
+
+        // Editing p2 invalidates the states of p2 and of every descendant (p3, p3b,
+        // p4 twice) but not p1's.
+        auto removed = st.editPassage(p2, "TWO ");
+        VERIFY_OK(removed);
+        QCOMPARE(*removed, int64_t(5));
+        QCOMPARE(states.forPassage(p1)->size(), size_t(1));
+        QVERIFY(states.forPassage(p2)->empty());
+        QVERIFY(states.forPassage(p3)->empty());
+        QVERIFY(states.forPassage(p3b)->empty());
+        QVERIFY(states.forPassage(p4)->empty());
+        QCOMPARE((*states.latestOnPath(p4, "model-a", 128, 16, 1))->passageId, p1);
+        QCOMPARE(*st.currentText(story), std::string("one TWO three four"));
+        QCOMPARE(st.passage(p2)->author, PassageAuthor::Edit);
+        QVERIFY(st.passage(p2)->editedAt > 0);
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
+                 m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+        // Editing a leaf touches only the leaf.
+        VERIFY_OK(states.save(makeState(p4, "model-a", 40)));
+        VERIFY_OK(states.save(makeState(p3, "model-a", 30)));
+        QCOMPARE(*st.editPassage(p4, "FOUR"), int64_t(1));
+        QCOMPARE(states.forPassage(p3)->size(), size_t(1));
+        // States need an existing passage.
+        QCOMPARE(states.save(makeState(123456789, "m", 1)).error().code,
+                 StorageErrorCode::Constraint);
+    }
+
+    void booksAndCorpora() {
+        auto& books = m_db->books();
+        Book b{0, "Emma", "/books/emma.txt", "abc123", std::string(100000, 'e'), 0, 0};
+        const int64_t emma = *books.add(b);
+        const int64_t persuasion = *books.add(Book{0, "Persuasion", "", "def", "text", 0, 0});
+        auto got = books.get(emma);
+        VERIFY_OK(got);
+        QCOMPARE(got->text, b.text);
+        QCOMPARE(got->textBytes, int64_t(100000));
+        QCOMPARE(got->checksum, std::string("abc123"));
+        auto list = books.list();
+        VERIFY_OK(list);
+        QCOMPARE(list->size(), size_t(2));
+        QVERIFY(list->front().text.empty()); // listed without texts
+        QCOMPARE(list->front().title, std::string("Emma"));
+
+        const int64_t corpus = *books.createCorpus("Austen", {persuasion, emma});
+        QCOMPARE(books.corpus(corpus)->bookIds, (std::vector<int64_t>{persuasion, emma}));
+        VERIFY_OK(books.setCorpusBooks(corpus, {emma}));
+        QCOMPARE(books.corpus(corpus)->bookIds, (std::vector<int64_t>{emma}));
+        QCOMPARE(books.createCorpus("Austen", {}).error().code, StorageErrorCode::Constraint);
+        QCOMPARE(books.createCorpus("Bad", {424242}).error().code, StorageErrorCode::Constraint);
+        QCOMPARE(books.corpora()->size(), size_t(1));
+        // A book in a corpus cannot be deleted; out of it, it can.
+        QCOMPARE(books.remove(emma).error().code, StorageErrorCode::Constraint);
+        VERIFY_OK(books.removeCorpus(corpus));
+        VERIFY_OK(books.remove(emma));
+        QCOMPARE(books.get(emma).error().code, StorageErrorCode::NotFound);
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM book_texts"), int64_t(1));
+    }
+
+    void models() {
+        auto& models = m_db->models();
+        const int64_t a =
+            *models.add(RegisteredModel{0, "/m/a", "A", "sum-a", R"({"n_layer":2})", true, 0});
+        const int64_t b = *models.add(RegisteredModel{0, "/m/b", "B", "sum-b", "{}", false, 0});
+        QCOMPARE((*models.defaultModel())->id, a);
+        QCOMPARE(models.add(RegisteredModel{0, "/m/a", "dup", "", "{}", false, 0}).error().code,
+                 StorageErrorCode::Constraint);
+        VERIFY_OK(models.setDefault(b));
+        QCOMPARE((*models.defaultModel())->id, b);
+        QVERIFY(!models.get(a)->isDefault);
+        // Registering a new default takes the flag over.
+        const int64_t c = *models.add(RegisteredModel{0, "/m/c", "C", "", "{}", true, 0});
+        QCOMPARE((*models.defaultModel())->id, c);
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM models WHERE is_default"),
+                 int64_t(1));
+        auto byPath = models.byPath("/m/a");
+        VERIFY_OK(byPath);
+        QCOMPARE((*byPath)->configJson, std::string(R"({"n_layer":2})"));
+        RegisteredModel changed = *models.get(a);
+        changed.checksum = "new";
+        VERIFY_OK(models.update(changed));
+        QCOMPARE(models.get(a)->checksum, std::string("new"));
+        VERIFY_OK(models.setDefault(0));
+        QVERIFY(!models.defaultModel()->has_value());
+        QCOMPARE(models.list()->size(), size_t(3));
+        VERIFY_OK(models.remove(c));
+        QCOMPARE(models.list()->size(), size_t(2));
+    }
+
+    void runsAndMetrics() {
+        auto& runs = m_db->runs();
+        const int64_t model = (*m_db->models().byPath("/m/a"))->id;
+        TrainingRun r;
+        r.modelId = model;
+        r.configJson = R"({"lr":0.0003})";
+        r.checkpointPaths = {"/ckpt/1"};
+        const int64_t id = *runs.create(r);
+        VERIFY_OK(runs.setStatus(id, RunStatus::Running));
+        VERIFY_OK(runs.addCheckpoint(id, "/ckpt/2"));
+        std::vector<MetricPoint> points;
+        for (int step = 0; step < 100; ++step) {
+            points.push_back(MetricPoint{id, step, "train_loss", 5.0 - step * 0.01});
+            if (step % 10 == 0)
+                points.push_back(MetricPoint{id, step, "val_ppl", 100.0 - step});
+        }
+        VERIFY_OK(runs.addMetrics(points));
+        VERIFY_OK(runs.addMetrics({MetricPoint{id, 0, "val_ppl", 99.5}})); // replaced
+        auto loss = runs.metrics(id, "train_loss");
+        VERIFY_OK(loss);
+        QCOMPARE(loss->size(), size_t(100));
+        QCOMPARE(loss->at(99).step, int64_t(99));
+        QCOMPARE(loss->at(99).value, 5.0 - 99 * 0.01);
+        auto ppl = runs.metrics(id, "val_ppl");
+        QCOMPARE(ppl->size(), size_t(10));
+        QCOMPARE(ppl->front().value, 99.5);
+        QCOMPARE(runs.metrics(id)->size(), size_t(110));
+        VERIFY_OK(runs.setStatus(id, RunStatus::Failed, "out of memory"));
+        auto got = runs.get(id);
+        VERIFY_OK(got);
+        QCOMPARE(got->status, RunStatus::Failed);
+        QCOMPARE(got->message, std::string("out of memory"));
+        QCOMPARE(got->checkpointPaths, (std::vector<std::string>{"/ckpt/1", "/ckpt/2"}));
+        QCOMPARE(got->modelId, model);
+        QCOMPARE(runs.addMetrics({MetricPoint{777777, 1, "x", 1}}).error().code,
+                 StorageErrorCode::Constraint);
+        QCOMPARE(runs.list()->size(), size_t(1));
+        VERIFY_OK(runs.remove(id));
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM metric_points"), int64_t(0));
+    }
+
+    void evalResults() {
+        auto& evals = m_db->evals();
+        EvalResult e;
+        e.modelPath = "/m/b";
+        e.textId = "emma.txt";
+        e.textHash = "0123456789abcdef";
+        e.window = 300;
+        e.overlap = 50;
+        e.scoredTokens = 12345;
+        e.nll = 40000.5;
+        e.tokenPpl = 25.5;
+        e.wordPpl = 70.25;
+        e.flopsPerToken = 2.9e8;
+        e.seconds = 12.5;
+        const int64_t id = *evals.add(e);
+        EvalResult other = e;
+        other.modelPath = "/m/a";
+        VERIFY_OK(evals.add(other));
+        auto got = evals.get(id);
+        VERIFY_OK(got);
+        QCOMPARE(got->scoredTokens, e.scoredTokens);
+        QCOMPARE(got->nll, e.nll);
+        QCOMPARE(got->wordPpl, e.wordPpl);
+        QCOMPARE(got->flopsPerToken, e.flopsPerToken);
+        QCOMPARE(got->window, 300);
+        QCOMPARE(got->overlap, 50);
+        QCOMPARE(evals.list("/m/b")->size(), size_t(1));
+        QCOMPARE(evals.list()->size(), size_t(2));
+        EvalResult bad = e;
+        bad.window = 0;
+        QCOMPARE(evals.add(bad).error().code, StorageErrorCode::Constraint);
+        VERIFY_OK(evals.remove(id));
+        QCOMPARE(evals.get(id).error().code, StorageErrorCode::NotFound);
+    }
+
+    void transactionGroupsAndRollsBack() {
+        auto& st = m_db->stories();
+        const int64_t story = *st.create(titled("Tx"));
+        auto r = m_db->transaction([&]() -> Result<void> {
+            if (auto a = st.append(story, "kept? ", PassageAuthor::User); !a)
+                return a.error();
+            return makeStorageError(StorageErrorCode::InvalidArgument, "changed my mind");
+        });
+        QVERIFY(!r.ok());
+        QCOMPARE(*st.passageCount(story), int64_t(0));
+        QCOMPARE(st.get(story)->currentPassageId, int64_t(0));
+        QCOMPARE(*m_db->integrityCheck(), std::string("ok"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStores)
+#include "tst_stores.moc"
