@@ -271,11 +271,15 @@ int storyImport(const std::vector<std::string>& argv) {
 // nothing held back by a stop string), so the state matches the stored text.
 class ChunkSaver {
 public:
-    ChunkSaver(storage::Database& db, int64_t storyId, const engine::Generator& gen,
-               std::shared_ptr<const engine::Tokenizer> tokenizer, const std::string& identity,
-               int chunkTokens)
+    // parentId: the passage the generation continues (0 for an empty story). Every
+    // chunk goes under the previous one, whatever else moves the story's current leaf
+    // meanwhile, so the saved states always match the text of their path.
+    ChunkSaver(storage::Database& db, int64_t storyId, int64_t parentId,
+               const engine::Generator& gen, std::shared_ptr<const engine::Tokenizer> tokenizer,
+               const std::string& identity, int chunkTokens)
         : m_db(db)
         , m_storyId(storyId)
+        , m_parent(parentId)
         , m_gen(gen)
         , m_decoder(std::move(tokenizer))
         , m_identity(identity)
@@ -320,9 +324,11 @@ private:
         }
         const engine::WindowSettings& w = m_gen.windows();
         auto r = m_db.transaction([&]() -> storage::Result<void> {
-            auto passage = m_db.stories().append(m_storyId, m_text, storage::PassageAuthor::Model);
+            auto passage = m_db.stories().addPassage(m_storyId, m_parent, m_text,
+                                                     storage::PassageAuthor::Model);
             if (!passage)
                 return passage.error();
+            m_lastPassage = *passage;
             if (!withState)
                 return {};
             storage::StoredState s;
@@ -337,12 +343,17 @@ private:
             auto saved = m_db.states().save(s);
             if (!saved)
                 return saved.error();
+            auto pruned = m_db.states().pruneAncestors(s);
+            if (!pruned)
+                return pruned.error();
             return {};
         });
         if (!r.ok()) {
             m_error = r.error();
             return false;
         }
+        m_error.reset();
+        m_parent = m_lastPassage;
         ++m_chunks;
         m_states += withState ? 1 : 0;
         m_text.clear();
@@ -353,6 +364,7 @@ private:
 
     storage::Database& m_db;
     int64_t m_storyId;
+    int64_t m_parent = 0, m_lastPassage = 0;
     const engine::Generator& m_gen;
     engine::StreamDecoder m_decoder;
     std::string m_identity;
@@ -464,15 +476,15 @@ int storyGenerate(const std::vector<std::string>& argv) {
                       << gen->streamLength() << " tokens in the stream]\n";
     }
 
-    ChunkSaver saver(*db, id, *gen, model->tokenizer(), model->info().identity, chunkTokens);
+    ChunkSaver saver(*db, id, leaf, *gen, model->tokenizer(), model->info().identity, chunkTokens);
     auto onToken = [&](const engine::GenerationEvent& e) {
         if (!e.text.empty())
             std::cout << e.text << std::flush;
         return saver.onEvent(e);
     };
     const auto r = gen->generate(sampling, onToken);
+    saver.finish(); // what was streamed is saved even when generation failed
     check(r);
-    saver.finish();
     std::cout << "\n" << std::flush;
     if (const auto* error = saver.error())
         throw CliError("the story could not be saved: " + storage::describe(*error) +

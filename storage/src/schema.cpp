@@ -1,5 +1,7 @@
 #include "schema.h"
 
+#include <cstdio>
+
 #include "connection.h"
 #include "statement.h"
 #include "transaction.h"
@@ -181,15 +183,37 @@ void migrate(Connection& connection, const std::string& backupPath) {
 void migrate(Connection& connection, const std::string& backupPath,
              const std::vector<Migration>& list) {
     const int64_t from = connection.queryInt("PRAGMA user_version");
-    bool backedUp = false;
-    for (const Migration& m : list) {
-        if (m.version <= from)
-            continue;
-        if (from > 0 && !backedUp && !backupPath.empty()) {
-            backupTo(connection, backupPath);
-            backedUp = true;
+    if (from > 0 && from < list.back().version && !backupPath.empty()) {
+        // The copy is made beside the target and kept only if it still holds version
+        // `from`: another process that opened the same file may have migrated it
+        // meanwhile, and its copy must not replace the real pre-migration backup.
+        const std::string tmp = backupPath + ".partial";
+        std::remove(tmp.c_str());
+        backupTo(connection, tmp);
+        int64_t copied = -1;
+        {
+            Connection check(tmp, Connection::Mode::ReadOnly);
+            copied = check.queryInt("PRAGMA user_version");
         }
+        if (copied == from) {
+            if (std::rename(tmp.c_str(), backupPath.c_str()) != 0)
+                throw SqliteException(makeStorageError(StorageErrorCode::Io,
+                                                       "cannot keep the backup before migrating",
+                                                       tmp + " -> " + backupPath));
+        } else {
+            std::remove(tmp.c_str());
+        }
+    }
+    for (const Migration& m : list) {
+        // The version is read again under the write lock (BEGIN IMMEDIATE): another
+        // process may have migrated the file meanwhile, and a migration must never
+        // run twice.
         Transaction t(connection);
+        const int64_t now = connection.queryInt("PRAGMA user_version");
+        if (m.version <= now) {
+            t.commit();
+            continue;
+        }
         connection.exec(m.sql);
         // PRAGMA takes no bound parameters; the version is a constant of this build.
         connection.exec("PRAGMA user_version = " + std::to_string(m.version));

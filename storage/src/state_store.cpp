@@ -102,6 +102,26 @@ Result<std::optional<StoredState>> StateStore::latestOnPath(int64_t leafId,
     });
 }
 
+Result<int64_t> StateStore::pruneAncestors(const StoredState& kept) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        m_db.prepare("WITH RECURSIVE chain(id) AS (SELECT parent_id FROM passages WHERE id = ?1 "
+                     "UNION ALL SELECT p.parent_id FROM passages p JOIN chain c ON p.id = c.id "
+                     "WHERE p.parent_id IS NOT NULL) DELETE FROM recurrent_states WHERE id IN "
+                     "(SELECT s.id FROM chain c JOIN recurrent_states s ON s.passage_id = c.id "
+                     "WHERE s.window_index = ?2 AND s.model_identity = ?3 AND s.window_size = ?4 "
+                     "AND s.overlap = ?5 AND s.format_version = ?6 AND (SELECT count(*) FROM "
+                     "passages k WHERE k.parent_id = c.id) < 2)")
+            .bind(1, kept.passageId)
+            .bind(2, kept.windowIndex)
+            .bind(3, kept.modelIdentity)
+            .bind(4, static_cast<int64_t>(kept.window))
+            .bind(5, static_cast<int64_t>(kept.overlap))
+            .bind(6, static_cast<int64_t>(kept.formatVersion))
+            .run();
+        return static_cast<int64_t>(m_db.changes());
+    });
+}
+
 Result<int64_t> StateStore::invalidateFrom(int64_t passageId) {
     return guard<int64_t>([&]() -> Result<int64_t> {
         m_db.prepare("WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT p.id FROM passages p "

@@ -199,6 +199,39 @@ private Q_SLOTS:
         VERIFY_OK(st.remove(story));
     }
 
+    void statesArePrunedToOnePerWindow() {
+        auto& st = m_db->stories();
+        auto& states = m_db->states();
+        const int64_t story = *st.create(titled("Pruned"));
+        // Offsets 10, 20, 30 lie in window 0 (makeState: window = offset / 100); 110 in 1.
+        const int64_t a = *st.append(story, "a", PassageAuthor::Model);
+        const int64_t b = *st.append(story, "b", PassageAuthor::Model);
+        const int64_t c = *st.append(story, "c", PassageAuthor::Model);
+        const int64_t d = *st.append(story, "d", PassageAuthor::Model);
+        VERIFY_OK(states.save(makeState(a, "m", 10)));
+        VERIFY_OK(states.save(makeState(b, "m", 20)));
+        VERIFY_OK(states.save(makeState(b, "other-model", 20)));
+        VERIFY_OK(states.save(makeState(c, "m", 30)));
+        QCOMPARE(*states.pruneAncestors(makeState(c, "m", 30)), int64_t(2)); // a's and b's
+        QVERIFY(states.forPassage(a)->empty());
+        QCOMPARE(states.forPassage(b)->size(), size_t(1)); // another model's stays
+        QCOMPARE(states.forPassage(c)->size(), size_t(1));
+        // Another window's state does not prune window 0's.
+        VERIFY_OK(states.save(makeState(d, "m", 110)));
+        QCOMPARE(*states.pruneAncestors(makeState(d, "m", 110)), int64_t(0));
+        QCOMPARE(states.forPassage(c)->size(), size_t(1));
+        // A branch point keeps its state: c gets a second child, then a deeper state in
+        // c's window on one branch leaves c's state for the other branch.
+        const int64_t e = *st.addPassage(story, c, "e", PassageAuthor::Model, true);
+        VERIFY_OK(states.save(makeState(e, "m", 40)));
+        QCOMPARE(*states.pruneAncestors(makeState(e, "m", 40)), int64_t(0));
+        QCOMPARE(states.forPassage(c)->size(), size_t(1));
+        QCOMPARE((*states.latestOnPath(d, "m", 128, 16, 1))->passageId, d);
+        QCOMPARE((*states.latestOnPath(e, "m", 128, 16, 1))->passageId, e);
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
+                 m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+    }
+
     void statesAndInvalidation() {
         auto& st = m_db->stories();
         auto& states = m_db->states();

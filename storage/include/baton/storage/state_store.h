@@ -29,6 +29,13 @@ public:
     Result<std::optional<StoredState>> latestOnPath(int64_t leafId,
                                                     const std::string& modelIdentity, int window,
                                                     int overlap, int formatVersion);
+    // Keeps one state per window on a path: deletes the states of the ancestors of
+    // kept.passageId that have the same window index, model, T, o and format version,
+    // except at branch points (passages with more than one child), whose state other
+    // branches resume from. Resuming any passage then re-encodes at most about one
+    // window, and a long story keeps about one state per window instead of one per
+    // chunk. Returns how many were deleted.
+    Result<int64_t> pruneAncestors(const StoredState& kept);
     // Deletes the states of passageId and of all its descendants; returns how many.
     Result<int64_t> invalidateFrom(int64_t passageId);
     // All states of a story (without blobs).
