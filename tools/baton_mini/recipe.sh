@@ -14,12 +14,16 @@
 #   BATON_SHARED the shared folder (default: ../shared beside the checkout)
 #   RUNS         where runs, splits and results live (default: ~/baton-mini-runs)
 #   THREADS      compute threads (default: all cores)
+#   OMP_WAIT_POLICY  default PASSIVE (see README, "Measured")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cli=${BATON_CLI:-$root/build/app/cli/baton-cli}
 shared=${BATON_SHARED:-$root/../shared}
 runs=${RUNS:-$HOME/baton-mini-runs}
 threads=${THREADS:-0}
+# OpenMP threads that spin while waiting slow training down 3-6x whenever anything
+# else runs on this 2-core machine; passive waiting stays near one core's speed.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 stages=("$@")
 ((${#stages[@]})) || stages=(split pretrain finetune eval package)
 
