@@ -6,6 +6,7 @@
 #include "sampling_options.h"
 
 #include <baton/engine/generator.h>
+#include <baton/engine/state_chunker.h>
 #include <baton/engine/text.h>
 #include <baton/engine/tokenizer.h>
 #include <baton/engine/windows.h>
@@ -265,10 +266,9 @@ int storyImport(const std::vector<std::string>& argv) {
     return 0;
 }
 
-// Saves generated text in chunks, each with the generator's state after it, one
-// transaction per chunk. A chunk ends at a token boundary where the text streamed so
-// far is exactly the text of the tokens generated so far (no partial character and
-// nothing held back by a stop string), so the state matches the stored text.
+// Saves generated text in the chunks engine::StateChunker cuts, each with the
+// generator's state after it, one transaction per chunk. A chunk that cannot be saved
+// is kept and saved together with the next one (whose state covers both).
 class ChunkSaver {
 public:
     // parentId: the passage the generation continues (0 for an empty story). Every
@@ -281,27 +281,26 @@ public:
         , m_storyId(storyId)
         , m_parent(parentId)
         , m_gen(gen)
-        , m_decoder(std::move(tokenizer))
-        , m_identity(identity)
-        , m_chunkTokens(chunkTokens) {}
+        , m_chunker(gen, std::move(tokenizer), chunkTokens)
+        , m_identity(identity) {}
 
     // Returns false to stop generation (the database refused a write).
     bool onEvent(const engine::GenerationEvent& e) {
-        m_text += e.text;
-        if (e.token < 0)
-            return true; // trailing text after the last token
-        m_decoded += m_decoder.push(e.token);
-        ++m_tokens;
-        if (m_tokens >= m_chunkTokens && consistent())
-            return save(true);
+        if (auto chunk = m_chunker.onEvent(e))
+            return save(std::move(*chunk));
         return true;
     }
 
     // After generation: the rest, with a state only when it matches the text.
     bool finish() {
-        if (m_text.empty())
-            return true;
-        return save(consistent());
+        if (auto chunk = m_chunker.finish())
+            return save(std::move(*chunk));
+        if (m_failed) {
+            engine::StateChunk retry = std::move(*m_failed);
+            m_failed.reset();
+            return save(std::move(retry));
+        }
+        return true;
     }
 
     int64_t chunks() const { return m_chunks; }
@@ -309,37 +308,33 @@ public:
     const storage::StorageError* error() const { return m_error ? &*m_error : nullptr; }
 
 private:
-    bool consistent() const { return m_decoder.pendingBytes() == 0 && m_decoded == m_text; }
-
-    bool save(bool withState) {
-        if (m_text.empty())
-            return true;
-        std::vector<uint8_t> blob;
-        if (withState) {
-            auto exported = m_gen.exportState();
-            if (exported.ok())
-                blob = std::move(*exported);
-            else
-                withState = false;
+    bool save(engine::StateChunk chunk) {
+        if (m_failed) { // the earlier chunk goes in with this one; this one's state covers both
+            chunk.text = m_failed->text + chunk.text;
+            m_failed.reset();
         }
+        if (chunk.text.empty())
+            return true;
         const engine::WindowSettings& w = m_gen.windows();
+        const bool withState = !chunk.state.empty();
+        int64_t passageId = 0;
         auto r = m_db.transaction([&]() -> storage::Result<void> {
-            auto passage = m_db.stories().addPassage(m_storyId, m_parent, m_text,
+            auto passage = m_db.stories().addPassage(m_storyId, m_parent, chunk.text,
                                                      storage::PassageAuthor::Model);
             if (!passage)
                 return passage.error();
-            m_lastPassage = *passage;
+            passageId = *passage;
             if (!withState)
                 return {};
             storage::StoredState s;
             s.passageId = *passage;
-            s.windowIndex = w.stride() > 0 ? m_gen.windowStart() / w.stride() : 0;
-            s.tokenOffset = m_gen.streamLength();
+            s.windowIndex = chunk.windowIndex;
+            s.tokenOffset = chunk.streamLength;
             s.modelIdentity = m_identity;
             s.window = w.window;
             s.overlap = w.overlap;
             s.formatVersion = static_cast<int>(engine::kStateFormatVersion);
-            s.blob = std::move(blob);
+            s.blob = chunk.state;
             auto saved = m_db.states().save(s);
             if (!saved)
                 return saved.error();
@@ -350,28 +345,24 @@ private:
         });
         if (!r.ok()) {
             m_error = r.error();
+            m_failed = std::move(chunk);
             return false;
         }
         m_error.reset();
-        m_parent = m_lastPassage;
+        m_parent = passageId;
         ++m_chunks;
         m_states += withState ? 1 : 0;
-        m_text.clear();
-        m_decoded.clear();
-        m_tokens = 0;
         return true;
     }
 
     storage::Database& m_db;
     int64_t m_storyId;
-    int64_t m_parent = 0, m_lastPassage = 0;
+    int64_t m_parent = 0;
     const engine::Generator& m_gen;
-    engine::StreamDecoder m_decoder;
+    engine::StateChunker m_chunker;
     std::string m_identity;
-    int m_chunkTokens;
-    std::string m_text, m_decoded;
-    int m_tokens = 0;
     int64_t m_chunks = 0, m_states = 0;
+    std::optional<engine::StateChunk> m_failed;
     std::optional<storage::StorageError> m_error;
 };
 

@@ -1,0 +1,49 @@
+#include "baton/engine/state_chunker.h"
+
+#include <algorithm>
+
+namespace baton::engine {
+
+StateChunker::StateChunker(const Generator& generator, std::shared_ptr<const Tokenizer> tokenizer,
+                           int chunkTokens)
+    : m_gen(generator)
+    , m_decoder(std::move(tokenizer))
+    , m_chunkTokens(std::max(1, chunkTokens)) {}
+
+bool StateChunker::consistent() const {
+    return m_decoder.pendingBytes() == 0 && m_decoded == m_text;
+}
+
+StateChunk StateChunker::take(bool withState) {
+    StateChunk c;
+    c.text = std::move(m_text);
+    if (withState)
+        if (auto blob = m_gen.exportState(); blob.ok())
+            c.state = std::move(*blob);
+    c.streamLength = m_gen.streamLength();
+    const int stride = m_gen.windows().stride();
+    c.windowIndex = stride > 0 ? m_gen.windowStart() / stride : 0;
+    m_text.clear();
+    m_decoded.clear();
+    m_tokens = 0;
+    return c;
+}
+
+std::optional<StateChunk> StateChunker::onEvent(const GenerationEvent& e) {
+    m_text += e.text;
+    if (e.token < 0)
+        return std::nullopt; // trailing text after the last token
+    m_decoded += m_decoder.push(e.token);
+    ++m_tokens;
+    if (m_tokens >= m_chunkTokens && consistent())
+        return take(true);
+    return std::nullopt;
+}
+
+std::optional<StateChunk> StateChunker::finish() {
+    if (m_text.empty())
+        return std::nullopt;
+    return take(consistent());
+}
+
+} // namespace baton::engine
