@@ -1,0 +1,128 @@
+// The engine's QtCore facade for the GUI: one engine thread runs jobs (load,
+// generate, evaluate, train, fit topics) one at a time in FIFO order. Requests and
+// results are value types; progress is throttled at the source (about every 50 ms,
+// the first at once); every job ends with exactly one jobFinished. Cancellation is
+// cooperative: a cancelled generation keeps what it generated.
+#pragma once
+
+#include "baton/engine/error.h"
+#include "baton/engine/generator.h"
+#include "baton/engine/model.h"
+#include "baton/engine/sampling.h"
+#include "baton/engine/scoring.h"
+#include "baton/engine/state_chunker.h"
+#include "baton/engine/topics.h"
+#include "baton/engine/training.h"
+#include "baton/engine/windows.h"
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+class EngineWorker;
+using JobId = quint64;
+
+struct GenerateRequest {
+    // Continue from a state blob (from an earlier GenerationDone or StateChunk), or
+    // from nothing when empty; `text` is appended after it (the whole text when there
+    // is no state).
+    std::vector<uint8_t> state;
+    std::string text;
+    SamplingOptions sampling;
+    WindowSettings windows; // window 0: the model's default
+    bool useState = true;   // false: a recurrent model with its state switched off
+    int chunkTokens = 16;   // generationChunk about every this many tokens
+};
+
+// Streamed text (complete UTF-8) since the previous progress signal.
+struct GenerationProgress {
+    std::string text;
+    int64_t generated = 0;    // tokens so far in this job
+    int64_t streamLength = 0; // tokens in the whole stream
+    int windowFill = 0;       // tokens in the open window
+    int64_t windowStart = 0;  // stream offset of the open window
+    double tokensPerSecond = 0;
+};
+
+struct GenerationDone {
+    GenerationResult result;
+    std::vector<uint8_t> state; // the state after the last token (to continue later)
+};
+
+struct EvaluateRequest {
+    std::string text;
+    std::vector<WindowSettings> settings; // one ScoreResult per setting
+    bool alsoWithoutState = false;        // recurrent models: each setting again, state off
+    bool keepPerToken = false;
+};
+
+struct TopicsRequest {
+    std::vector<std::string> texts;
+    LdaOptions options;
+    std::string outPath; // where the fitted model is saved
+};
+
+class EngineController : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineController(QObject* parent = nullptr);
+    // Cancels every job, waits for the engine thread to stop.
+    ~EngineController() override;
+
+    JobId loadModel(const QString& folder, ComputeDtype dtype = ComputeDtype::Float32,
+                    const QString& device = QStringLiteral("cpu"));
+    JobId generate(const GenerateRequest& request);
+    JobId evaluate(const EvaluateRequest& request);
+    JobId train(const TrainConfig& config);
+    JobId fitTopics(const TopicsRequest& request);
+
+    void cancel(JobId job);
+    void cancelAll();
+    // Jobs queued or running.
+    int pendingJobs() const { return int(m_tokens.size()); }
+    // The model the last successful load produced (a GUI-side copy of its info).
+    const std::optional<ModelInfo>& model() const { return m_model; }
+
+Q_SIGNALS:
+    void jobStarted(baton::engine::JobId job);
+    // Load, evaluate and topic fitting: the fraction done (0..1) and a short message.
+    void jobProgress(baton::engine::JobId job, double fraction, QString message);
+    void modelLoaded(baton::engine::JobId job, baton::engine::ModelInfo info);
+    void generationProgress(baton::engine::JobId job, baton::engine::GenerationProgress progress);
+    void generationChunk(baton::engine::JobId job, baton::engine::StateChunk chunk);
+    void generationDone(baton::engine::JobId job, baton::engine::GenerationDone done);
+    void evaluationRow(baton::engine::JobId job, baton::engine::ScoreResult row, bool withState);
+    void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
+    void topicsFitted(baton::engine::JobId job, QString path);
+    // Always the last signal of a job. ok = false carries the error (Cancelled for a
+    // cancelled load, evaluation, training or fit; a stopped generation is ok).
+    void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
+
+private:
+    void connectWorker();
+    JobId enqueue(const std::function<void(EngineWorker&, JobId, const CancelToken&)>& run);
+
+    QThread m_thread;
+    EngineWorker* m_worker = nullptr; // lives in m_thread
+    JobId m_next = 1;
+    QHash<JobId, CancelToken> m_tokens;
+    std::optional<ModelInfo> m_model;
+};
+
+} // namespace baton::engine
+
+Q_DECLARE_METATYPE(baton::engine::ModelInfo)
+Q_DECLARE_METATYPE(baton::engine::GenerationProgress)
+Q_DECLARE_METATYPE(baton::engine::StateChunk)
+Q_DECLARE_METATYPE(baton::engine::GenerationDone)
+Q_DECLARE_METATYPE(baton::engine::ScoreResult)
+Q_DECLARE_METATYPE(baton::engine::TrainEvent)
+Q_DECLARE_METATYPE(baton::engine::Error)

@@ -1,0 +1,254 @@
+#include "engine_worker.h"
+
+#include <QFileInfo>
+
+#include <exception>
+
+namespace baton::engine {
+
+namespace {
+
+constexpr qint64 kProgressIntervalMs = 50;
+
+Error noModel() {
+    return Error{ErrorCode::InvalidArgument, "no model is loaded"};
+}
+
+} // namespace
+
+bool EngineWorker::begin(JobId job, const CancelToken& cancel) {
+    Q_EMIT jobStarted(job);
+    if (cancel.cancelled()) {
+        fail(job, Error{ErrorCode::Cancelled, "cancelled before it started"});
+        return false;
+    }
+    return true;
+}
+
+bool EngineWorker::due(QElapsedTimer& timer, bool& first) {
+    if (first || timer.elapsed() >= kProgressIntervalMs) {
+        first = false;
+        timer.restart();
+        return true;
+    }
+    return false;
+}
+
+void EngineWorker::runLoad(JobId job, const QString& folder, ComputeDtype dtype,
+                           const QString& device, const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    QElapsedTimer timer;
+    timer.start();
+    bool first = true;
+    LoadOptions options;
+    options.dtype = dtype;
+    options.device = device.toStdString();
+    options.cancel = cancel;
+    options.progress = [&](double fraction) {
+        if (due(timer, first) || fraction >= 1.0)
+            Q_EMIT jobProgress(job, fraction,
+                               QStringLiteral("loading %1").arg(QFileInfo(folder).fileName()));
+        return !cancel.cancelled();
+    };
+    auto model = Model::load(folder.toStdString(), options);
+    if (!model) {
+        fail(job, model.error());
+        return;
+    }
+    m_model = *model;
+    m_live.reset();
+    m_liveState.clear();
+    Q_EMIT modelLoaded(job, m_model->info());
+    succeed(job);
+}
+
+Result<std::unique_ptr<Generator>> EngineWorker::generatorFor(const GenerateRequest& request,
+                                                              const CancelToken& cancel) {
+    const WindowSettings windows = resolveWindows(m_model->info(), request.windows);
+    if (m_live && !request.state.empty() && request.state == m_liveState &&
+        request.useState == m_liveUsesState && m_live->windows().window == windows.window &&
+        m_live->windows().overlap == windows.overlap) {
+        // Continuing exactly where the last generation stopped: nothing to re-encode.
+        auto gen = std::move(m_live);
+        m_liveState.clear();
+        return gen;
+    }
+    m_live.reset();
+    m_liveState.clear();
+    std::unique_ptr<Generator> gen;
+    if (!request.state.empty()) {
+        if (!request.useState)
+            return makeError(ErrorCode::InvalidArgument,
+                             "a saved state cannot be continued with the state switched off");
+        auto imported = Generator::importState(m_model, request.state, request.windows, cancel);
+        if (!imported)
+            return imported.error();
+        gen = std::move(*imported);
+    } else {
+        auto created = Generator::create(m_model, request.windows, request.useState);
+        if (!created)
+            return created.error();
+        gen = std::move(*created);
+    }
+    return gen;
+}
+
+void EngineWorker::runGenerate(JobId job, const GenerateRequest& request,
+                               const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    if (!m_model) {
+        fail(job, noModel());
+        return;
+    }
+    auto created = generatorFor(request, cancel);
+    if (!created) {
+        fail(job, created.error());
+        return;
+    }
+    std::unique_ptr<Generator> gen = std::move(*created);
+    if (!request.text.empty())
+        if (auto r = gen->appendText(request.text, cancel); !r) {
+            fail(job, r.error());
+            return;
+        }
+    StateChunker chunker(*gen, m_model->tokenizer(), request.chunkTokens);
+    QElapsedTimer timer, clock;
+    timer.start();
+    clock.start();
+    bool first = true;
+    GenerationProgress pending;
+    auto flush = [&](const GenerationEvent& e) {
+        pending.generated = e.generated;
+        pending.streamLength = e.streamLength;
+        pending.windowFill = e.windowFill;
+        pending.windowStart = e.streamLength - e.windowFill;
+        const double s = double(clock.nsecsElapsed()) / 1e9;
+        pending.tokensPerSecond = s > 0 ? double(e.generated) / s : 0.0;
+        Q_EMIT generationProgress(job, pending);
+        pending.text.clear();
+    };
+    GenerationEvent last;
+    auto onToken = [&](const GenerationEvent& e) {
+        pending.text += e.text;
+        last = e;
+        if (e.token >= 0 && due(timer, first))
+            flush(e);
+        if (auto chunk = chunker.onEvent(e))
+            Q_EMIT generationChunk(job, *chunk);
+        return true; // the generator checks the cancel token itself (reason Cancelled)
+    };
+    auto result = gen->generate(request.sampling, onToken, cancel);
+    if (!pending.text.empty())
+        flush(last);
+    if (auto chunk = chunker.finish())
+        Q_EMIT generationChunk(job, *chunk);
+    if (!result) {
+        fail(job, result.error());
+        return;
+    }
+    GenerationDone done;
+    done.result = std::move(*result);
+    if (auto blob = gen->exportState(); blob.ok())
+        done.state = std::move(*blob);
+    m_liveState = done.state;
+    m_liveUsesState = request.useState;
+    m_live = std::move(gen);
+    Q_EMIT generationDone(job, done);
+    succeed(job);
+}
+
+void EngineWorker::runEvaluate(JobId job, const EvaluateRequest& request,
+                               const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    if (!m_model) {
+        fail(job, noModel());
+        return;
+    }
+    std::vector<std::pair<WindowSettings, bool>> runs;
+    for (const auto& w : request.settings) {
+        runs.push_back({w, true});
+        if (request.alsoWithoutState && m_model->recurrent())
+            runs.push_back({w, false});
+    }
+    QElapsedTimer timer;
+    timer.start();
+    bool first = true;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        ScoreOptions o;
+        o.windows = runs[i].first;
+        o.useState = runs[i].second;
+        o.keepPerToken = request.keepPerToken;
+        o.cancel = cancel;
+        o.progress = [&](int64_t done, int64_t total) {
+            if (due(timer, first) || done == total) {
+                const double f = (double(i) + (total > 0 ? double(done) / double(total) : 1.0)) /
+                                 double(runs.size());
+                Q_EMIT jobProgress(job, f,
+                                   QStringLiteral("setting %1 of %2").arg(i + 1).arg(runs.size()));
+            }
+            return !cancel.cancelled();
+        };
+        auto r = scoreText(*m_model, request.text, o);
+        if (!r) {
+            fail(job, r.error());
+            return;
+        }
+        Q_EMIT evaluationRow(job, *r, runs[i].second);
+    }
+    succeed(job);
+}
+
+void EngineWorker::runTrain(JobId job, const TrainConfig& config, const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    auto r = train(
+        config,
+        [&](const TrainEvent& e) {
+            Q_EMIT trainingEvent(job, e);
+            return true;
+        },
+        cancel);
+    if (!r) {
+        fail(job, r.error());
+        return;
+    }
+    if (r->cancelled) {
+        fail(job,
+             Error{ErrorCode::Cancelled, "training cancelled; the last checkpoint can be resumed"});
+        return;
+    }
+    succeed(job);
+}
+
+void EngineWorker::runTopics(JobId job, const TopicsRequest& request, const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    QElapsedTimer timer;
+    timer.start();
+    bool first = true;
+    auto model = fitLda(
+        request.texts, request.options,
+        [&](const LdaProgress& p) {
+            if (due(timer, first) || p.iteration == p.iterations)
+                Q_EMIT jobProgress(
+                    job, double(p.iteration) / double(p.iterations),
+                    QStringLiteral("sweep %1 of %2").arg(p.iteration).arg(p.iterations));
+            return !cancel.cancelled();
+        },
+        cancel);
+    if (!model) {
+        fail(job, model.error());
+        return;
+    }
+    if (auto r = model->save(request.outPath); !r) {
+        fail(job, r.error());
+        return;
+    }
+    Q_EMIT topicsFitted(job, QString::fromStdString(request.outPath));
+    succeed(job);
+}
+
+} // namespace baton::engine
