@@ -390,10 +390,13 @@ int storyGenerate(const std::vector<std::string>& argv) {
     auto db = openDatabase(args);
     auto story = db->stories().get(id);
     checkStorage(story);
-    const std::string modelPath = args.has("model") ? args.get("model") : story->modelPath;
+    std::string modelPath = args.has("model") ? args.get("model") : story->modelPath;
+    if (modelPath.empty()) // a story without a model writes with the bundled default
+        modelPath = bundledModelDir(kDefaultModel);
     if (modelPath.empty())
         throw UsageError("story " + std::to_string(id) +
-                         " has no model: give --model DIR (or create it with --model)");
+                         " has no model and the bundled default model is not installed: give "
+                         "--model DIR (or create the story with --model)");
 
     engine::WindowSettings requested;
     const auto settings = nlohmann::json::parse(story->settingsJson, nullptr, false);

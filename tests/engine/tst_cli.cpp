@@ -190,13 +190,29 @@ private Q_SLOTS:
         QCOMPARE(cli({"eval", "--model", m_model, "--no-state", m_text}).exitCode, 2);
     }
 
+    void defaultModelIsTheBundledOne() {
+        // Without --model, commands use the bundled baton-mini, looked up first in
+        // $BATON_MODELS_DIR: here a copy of the fixture under that name.
+        const QString models = m_tmp.filePath("models");
+        QVERIFY(baton::test::copyFolder(m_model, models + "/baton-mini"));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("BATON_MODELS_DIR", models);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(BATON_CLI_PATH), {"info", "--json"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QVERIFY2(j["path"].toString().endsWith("models/baton-mini"),
+                 qPrintable(j["path"].toString()));
+    }
+
     void errors_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("message");
         QTest::newRow("unknown command") << QStringList{"frobnicate"} << 2 << "unknown command";
         QTest::newRow("unknown option") << QStringList{"info", "--bogus"} << 2 << "--bogus";
-        QTest::newRow("no model") << QStringList{"info"} << 2 << "--model";
         QTest::newRow("missing model")
             << QStringList{"info", "--model", "/nonexistent/model"} << 1 << "not found";
         QTest::newRow("bad temperature")
