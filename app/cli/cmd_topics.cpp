@@ -1,16 +1,19 @@
 #include "commands.h"
 #include "common.h"
+#include "database_options.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
 #include <baton/engine/tokenizer.h>
 #include <baton/engine/topics.h>
+#include <baton/storage/topic_store.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <random>
 
@@ -39,7 +42,10 @@ int runFit(const std::vector<std::string>& argv) {
         .option("min-df", "N", "Drop words found in fewer chunks", "5")
         .option("max-df", "F", "Drop words found in more than this share of chunks", "0.5")
         .option("seed", "N", "Seed", "1")
-        .option("threads", "N", "Threads (0: all cores)", "0");
+        .option("threads", "N", "Threads (0: all cores)", "0")
+        .option("name", "TEXT", "The name it is registered under (default: the file's name)")
+        .flag("no-register", "Do not register the topic model in the story database");
+    addDbOption(args);
     if (!args.parse(argv))
         return 0;
     if (!args.has("out"))
@@ -76,6 +82,25 @@ int runFit(const std::vector<std::string>& argv) {
     check(model->save(args.get("out")));
     std::cerr << "fitted " << model->topics() << " topics over " << model->vocabularySize()
               << " words (" << model->summary << ")\n";
+    if (!args.has("no-register")) {
+        namespace fs = std::filesystem;
+        storage::TopicModelRecord record;
+        record.path = fs::absolute(args.get("out")).lexically_normal().string();
+        record.name =
+            args.has("name") ? args.get("name") : fs::path(args.get("out")).stem().string();
+        record.topics = model->topics();
+        record.vocabularySize = model->vocabularySize();
+        record.summary = model->summary;
+        try {
+            auto db = openDatabase(args);
+            auto id = db->topics().add(record);
+            checkStorage(id);
+            std::cerr << "registered as topic model " << *id << "\n";
+        } catch (const CliError& e) {
+            throw CliError(std::string("the topic model was saved to ") + args.get("out") +
+                           " but could not be registered: " + e.what());
+        }
+    }
     std::cout << args.get("out") << "\n";
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/topic_store.h>
 
 #include "connection.h"
 #include "schema.h"
@@ -33,7 +34,8 @@ public:
         , books(*connection)
         , models(*connection)
         , runs(*connection)
-        , evals(*connection) {}
+        , evals(*connection)
+        , topics(*connection) {}
 
     std::unique_ptr<Connection> connection;
     StoryStore stories;
@@ -42,6 +44,7 @@ public:
     ModelStore models;
     RunStore runs;
     EvalStore evals;
+    TopicStore topics;
     int version = 0;
 };
 
@@ -228,6 +231,9 @@ RunStore& Database::runs() {
 }
 EvalStore& Database::evals() {
     return m_impl->evals;
+}
+TopicStore& Database::topics() {
+    return m_impl->topics;
 }
 Connection& Database::connection() {
     return *m_impl->connection;

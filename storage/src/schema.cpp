@@ -153,12 +153,27 @@ CREATE INDEX eval_results_by_model ON eval_results (model_path, text_hash);
 CREATE INDEX eval_results_by_model_id ON eval_results (model_id);
 )sql";
 
+// Version 2: registered topic models (issue 8). Older builds ignore the table, so
+// they may still open a version 2 file (compatible_version stays 1).
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE topic_models (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    topics INTEGER NOT NULL CHECK (topics > 0),
+    vocabulary_size INTEGER NOT NULL CHECK (vocabulary_size > 0),
+    summary TEXT NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL
+) STRICT;
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
     // Append only. Each entry is one version.
     static const std::vector<Migration> list = {
         {1, 1, kSchemaV1},
+        {2, 1, kSchemaV2},
     };
     return list;
 }

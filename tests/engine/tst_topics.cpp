@@ -4,6 +4,8 @@
 #include "tiny_model.h"
 
 #include <baton/engine/topics.h>
+#include <baton/storage/database.h>
+#include <baton/storage/topic_store.h>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -296,9 +298,21 @@ private Q_SLOTS:
         QVERIFY(baton::test::writeFile(train, emma.left(150000)));
         QVERIFY(baton::test::writeFile(heldOut, emma.mid(150000, 20000)));
         const QString model = m_tmp.filePath("emma-topics.json");
-        CliRun fit = cli({"topics", "fit", "--corpus", train, "--topics", "4", "--iterations", "30",
-                          "--chunk-words", "300", "--min-df", "2", "--out", model});
+        const QString db = m_tmp.filePath("baton.db");
+        CliRun fit =
+            cli({"--db", db, "topics", "fit", "--corpus", train, "--topics", "4", "--iterations",
+                 "30", "--chunk-words", "300", "--min-df", "2", "--out", model, "--name", "Emma"});
         QVERIFY2(fit.exitCode == 0, fit.err.constData());
+        QVERIFY(fit.err.contains("registered as topic model 1"));
+        {
+            auto opened = baton::storage::Database::open(db.toStdString());
+            QVERIFY(opened.ok());
+            auto list = (*opened)->topics().list();
+            QCOMPARE(list->size(), size_t(1));
+            QCOMPARE(QString::fromStdString(list->front().name), QString("Emma"));
+            QCOMPARE(list->front().topics, 4);
+            QVERIFY(QString::fromStdString(list->front().path).endsWith("emma-topics.json"));
+        }
         CliRun show = cli({"topics", "show", model, "--words", "5", "--json"});
         QVERIFY2(show.exitCode == 0, show.err.constData());
         const QJsonArray topics = QJsonDocument::fromJson(show.out).array();

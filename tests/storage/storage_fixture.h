@@ -10,6 +10,7 @@
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/topic_store.h>
 
 #include <string>
 
@@ -83,11 +84,20 @@ inline std::string fillSampleData(storage::Database& db) {
     e.seconds = 0.75;
     if (!db.evals().add(e))
         return "eval";
+    TopicModelRecord topics;
+    topics.path = "/topics/austen.json";
+    topics.name = "Austen, 20 topics";
+    topics.topics = 20;
+    topics.vocabularySize = 4106;
+    topics.summary = "3 files";
+    if (!db.topics().add(topics))
+        return "topics";
     return {};
 }
 
-// Returns "" when the sample data is all there.
-inline std::string checkSampleData(storage::Database& db) {
+// Returns "" when the sample data is all there. dumpVersion: the schema version the
+// data was written with (tables added later hold no sample rows).
+inline std::string checkSampleData(storage::Database& db, int dumpVersion = 1 << 30) {
     using namespace storage;
     auto stories = db.stories().list();
     if (!stories || stories->size() != 1)
@@ -132,6 +142,13 @@ inline std::string checkSampleData(storage::Database& db) {
     if (!evals || evals->size() != 1 || evals->front().nll != 3000.5 ||
         evals->front().wordPpl != 50.5 || evals->front().modelId != (*model)->id)
         return "evals";
+    auto topics = db.topics().list();
+    if (!topics || topics->size() != (dumpVersion >= 2 ? 1u : 0u))
+        return "topic models";
+    if (dumpVersion >= 2 &&
+        (topics->front().path != "/topics/austen.json" || topics->front().topics != 20 ||
+         topics->front().vocabularySize != 4106))
+        return "topic model fields";
     return {};
 }
 

@@ -11,6 +11,7 @@
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/topic_store.h>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -197,6 +198,31 @@ private Q_SLOTS:
         QCOMPARE(text->size(), size_t(3000));
         QCOMPARE(text->substr(0, 12), std::string("012345678901"));
         VERIFY_OK(st.remove(story));
+    }
+
+    void topicModels() {
+        auto& t = m_db->topics();
+        TopicModelRecord r;
+        r.path = "/tmp/a.json";
+        r.name = "A";
+        r.topics = 20;
+        r.vocabularySize = 1000;
+        r.summary = "three books";
+        const int64_t a = *t.add(r);
+        r.topics = 10; // fitted again to the same file: the record is replaced
+        QCOMPARE(*t.add(r), a);
+        QCOMPARE((*t.byPath("/tmp/a.json"))->topics, 10);
+        r.path = "/tmp/b.json";
+        const int64_t b = *t.add(r);
+        QVERIFY(b != a);
+        QCOMPARE(t.list()->size(), size_t(2));
+        VERIFY_OK(t.remove(a));
+        QCOMPARE(t.remove(a).error().code, StorageErrorCode::NotFound);
+        QVERIFY(!t.byPath("/tmp/a.json")->has_value());
+        r.topics = 0; // refused by the schema
+        r.path = "/tmp/c.json";
+        QCOMPARE(t.add(r).error().code, StorageErrorCode::Constraint);
+        VERIFY_OK(t.remove(b));
     }
 
     void statesArePrunedToOnePerWindow() {

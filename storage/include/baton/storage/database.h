@@ -18,6 +18,7 @@ class BookStore;
 class ModelStore;
 class RunStore;
 class EvalStore;
+class TopicStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -50,6 +51,7 @@ public:
     ModelStore& models();
     RunStore& runs();
     EvalStore& evals();
+    TopicStore& topics();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.

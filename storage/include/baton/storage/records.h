@@ -90,6 +90,17 @@ struct RegisteredModel {
     int64_t createdAt = 0;
 };
 
+// A fitted topic model (LDA) saved as a file by the engine and registered here.
+struct TopicModelRecord {
+    int64_t id = 0;
+    std::string path; // the topic model file (unique)
+    std::string name;
+    int topics = 0;
+    int vocabularySize = 0;
+    std::string summary; // what it was fitted on, and how
+    int64_t createdAt = 0;
+};
+
 struct TrainingRun {
     int64_t id = 0;
     int64_t modelId = 0; // the base model, 0 = none registered
