@@ -129,22 +129,4 @@ std::vector<std::string> listTextFiles(const std::string& path) {
     return out;
 }
 
-std::string bundledModelDir(const std::string& name) {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> roots;
-    if (const char* env = std::getenv("BATON_MODELS_DIR"); env && *env)
-        roots.emplace_back(env);
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        roots.push_back(exe.parent_path().parent_path() / "share" / "baton" / "models");
-#ifdef BATON_RESOURCES_DIR
-    roots.emplace_back(fs::path(BATON_RESOURCES_DIR) / "models");
-#endif
-    for (const auto& r : roots)
-        if (fs::exists(r / name / "config.json", ec))
-            return (r / name).string();
-    return {};
-}
-
 } // namespace baton::cli

@@ -3,6 +3,8 @@
 
 #include "args.h"
 
+#include <baton/app/paths.h>
+
 #include <baton/engine/error.h>
 #include <baton/engine/model.h>
 
@@ -26,8 +28,9 @@ void check(const R& r) {
         throw CliError(r.error().message + " [" + engine::errorCodeName(r.error().code) + "]");
 }
 
-// The bundled model used when a command is given no --model.
-constexpr const char* kDefaultModel = "baton-mini";
+// The bundled model used when a command is given no --model (app/common/paths.h).
+using app::bundledModelDir;
+using app::kDefaultModel;
 
 void addModelOptions(Args& args);
 std::shared_ptr<engine::Model> loadModel(const Args& args);
@@ -38,11 +41,6 @@ std::string readText(const std::string& path);
 
 // A file itself, or the .txt/.md files under a folder (recursively, sorted by path).
 std::vector<std::string> listTextFiles(const std::string& path);
-
-// The folder of a model bundled with Baton (resources/models/NAME), or "" when it is
-// not installed. Looks in $BATON_MODELS_DIR, then beside the executable
-// (../share/baton/models), then in the source tree the executable was built from.
-std::string bundledModelDir(const std::string& name);
 
 // Escapes for a tab-separated column: \t \n \\ and control bytes.
 std::string escapeTsv(const std::string& s);

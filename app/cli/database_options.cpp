@@ -2,11 +2,7 @@
 
 #include "commands.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
+#include <baton/app/paths.h>
 
 namespace baton::cli {
 
@@ -21,23 +17,16 @@ void setDatabasePath(const std::string& path) {
 }
 
 std::string defaultDatabasePath() {
-    std::string base;
-    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
-        base = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home)
-        base = std::string(home) + "/.local/share";
-    else
+    const std::string path = app::defaultDatabasePath();
+    if (path.empty())
         throw CliError("cannot find the data folder: set HOME or XDG_DATA_HOME, or give --db PATH");
-    return base + "/baton/baton.db";
+    return path;
 }
 
 // mkdir -p for the database's folder.
 static void makeFolders(const std::string& file) {
-    for (size_t pos = 1; (pos = file.find('/', pos)) != std::string::npos; ++pos) {
-        const std::string dir = file.substr(0, pos);
-        if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-            throw CliError("cannot create the folder " + dir + ": " + std::strerror(errno));
-    }
+    if (const std::string error = app::makeParentFolders(file); !error.empty())
+        throw CliError(error);
 }
 
 void addDbOption(Args& args) {

@@ -15,6 +15,7 @@ StorageController::StorageController(QObject* parent)
     qRegisterMetaType<StorageError>();
     qRegisterMetaType<std::vector<Story>>();
     qRegisterMetaType<std::vector<Passage>>();
+    qRegisterMetaType<ResumePoint>();
     m_thread.setObjectName(QStringLiteral("storage"));
     m_worker = new StorageWorker(m_queue);
     m_worker->moveToThread(&m_thread);
@@ -40,6 +41,12 @@ void StorageController::connectWorker() {
     connect(m_worker, &StorageWorker::passageAppended, this, &StorageController::passageAppended,
             q);
     connect(m_worker, &StorageWorker::passageEdited, this, &StorageController::passageEdited, q);
+    connect(m_worker, &StorageWorker::storyUpdated, this, &StorageController::storyUpdated, q);
+    connect(m_worker, &StorageWorker::storyDeleted, this, &StorageController::storyDeleted, q);
+    connect(m_worker, &StorageWorker::currentPassageSet, this,
+            &StorageController::currentPassageSet, q);
+    connect(m_worker, &StorageWorker::resumePointReady, this, &StorageController::resumePointReady,
+            q);
     connect(m_worker, &StorageWorker::flushed, this, &StorageController::flushed, q);
     connect(m_worker, &StorageWorker::failed, this, &StorageController::failed, q);
     connect(m_worker, &StorageWorker::writesCommitted, this, &StorageController::writesCommitted,
@@ -123,13 +130,59 @@ quint64 StorageController::loadStory(qint64 storyId) {
     });
 }
 
+namespace {
+// Reads the story, changes it and saves it, all on the storage thread (so that two
+// requests changing different fields never undo each other).
+Result<std::function<void()>> changeStory(Database* db, StorageWorker* w, quint64 id,
+                                          qint64 storyId,
+                                          const std::function<void(Story&)>& change) {
+    if (!db)
+        return notOpen();
+    auto story = db->stories().get(storyId);
+    if (!story)
+        return story.error();
+    change(*story);
+    auto r = db->stories().update(*story);
+    if (!r)
+        return r.error();
+    return std::function<void()>([w, id, storyId] { Q_EMIT w->storyUpdated(id, storyId); });
+}
+} // namespace
+
+quint64 StorageController::renameStory(qint64 storyId, const std::string& title) {
+    StorageWorker* w = m_worker;
+    return post(true, [w, storyId, title](Database* db, quint64 id) {
+        return changeStory(db, w, id, storyId, [&](Story& s) { s.title = title; });
+    });
+}
+
+quint64 StorageController::setStorySettings(qint64 storyId, const std::string& settingsJson) {
+    StorageWorker* w = m_worker;
+    return post(true, [w, storyId, settingsJson](Database* db, quint64 id) {
+        return changeStory(db, w, id, storyId, [&](Story& s) { s.settingsJson = settingsJson; });
+    });
+}
+
+quint64 StorageController::deleteStory(qint64 storyId) {
+    StorageWorker* w = m_worker;
+    return post(true, [w, storyId](Database* db, quint64 id) -> Result<std::function<void()>> {
+        if (!db)
+            return notOpen();
+        auto r = db->stories().remove(storyId);
+        if (!r)
+            return r.error();
+        return std::function<void()>([w, id, storyId] { Q_EMIT w->storyDeleted(id, storyId); });
+    });
+}
+
 quint64 StorageController::appendPassage(qint64 storyId, const std::string& text,
                                          PassageAuthor author,
-                                         const std::optional<StoredState>& state) {
+                                         const std::optional<StoredState>& state,
+                                         bool pruneAncestorStates) {
     StorageWorker* w = m_worker;
     return post(true,
-                [w, storyId, text, author, state](Database* db,
-                                                  quint64 id) -> Result<std::function<void()>> {
+                [w, storyId, text, author, state,
+                 pruneAncestorStates](Database* db, quint64 id) -> Result<std::function<void()>> {
                     if (!db)
                         return notOpen();
                     auto passage = db->stories().append(storyId, text, author);
@@ -141,10 +194,70 @@ quint64 StorageController::appendPassage(qint64 storyId, const std::string& text
                         auto saved = db->states().save(s);
                         if (!saved)
                             return saved.error();
+                        if (pruneAncestorStates) {
+                            auto pruned = db->states().pruneAncestors(s);
+                            if (!pruned)
+                                return pruned.error();
+                        }
                     }
                     return std::function<void()>(
                         [w, id, p = *passage] { Q_EMIT w->passageAppended(id, p); });
                 });
+}
+
+quint64 StorageController::setCurrentPassage(qint64 storyId, qint64 passageId) {
+    StorageWorker* w = m_worker;
+    return post(true,
+                [w, storyId, passageId](Database* db, quint64 id) -> Result<std::function<void()>> {
+                    if (!db)
+                        return notOpen();
+                    auto r = db->stories().setCurrent(storyId, passageId);
+                    if (!r)
+                        return r.error();
+                    return std::function<void()>([w, id, storyId, passageId] {
+                        Q_EMIT w->currentPassageSet(id, storyId, passageId);
+                    });
+                });
+}
+
+quint64 StorageController::resumePoint(qint64 storyId, const std::string& modelIdentity, int window,
+                                       int overlap, int formatVersion) {
+    StorageWorker* w = m_worker;
+    return post(false,
+                [w, storyId, modelIdentity, window, overlap,
+                 formatVersion](Database* db, quint64 id) -> Result<std::function<void()>> {
+                    if (!db)
+                        return notOpen();
+                    ResumePoint point;
+                    auto path = db->stories().currentPath(storyId);
+                    if (!path)
+                        return path.error();
+                    point.path = std::move(*path);
+                    if (!point.path.empty()) {
+                        auto state = db->states().latestOnPath(point.path.back().id, modelIdentity,
+                                                               window, overlap, formatVersion);
+                        if (!state)
+                            return state.error();
+                        if (*state)
+                            point.state = std::move(**state);
+                    }
+                    return std::function<void()>([w, id, storyId, p = std::move(point)] {
+                        Q_EMIT w->resumePointReady(id, storyId, p);
+                    });
+                });
+}
+
+std::string ResumePoint::textAfterState() const {
+    size_t first = 0;
+    if (hasState()) {
+        while (first < path.size() && path[first].id != state.passageId)
+            ++first;
+        ++first; // the state covers its own passage
+    }
+    std::string text;
+    for (size_t i = first; i < path.size(); ++i)
+        text += path[i].text;
+    return text;
 }
 
 quint64 StorageController::editPassage(qint64 passageId, const std::string& text) {

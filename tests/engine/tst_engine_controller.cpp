@@ -136,6 +136,23 @@ private Q_SLOTS:
         }
     }
 
+    void startOfTextPrecedesTheText() {
+        // With startOfText the stream is one token longer: the model's start-of-text
+        // token comes before the text (as baton-cli story generate encodes a story).
+        EngineController c;
+        QVERIFY(load(c));
+        QSignalSpy finished(&c, &EngineController::jobFinished);
+        QSignalSpy progress(&c, &EngineController::generationProgress);
+        GenerateRequest r;
+        r.text = "It is a truth universally acknowledged";
+        r.sampling = greedy(4);
+        QVERIFY(waitFor(finished, c.generate(r)).first);
+        const int64_t without = progress.last()[1].value<GenerationProgress>().streamLength;
+        r.startOfText = true;
+        QVERIFY(waitFor(finished, c.generate(r)).first);
+        QCOMPARE(progress.last()[1].value<GenerationProgress>().streamLength, without + 1);
+    }
+
     void jobsRunInOrderAndCancelQueuedAndRunning() {
         EngineController c;
         QVERIFY(load(c));

@@ -152,6 +152,115 @@ private Q_SLOTS:
         QCOMPARE(*(*db)->integrityCheck(), std::string("ok"));
     }
 
+    // What the app needs beyond appending: rename, the current leaf moved for a retry,
+    // the resume point (path + latest matching state), one state per window kept
+    // while chunks stream in, and delete.
+    void editingRequestsForTheApp() {
+        const QString path = m_tmp.path() + "/app.db";
+        StorageController c;
+        QSignalSpy failed(&c, &StorageController::failed);
+        QSignalSpy created(&c, &StorageController::storyCreated);
+        QSignalSpy updated(&c, &StorageController::storyUpdated);
+        QSignalSpy appended(&c, &StorageController::passageAppended);
+        QSignalSpy current(&c, &StorageController::currentPassageSet);
+        QSignalSpy resume(&c, &StorageController::resumePointReady);
+        QSignalSpy deleted(&c, &StorageController::storyDeleted);
+        QSignalSpy listed(&c, &StorageController::storiesListed);
+        c.open(path);
+        c.createStory(titled("Before"));
+        QVERIFY(created.wait(5000));
+        const qint64 story = created.at(0).at(1).toLongLong();
+
+        // A story without passages resumes from nothing.
+        c.resumePoint(story, "m", 16, 4, 1);
+        QVERIFY(resume.wait(5000));
+        QCOMPARE(resume.at(0).at(1).toLongLong(), story);
+        auto point = resume.at(0).at(2).value<ResumePoint>();
+        QVERIFY(point.path.empty());
+        QVERIFY(!point.hasState());
+
+        // A user passage, then four chunks in window 0 and one in window 1, each with
+        // a state, pruned as they come: window 0 keeps only its last state.
+        c.appendPassage(story, "Once. ", PassageAuthor::User);
+        auto state = [](int64_t window, uint8_t fill) {
+            StoredState st;
+            st.windowIndex = window;
+            st.tokenOffset = window * 12 + fill;
+            st.modelIdentity = "m";
+            st.window = 16;
+            st.overlap = 4;
+            st.formatVersion = 1;
+            st.blob.assign(64, fill);
+            return st;
+        };
+        for (uint8_t i = 1; i <= 4; ++i)
+            c.appendPassage(story, "c" + std::to_string(i) + " ", PassageAuthor::Model, state(0, i),
+                            true);
+        c.appendPassage(story, "c5 ", PassageAuthor::Model, state(1, 5), true);
+        c.appendPassage(story, "typed ", PassageAuthor::User);
+        c.resumePoint(story, "m", 16, 4, 1);
+        QVERIFY(resume.wait(5000));
+        QCOMPARE(appended.count(), 7);
+        point = resume.at(1).at(2).value<ResumePoint>();
+        QCOMPARE(point.path.size(), size_t(7));
+        QVERIFY(point.hasState());
+        QCOMPARE(point.state.passageId, point.path[5].id);
+        QCOMPARE(point.state.blob, std::vector<uint8_t>(64, 5));
+        QCOMPARE(point.textAfterState(), std::string("typed "));
+        // Another model, T or o: no state, the whole text.
+        c.resumePoint(story, "other", 16, 4, 1);
+        QVERIFY(resume.wait(5000));
+        point = resume.at(2).at(2).value<ResumePoint>();
+        QVERIFY(!point.hasState());
+        QCOMPARE(point.textAfterState(), std::string("Once. c1 c2 c3 c4 c5 typed "));
+        {
+            auto db = Database::open(path.toStdString());
+            QVERIFY(db.ok());
+            QCOMPARE(*(*db)->states().countForStory(story), int64_t(2)); // c4 and c5
+        }
+
+        // A retry: the current leaf moves to the user passage and the next append is
+        // an alternative to c1; resuming there finds no state (c1..c5 are elsewhere).
+        const qint64 userPassage = point.path[0].id;
+        c.setCurrentPassage(story, userPassage);
+        c.appendPassage(story, "alt ", PassageAuthor::Model);
+        c.resumePoint(story, "m", 16, 4, 1);
+        QVERIFY(resume.wait(5000));
+        QCOMPARE(current.count(), 1);
+        QCOMPARE(current.at(0).at(2).toLongLong(), userPassage);
+        point = resume.at(3).at(2).value<ResumePoint>();
+        QCOMPARE(point.path.size(), size_t(2));
+        QCOMPARE(point.path[1].text, std::string("alt "));
+        QCOMPARE(point.path[1].parentId, userPassage);
+        QVERIFY(!point.hasState());
+        // A passage of no story cannot become current.
+        const quint64 bad = c.setCurrentPassage(story, 987654);
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.at(0).at(0).toULongLong(), bad);
+
+        // Rename and new settings (neither undoes the other), then delete: the list
+        // follows.
+        c.renameStory(story, "After");
+        c.setStorySettings(story, R"({"temperature":0.5})");
+        QTRY_COMPARE_WITH_TIMEOUT(updated.count(), 2, 5000);
+        QCOMPARE(updated.at(0).at(1).toLongLong(), story);
+        c.listStories();
+        QVERIFY(listed.wait(5000));
+        const Story after = listed.at(0).at(1).value<std::vector<Story>>().at(0);
+        QCOMPARE(after.title, std::string("After"));
+        QCOMPARE(after.settingsJson, std::string(R"({"temperature":0.5})"));
+        c.deleteStory(story);
+        QVERIFY(deleted.wait(5000));
+        QCOMPARE(deleted.at(0).at(1).toLongLong(), story);
+        c.listStories();
+        QVERIFY(listed.wait(5000));
+        QVERIFY(listed.at(1).at(1).value<std::vector<Story>>().empty());
+        const quint64 gone = c.deleteStory(story);
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.at(1).at(0).toULongLong(), gone);
+        QCOMPARE(failed.at(1).at(1).value<StorageError>().code, StorageErrorCode::NotFound);
+    }
+
     void destructorFlushesQueuedWrites() {
         const QString path = m_tmp.path() + "/flush.db";
         {

@@ -90,6 +90,11 @@ Result<std::unique_ptr<Generator>> EngineWorker::generatorFor(const GenerateRequ
         if (!created)
             return created.error();
         gen = std::move(*created);
+        const ModelConfig& config = m_model->config();
+        const int bos = config.bosTokenId >= 0 ? config.bosTokenId : config.eosTokenId;
+        if (request.startOfText && !request.text.empty() && bos >= 0)
+            if (auto r = gen->append({bos}, cancel); !r)
+                return r.error();
     }
     return gen;
 }

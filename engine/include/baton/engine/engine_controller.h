@@ -36,6 +36,10 @@ struct GenerateRequest {
     // is no state).
     std::vector<uint8_t> state;
     std::string text;
+    // Without a state: start the stream with the model's start-of-text token, then
+    // `text` (as baton-cli story generate encodes a story, and as a generation from
+    // nothing starts). Ignored when continuing from a state.
+    bool startOfText = false;
     SamplingOptions sampling;
     WindowSettings windows; // window 0: the model's default
     bool useState = true;   // false: a recurrent model with its state switched off

@@ -27,6 +27,18 @@ Q_DECLARE_METATYPE(std::vector<baton::storage::Passage>)
 
 namespace baton::storage {
 
+// Where a generation continues on a story's current path: the path, and the deepest
+// saved state on it for the model, T, o and state format asked for (none when
+// state.passageId is 0). The text to encode after the state is that of the passages
+// after state.passageId (the whole path without a state).
+struct ResumePoint {
+    std::vector<Passage> path;
+    StoredState state;
+    bool hasState() const { return state.passageId != 0; }
+    // The text of the path after the state's passage (all of it without a state).
+    std::string textAfterState() const;
+};
+
 class Database;
 class StorageWorker;
 struct JobQueue;
@@ -43,11 +55,27 @@ public:
     quint64 createStory(const Story& story);
     // The story and its current path.
     quint64 loadStory(qint64 storyId);
+    // Changes the title (answered by storyUpdated).
+    quint64 renameStory(qint64 storyId, const std::string& title);
+    // Changes the generation settings JSON (answered by storyUpdated).
+    quint64 setStorySettings(qint64 storyId, const std::string& settingsJson);
+    // Deletes the story with its passages and states.
+    quint64 deleteStory(qint64 storyId);
     // Appends text under the current leaf (made current) and, when given, saves
-    // the state for the new passage: both in the same transaction.
+    // the state for the new passage: both in the same transaction. With
+    // pruneAncestorStates, the states of the ancestors in the same window are then
+    // deleted (StateStore::pruneAncestors: one state per window on a path, branch
+    // points keep theirs), as generated chunks are saved.
     quint64 appendPassage(qint64 storyId, const std::string& text, PassageAuthor author,
-                          const std::optional<StoredState>& state = std::nullopt);
+                          const std::optional<StoredState>& state = std::nullopt,
+                          bool pruneAncestorStates = false);
     quint64 editPassage(qint64 passageId, const std::string& text);
+    // Makes passageId (0 = none: the next append adds a new root) the current leaf.
+    quint64 setCurrentPassage(qint64 storyId, qint64 passageId);
+    // The current path and the latest state on it that matches the model identity,
+    // T, o and state format version (StateStore::latestOnPath).
+    quint64 resumePoint(qint64 storyId, const std::string& modelIdentity, int window, int overlap,
+                        int formatVersion);
     // Answered (flushed) once every earlier request has been answered.
     quint64 flush();
 
@@ -58,7 +86,11 @@ Q_SIGNALS:
     void storyLoaded(quint64 request, baton::storage::Story story,
                      std::vector<baton::storage::Passage> path);
     void passageAppended(quint64 request, qint64 passageId);
+    void storyUpdated(quint64 request, qint64 storyId);
+    void storyDeleted(quint64 request, qint64 storyId);
     void passageEdited(quint64 request, qint64 statesInvalidated);
+    void currentPassageSet(quint64 request, qint64 storyId, qint64 passageId);
+    void resumePointReady(quint64 request, qint64 storyId, baton::storage::ResumePoint point);
     void flushed(quint64 request);
     // A request failed: nothing of it was written. The caller still holds its data.
     void failed(quint64 request, baton::storage::StorageError error);
@@ -77,3 +109,5 @@ private:
 };
 
 } // namespace baton::storage
+
+Q_DECLARE_METATYPE(baton::storage::ResumePoint)

@@ -1,0 +1,51 @@
+#include <baton/app/paths.h>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+namespace baton::app {
+
+std::string bundledModelDir(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> roots;
+    if (const char* env = std::getenv("BATON_MODELS_DIR"); env && *env)
+        roots.emplace_back(env);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        roots.push_back(exe.parent_path().parent_path() / "share" / "baton" / "models");
+#ifdef BATON_RESOURCES_DIR
+    roots.emplace_back(fs::path(BATON_RESOURCES_DIR) / "models");
+#endif
+    for (const auto& r : roots)
+        if (fs::exists(r / name / "config.json", ec))
+            return (r / name).string();
+    return {};
+}
+
+std::string defaultDatabasePath() {
+    std::string base;
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
+        base = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        base = std::string(home) + "/.local/share";
+    else
+        return {};
+    return base + "/baton/baton.db";
+}
+
+std::string makeParentFolders(const std::string& file) {
+    for (size_t pos = 1; (pos = file.find('/', pos)) != std::string::npos; ++pos) {
+        const std::string dir = file.substr(0, pos);
+        if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+            return "cannot create the folder " + dir + ": " + std::strerror(errno);
+    }
+    return {};
+}
+
+} // namespace baton::app

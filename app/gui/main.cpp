@@ -1,0 +1,88 @@
+// The composition root of the desktop app: the application, one StorageController
+// on the story database, one EngineController, the main window. Shutdown runs in
+// reverse order of construction: the window (which stops a running generation and
+// writes a pending delete), then the engine (cancels and joins its thread), then the
+// storage (writes everything queued, closes the database).
+#include <baton/app/paths.h>
+#include <baton/engine/engine_controller.h>
+#include <baton/engine/model.h>
+#include <baton/storage/storage_controller.h>
+#include <baton/ui/main_window.h>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTimer>
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("baton"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Baton"));
+    QApplication::setOrganizationName(QStringLiteral("baton"));
+    QApplication::setApplicationVersion(QStringLiteral(BATON_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Baton: a studio for long interactive stories with a language model."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption dbOption(
+        QStringLiteral("db"),
+        QStringLiteral("The story database (default: $XDG_DATA_HOME/baton/baton.db or "
+                       "~/.local/share/baton/baton.db)."),
+        QStringLiteral("PATH"));
+    const QCommandLineOption modelOption(
+        QStringLiteral("model"),
+        QStringLiteral("A model folder to load (default: the last one opened, else the bundled "
+                       "baton-mini)."),
+        QStringLiteral("DIR"));
+    parser.addOption(dbOption);
+    parser.addOption(modelOption);
+    parser.process(app);
+
+    baton::engine::initializeRuntime();
+    baton::storage::StorageController storage;
+    baton::engine::EngineController engine;
+    baton::ui::MainWindow window(storage, engine);
+    QSettings settings;
+    window.restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    window.restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    window.show();
+
+    QString db = parser.value(dbOption);
+    if (db.isEmpty()) {
+        const std::string path = baton::app::defaultDatabasePath();
+        const std::string error = path.empty() ? std::string("set HOME or XDG_DATA_HOME")
+                                               : baton::app::makeParentFolders(path);
+        if (!error.empty()) {
+            QMessageBox::critical(&window, QStringLiteral("Baton"),
+                                  QObject::tr("The story database has no place to live: %1. "
+                                              "Give one with --db PATH.")
+                                      .arg(QString::fromStdString(error)));
+            return 1;
+        }
+        db = QString::fromStdString(path);
+    }
+    window.openDatabase(db);
+
+    QString model = parser.value(modelOption);
+    if (model.isEmpty()) {
+        const QString last = settings.value(QStringLiteral("model/path")).toString();
+        if (!last.isEmpty() && QFileInfo::exists(last + QStringLiteral("/config.json")))
+            model = last;
+    }
+    if (model.isEmpty())
+        model = QString::fromStdString(baton::app::bundledModelDir(baton::app::kDefaultModel));
+    if (!model.isEmpty())
+        window.loadModel(model);
+    else
+        window.setNoModelHint(
+            QObject::tr(
+                "No model: the bundled model (%1) is not installed. Open a Hugging Face GPT-2 "
+                "folder with File > Open model…")
+                .arg(QString::fromLatin1(baton::app::kDefaultModel)));
+    return app.exec();
+}

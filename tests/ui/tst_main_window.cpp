@@ -1,0 +1,386 @@
+// The main window driven through its real widgets, offscreen, with the fixture model
+// and a temporary database: create a story, type, generate (streamed, saved as a user
+// passage and model passages with states), retry (an alternative), stop, reopen and
+// continue from the saved state; the library's rename, search and delete with undo;
+// a model that cannot be opened. Screenshots go to the build tree.
+#include "test_support.h"
+
+#include "generation_settings_panel.h"
+#include "library_panel.h"
+#include "story_editor.h"
+#include "story_list_model.h"
+#include "story_session.h"
+
+#include <baton/engine/engine_controller.h>
+#include <baton/storage/database.h>
+#include <baton/storage/state_store.h>
+#include <baton/storage/storage_controller.h>
+#include <baton/storage/story_store.h>
+#include <baton/ui/main_window.h>
+
+#include <QAction>
+#include <QCheckBox>
+#include <QDir>
+#include <QFrame>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+
+using namespace baton;
+using ui::MainWindow;
+using ui::StorySession;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    QString m_db;
+    std::unique_ptr<storage::StorageController> m_storage;
+    std::unique_ptr<engine::EngineController> m_engine;
+    std::unique_ptr<MainWindow> m_window;
+    qint64 m_story = 0;
+
+    QAction* action(const char* name) const {
+        auto* a = m_window->findChild<QAction*>(QLatin1String(name));
+        if (!a)
+            qWarning("no action %s", name);
+        return a;
+    }
+    ui::StoryEditor* editor() const { return m_window->editor(); }
+    StorySession* session() const { return m_window->session(); }
+
+    void screenshot(const QString& name) {
+        QDir().mkpath(QStringLiteral(BATON_SCREENSHOT_DIR));
+        const QString path = QStringLiteral(BATON_SCREENSHOT_DIR "/") + name;
+        QVERIFY2(m_window->grab().save(path), qPrintable(path));
+    }
+
+    // Builds the app as main() does, on the test's database.
+    void startApp() {
+        m_storage = std::make_unique<storage::StorageController>();
+        m_engine = std::make_unique<engine::EngineController>();
+        m_window = std::make_unique<MainWindow>(*m_storage, *m_engine);
+        m_window->resize(1280, 820);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        QSignalSpy opened(m_window.get(), &MainWindow::databaseOpened);
+        m_window->openDatabase(m_db);
+        QVERIFY(opened.wait(10000));
+    }
+
+    void loadFixture() {
+        QSignalSpy ready(m_window.get(), &MainWindow::modelReady);
+        m_window->loadModel(baton::test::fixtureDir());
+        QVERIFY(ready.wait(60000));
+        QTRY_VERIFY(action("actionNewStory")->isEnabled());
+    }
+
+    void stopApp() {
+        m_window->close();
+        m_window.reset();
+        m_engine.reset();
+        m_storage.reset();
+    }
+
+    void waitIdle() {
+        QTRY_VERIFY_WITH_TIMEOUT(!session()->busy(), 120000);
+        // Every write queued so far answered.
+        QSignalSpy flushed(m_storage.get(), &storage::StorageController::flushed);
+        m_storage->flush();
+        QVERIFY(flushed.wait(10000));
+    }
+
+    // A second connection on the file (the app's is on its own thread).
+    static std::unique_ptr<storage::Database> openDb(const QString& path) {
+        storage::OpenOptions o;
+        o.readOnly = true;
+        auto db = storage::Database::open(path.toStdString(), o);
+        if (!db)
+            return nullptr;
+        return std::move(*db);
+    }
+
+    static std::string joined(const std::vector<storage::Passage>& path) {
+        std::string s;
+        for (const auto& p : path)
+            s += p.text;
+        return s;
+    }
+
+    void setSpin(const char* name, int value) {
+        auto* s = m_window->findChild<QSpinBox*>(QLatin1String(name));
+        QVERIFY(s);
+        s->setValue(value);
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        QVERIFY(m_tmp.isValid());
+        QVERIFY2(QFile::exists(baton::test::fixtureDir() + "/config.json"),
+                 qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
+        m_db = m_tmp.filePath(QStringLiteral("baton.db"));
+        startApp();
+    }
+
+    void withoutAModelSaysHowToOpenOne() {
+        auto* bar = m_window->findChild<QFrame*>(QStringLiteral("noModelBar"));
+        QVERIFY(bar && bar->isVisible());
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("noModelLabel"))
+                    ->text()
+                    .contains(QStringLiteral("Open model")));
+        QVERIFY(!action("actionGenerate")->isEnabled());
+        screenshot(QStringLiteral("main_window_no_model.png"));
+        loadFixture();
+        QVERIFY(!bar->isVisible());
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("modelLabel"))
+                    ->text()
+                    .contains(QStringLiteral("gpt2-tiny-random")));
+        // The window defaults come from the model: T = n_positions, o = 0.
+        QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("window"))->value(), 128);
+        QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("overlap"))->value(), 0);
+    }
+
+    void aModelThatCannotBeOpenedIsReported() {
+        m_window->loadModel(m_tmp.filePath(QStringLiteral("no-such-model")));
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY((box = m_window->findChild<QMessageBox*>(QStringLiteral("errorDialog"))) &&
+                    box->isVisible());
+        QVERIFY(box->text().contains(QStringLiteral("could not be opened")));
+        QVERIFY(box->detailedText().contains(QStringLiteral("file-not-found")));
+        box->close();
+        QTRY_VERIFY(!m_window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
+        // The loaded model stays.
+        QVERIFY(m_engine->model().has_value());
+        QTRY_VERIFY(action("actionNewStory")->isEnabled());
+    }
+
+    void createTypeAndGenerate() {
+        action("actionNewStory")->trigger();
+        QTRY_VERIFY(session()->isOpen());
+        m_story = session()->storyId();
+        QCOMPARE(m_window->library()->model()->rowCount(), 1);
+        QCOMPARE(m_window->library()->selectedStory(), m_story);
+        QVERIFY(editor()->isEnabled());
+        setSpin("maxTokens", 48);
+
+        const QString typed = QStringLiteral("The lighthouse keeper counted the ships.");
+        editor()->setFocus();
+        QTest::keyClicks(editor(), typed);
+        QCOMPARE(editor()->typedText(), typed);
+        QVERIFY(action("actionGenerate")->isEnabled());
+        QVERIFY(!action("actionContinue")->isEnabled()); // typed text waits for Generate
+
+        // (Offscreen there is no window manager to give the focus back after the
+        // error dialog of the previous test.)
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        editor()->setFocus();
+        QSignalSpy phases(session(), &StorySession::phaseChanged);
+        QTest::keyClick(editor(), Qt::Key_Return, Qt::ControlModifier); // Generate
+        QVERIFY(!phases.isEmpty());
+        QVERIFY(editor()->isReadOnly());
+        QVERIFY(action("actionStop")->isEnabled());
+        // Streamed text appears after the typed text, in the model's colour.
+        QTRY_VERIFY_WITH_TIMEOUT(editor()->toPlainText().size() > typed.size(), 60000);
+        waitIdle();
+        QVERIFY(!editor()->isReadOnly());
+        const QString text = editor()->toPlainText();
+        QVERIFY(text.startsWith(typed));
+        QVERIFY(text.size() > typed.size());
+        QCOMPARE(editor()->authorAt(0), storage::PassageAuthor::User);
+        QCOMPARE(editor()->authorAt(int(text.size()) - 1), storage::PassageAuthor::Model);
+        QVERIFY(editor()->userColor() != editor()->modelColor());
+        QVERIFY(editor()->typedText().isEmpty());
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("windowLabel"))
+                    ->text()
+                    .startsWith(QStringLiteral("window 1 · ")));
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("speedLabel"))
+                    ->text()
+                    .contains(QStringLiteral("tokens/s")));
+
+        // Saved: the typed text as a user passage, the generated text as model
+        // passages (one per chunk of about 16 tokens), with states.
+        auto db = openDb(m_db);
+        QVERIFY(db);
+        const auto path = *db->stories().currentPath(m_story);
+        QVERIFY(path.size() >= 3);
+        QCOMPARE(path[0].author, storage::PassageAuthor::User);
+        QCOMPARE(QString::fromStdString(path[0].text), typed);
+        for (size_t i = 1; i < path.size(); ++i)
+            QCOMPARE(path[i].author, storage::PassageAuthor::Model);
+        QCOMPARE(QString::fromStdString(joined(path)), text);
+        QVERIFY(*db->states().countForStory(m_story) >= 1);
+        const auto last = *db->states().forPassage(path.back().id);
+        QCOMPARE(last.size(), size_t(1));
+        QCOMPARE(last[0].window, 128);
+        QCOMPARE(last[0].modelIdentity, m_engine->model()->identity);
+        // The settings were saved with the story.
+        QVERIFY(db->stories().get(m_story)->settingsJson.find("\"max_tokens\":48") !=
+                std::string::npos);
+        QTRY_VERIFY(action("actionRetry")->isEnabled());
+        screenshot(QStringLiteral("main_window.png"));
+    }
+
+    void retryWritesAnAlternative() {
+        auto db = openDb(m_db);
+        const auto before = *db->stories().currentPath(m_story);
+        QVERIFY(before.size() >= 2);
+        const qint64 user = before[0].id;
+        const QString userText = QString::fromStdString(before[0].text);
+        action("actionRetry")->trigger();
+        QVERIFY(session()->busy());
+        waitIdle();
+        const auto after = *db->stories().currentPath(m_story);
+        QVERIFY(after.size() >= 2);
+        QCOMPARE(after[0].id, before[0].id);
+        QVERIFY(after[1].id != before[1].id);
+        QCOMPARE(after[1].parentId, user);
+        const auto alternatives = *db->stories().children(m_story, user);
+        QCOMPARE(alternatives.size(), size_t(2)); // the first generation is kept
+        QCOMPARE(alternatives[0].id, before[1].id);
+        QCOMPARE(editor()->toPlainText(), QString::fromStdString(joined(after)));
+        QVERIFY(editor()->toPlainText().startsWith(userText));
+    }
+
+    void stopKeepsWhatWasWritten() {
+        setSpin("maxTokens", 100000);
+        const int before = int(editor()->toPlainText().size());
+        action("actionContinue")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(editor()->toPlainText().size() > before + 200, 60000);
+        QVERIFY(session()->busy());
+        QTest::keyClick(m_window.get(), Qt::Key_Escape); // Stop
+        waitIdle();
+        QCOMPARE(session()->lastResult().reason, engine::StopReason::Cancelled);
+        QVERIFY(session()->lastResult().tokens.size() < 100000);
+        auto db = openDb(m_db);
+        const auto path = *db->stories().currentPath(m_story);
+        QCOMPARE(QString::fromStdString(joined(path)), editor()->toPlainText());
+        // Windows of 128 tokens rolled over; one state per window is kept on the path
+        // (the first generation's branch point keeps its own).
+        const int64_t states = *db->states().countForStory(m_story);
+        QVERIFY(states >= 2);
+        QVERIFY(states < int64_t(path.size()));
+    }
+
+    void reopenAndContinueFromTheSavedState() {
+        const QString text = editor()->toPlainText();
+        stopApp();
+        startApp();
+        loadFixture();
+        auto* list = m_window->findChild<QListView*>(QStringLiteral("storyList"));
+        QVERIFY(list);
+        QTRY_COMPARE(list->model()->rowCount(), 1);
+        QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                          list->visualRect(list->model()->index(0, 0)).center());
+        QTRY_VERIFY(session()->isOpen());
+        QCOMPARE(session()->storyId(), m_story);
+        QCOMPARE(editor()->toPlainText(), text);
+        // The story's settings came back with it (saved by the last Continue).
+        QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("maxTokens"))->value(), 100000);
+        setSpin("maxTokens", 40);
+
+        auto db = openDb(m_db);
+        const auto before = *db->stories().currentPath(m_story);
+        const auto latest =
+            *db->states().latestOnPath(before.back().id, m_engine->model()->identity, 128, 0, 1);
+        QVERIFY(latest.has_value());
+        QTRY_VERIFY(action("actionContinue")->isEnabled());
+        action("actionContinue")->trigger();
+        waitIdle();
+        // Resumed from the latest saved state, encoding only the text after it.
+        QCOMPARE(session()->resumedFromPassage(), latest->passageId);
+        const auto after = *db->stories().currentPath(m_story);
+        QVERIFY(after.size() > before.size());
+        for (size_t i = 0; i < before.size(); ++i)
+            QCOMPARE(after[i].id, before[i].id);
+        QVERIFY(editor()->toPlainText().startsWith(text));
+        QCOMPARE(editor()->toPlainText(), QString::fromStdString(joined(after)));
+    }
+
+    void typingOnlyAddsAtTheEnd() {
+        // Saved text is protected: typing inside it goes to the end, Backspace stops
+        // at the saved text.
+        const QString text = editor()->toPlainText();
+        QTextCursor c = editor()->textCursor();
+        c.setPosition(5);
+        editor()->setTextCursor(c);
+        QTest::keyClicks(editor(), QStringLiteral("ab"));
+        QCOMPARE(editor()->toPlainText(), text + QStringLiteral("ab"));
+        for (int i = 0; i < 4; ++i)
+            QTest::keyClick(editor(), Qt::Key_Backspace);
+        QCOMPARE(editor()->toPlainText(), text);
+        QVERIFY(editor()->typedText().isEmpty());
+    }
+
+    void libraryRenamesSearchesAndUndoesADelete() {
+        ui::LibraryPanel* library = m_window->library();
+        action("actionNewStory")->trigger();
+        QTRY_COMPARE(library->model()->rowCount(), 2);
+        QTRY_VERIFY(session()->storyId() != m_story && session()->isOpen());
+        const qint64 second = session()->storyId();
+        // Most recent first.
+        QCOMPARE(library->model()->stories().front().id, second);
+
+        // Rename in place.
+        library->model()->setData(library->model()->index(library->model()->rowOf(second)),
+                                  QStringLiteral("Harbour lights"), Qt::EditRole);
+        QTRY_COMPARE(m_window->windowTitle(), QStringLiteral("Harbour lights — Baton"));
+        {
+            QSignalSpy flushed(m_storage.get(), &storage::StorageController::flushed);
+            m_storage->flush();
+            QVERIFY(flushed.wait(10000));
+            auto db = openDb(m_db);
+            QCOMPARE(db->stories().get(second)->title, std::string("Harbour lights"));
+        }
+
+        // Search by title.
+        auto* search = m_window->findChild<QLineEdit*>(QStringLiteral("librarySearch"));
+        auto* list = m_window->findChild<QListView*>(QStringLiteral("storyList"));
+        QTest::keyClicks(search, QStringLiteral("harb"));
+        QCOMPARE(list->model()->rowCount(), 1);
+        search->clear();
+        QCOMPARE(list->model()->rowCount(), 2);
+
+        // Delete, undo, delete again: written when the window closes.
+        library->select(second);
+        action("actionDeleteStory")->trigger();
+        QCOMPARE(library->model()->rowCount(), 1);
+        QVERIFY(!session()->isOpen());
+        QVERIFY(m_window->findChild<QFrame*>(QStringLiteral("undoBar"))->isVisible());
+        QVERIFY(action("actionUndoDelete")->isEnabled());
+        screenshot(QStringLiteral("library_undo_delete.png"));
+        action("actionUndoDelete")->trigger();
+        QCOMPARE(library->model()->rowCount(), 2);
+        QVERIFY(!m_window->findChild<QFrame*>(QStringLiteral("undoBar"))->isVisible());
+        library->select(second);
+        action("actionDeleteStory")->trigger();
+        QCOMPARE(library->model()->rowCount(), 1);
+        {
+            auto db = openDb(m_db);
+            QCOMPARE(db->stories().list()->size(), size_t(2)); // not yet written
+        }
+        stopApp();
+        auto db = openDb(m_db);
+        const auto stories = *db->stories().list();
+        QCOMPARE(stories.size(), size_t(1));
+        QCOMPARE(stories[0].id, m_story);
+        QCOMPARE(*db->integrityCheck(), std::string("ok"));
+    }
+
+    void cleanupTestCase() {
+        if (m_window)
+            stopApp();
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

@@ -1,0 +1,71 @@
+// The generation settings (a dock): sampler (temperature, top-k, top-p, repetition
+// penalty, max tokens, seed) with presets, and the window T and overlap o, which
+// default to the loaded model's. A story keeps its settings as JSON
+// (Story::settingsJson, the keys baton-cli story generate reads).
+#pragma once
+
+#include <baton/engine/model_info.h>
+#include <baton/engine/sampling.h>
+#include <baton/engine/windows.h>
+
+#include <QWidget>
+
+#include <optional>
+#include <string>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace baton::ui {
+
+struct GenerationSettings {
+    engine::SamplingOptions sampling;
+    bool fixedSeed = false; // otherwise a new seed for every generation
+    engine::WindowSettings windows;
+};
+
+class GenerationSettingsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit GenerationSettingsPanel(QWidget* parent = nullptr);
+
+    // What the controls show; with a random seed, sampling.seed is a fresh one.
+    GenerationSettings settings() const;
+    // The loaded model (none: T and o disabled): sets the windows' ranges and
+    // defaults.
+    void setModel(const std::optional<engine::ModelInfo>& model);
+    // A story's saved settings ("" or "{}": the Balanced preset, the model's windows).
+    void loadJson(const std::string& json);
+    std::string toJson() const;
+
+    static QStringList presetNames();
+    void applyPreset(int index);
+
+Q_SIGNALS:
+    void changed();
+
+private:
+    void onEdited();
+    void resetWindows();
+
+    QComboBox* m_preset;
+    QDoubleSpinBox* m_temperature;
+    QSpinBox* m_topK;
+    QDoubleSpinBox* m_topP;
+    QDoubleSpinBox* m_repetition;
+    QSpinBox* m_maxTokens;
+    QCheckBox* m_fixedSeed;
+    QSpinBox* m_seed;
+    QSpinBox* m_window;
+    QSpinBox* m_overlap;
+    QLabel* m_windowHint;
+    QPushButton* m_resetWindows;
+    engine::WindowSettings m_modelWindows;
+    bool m_applying = false;
+};
+
+} // namespace baton::ui

@@ -1,0 +1,479 @@
+#include <baton/ui/main_window.h>
+
+#include "error_text.h"
+#include "generation_settings_panel.h"
+#include "library_panel.h"
+#include "story_editor.h"
+#include "story_session.h"
+
+#include <baton/engine/engine_controller.h>
+#include <baton/storage/storage_controller.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#ifndef BATON_VERSION
+#define BATON_VERSION "dev"
+#endif
+
+namespace baton::ui {
+
+namespace {
+
+QString noStoryHint() {
+    return MainWindow::tr("Choose a story in the library, or start one with New story (Ctrl+N).");
+}
+
+QString formatCount(int64_t n) {
+    if (n >= 1000000000)
+        return QStringLiteral("%1 B").arg(double(n) / 1e9, 0, 'f', 1);
+    if (n >= 1000000)
+        return QStringLiteral("%1 M").arg(double(n) / 1e6, 0, 'f', 1);
+    if (n >= 1000)
+        return QStringLiteral("%1 k").arg(double(n) / 1e3, 0, 'f', 1);
+    return QString::number(n);
+}
+
+} // namespace
+
+MainWindow::MainWindow(storage::StorageController& storage, engine::EngineController& engine,
+                       QWidget* parent)
+    : QMainWindow(parent)
+    , m_storage(storage)
+    , m_engine(engine) {
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowTitle(tr("Baton"));
+    m_session = new StorySession(storage, engine, this);
+    m_library = new LibraryPanel(storage, this);
+    m_editor = new StoryEditor;
+    m_settings = new GenerationSettingsPanel;
+
+    // The centre: a notice while no model is loaded, then the story.
+    m_noModelBar = new QFrame;
+    m_noModelBar->setObjectName(QStringLiteral("noModelBar"));
+    m_noModelBar->setAutoFillBackground(true);
+    QPalette np = m_noModelBar->palette();
+    np.setColor(QPalette::Window, QColor(0xfd, 0xf3, 0xd8));
+    np.setColor(QPalette::WindowText, QColor(0x3a, 0x30, 0x18));
+    m_noModelBar->setPalette(np);
+    m_noModelLabel = new QLabel(tr("No model is loaded: open a Hugging Face GPT-2 folder with "
+                                   "File > Open model…"));
+    m_noModelLabel->setObjectName(QStringLiteral("noModelLabel"));
+    m_noModelLabel->setWordWrap(true);
+    auto* openModel = new QPushButton(tr("Open model…"));
+    openModel->setObjectName(QStringLiteral("noModelOpen"));
+    connect(openModel, &QPushButton::clicked, this, &MainWindow::openModelDialog);
+    auto* nl = new QHBoxLayout(m_noModelBar);
+    nl->setContentsMargins(16, 8, 12, 8);
+    nl->addWidget(m_noModelLabel, 1);
+    nl->addWidget(openModel);
+
+    auto* centre = new QWidget;
+    auto* cl = new QVBoxLayout(centre);
+    cl->setContentsMargins(0, 0, 0, 0);
+    cl->setSpacing(0);
+    cl->addWidget(m_noModelBar);
+    cl->addWidget(m_editor, 1);
+
+    auto* splitter = new QSplitter;
+    splitter->setObjectName(QStringLiteral("mainSplitter"));
+    splitter->addWidget(m_library);
+    splitter->addWidget(centre);
+    splitter->setStretchFactor(0, 0);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({250, 800});
+    splitter->setChildrenCollapsible(false);
+    m_library->setMinimumWidth(190);
+    setCentralWidget(splitter);
+
+    m_settingsDock = new QDockWidget(tr("Generation"), this);
+    m_settingsDock->setObjectName(QStringLiteral("generationDock"));
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_settings);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_settingsDock->setWidget(scroll);
+    m_settingsDock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
+    m_settings->setMinimumWidth(240);
+    addDockWidget(Qt::RightDockWidgetArea, m_settingsDock);
+
+    m_modelLabel = new QLabel;
+    m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
+    m_speedLabel = new QLabel;
+    m_speedLabel->setObjectName(QStringLiteral("speedLabel"));
+    m_windowLabel = new QLabel;
+    m_windowLabel->setObjectName(QStringLiteral("windowLabel"));
+    for (auto* l : {m_windowLabel, m_speedLabel, m_modelLabel}) {
+        l->setContentsMargins(8, 0, 8, 0);
+        statusBar()->addPermanentWidget(l);
+    }
+
+    createActions();
+    createMenus();
+    m_library->setActions(m_newAction, m_renameAction, m_deleteAction, m_undoDeleteAction);
+
+    // Library -> session.
+    connect(m_library, &LibraryPanel::storyActivated, this, [this](qint64 id) {
+        if (id != m_session->storyId())
+            m_session->open(id);
+    });
+    connect(m_library, &LibraryPanel::storyRemoved, this, [this](qint64 id) {
+        if (id == m_session->storyId())
+            m_session->close();
+    });
+    connect(m_library, &LibraryPanel::storyRenamed, this, [this](qint64 id, const QString& t) {
+        if (id == m_session->storyId())
+            setWindowTitle(tr("%1 — Baton").arg(t));
+    });
+    connect(m_library, &LibraryPanel::selectionChanged, this, &MainWindow::updateActions);
+    connect(m_library, &LibraryPanel::pendingDeleteChanged, this, &MainWindow::updateActions);
+    connect(m_library, &LibraryPanel::storageFailed, this, &MainWindow::showStorageError);
+
+    // Session -> editor and status.
+    connect(m_session, &StorySession::opened, this,
+            [this](const storage::Story& story, const std::vector<storage::Passage>& path) {
+                m_editor->setPassages(path);
+                m_editor->setEnabled(true);
+                m_editor->setPlaceholderText(tr("Begin your story here, then press Ctrl+Enter "
+                                                "to let the model continue it."));
+                m_editor->setFocus();
+                m_settings->loadJson(story.settingsJson);
+                setWindowTitle(tr("%1 — Baton").arg(QString::fromStdString(story.title)));
+                m_windowLabel->clear();
+                m_speedLabel->clear();
+                updateActions();
+            });
+    connect(m_session, &StorySession::closed, this, [this] {
+        m_editor->clearStory();
+        m_editor->setEnabled(false);
+        m_editor->setPlaceholderText(noStoryHint());
+        setWindowTitle(tr("Baton"));
+        updateActions();
+    });
+    connect(m_session, &StorySession::phaseChanged, this, [this](StorySession::Phase phase) {
+        m_editor->setReadOnly(phase != StorySession::Phase::Idle);
+        if (phase == StorySession::Phase::Idle)
+            m_editor->setFocus();
+        updateActions();
+    });
+    connect(m_session, &StorySession::truncated, m_editor, &StoryEditor::truncate);
+    connect(m_session, &StorySession::streamed, this, [this](const QString& text) {
+        m_editor->appendSaved(text, storage::PassageAuthor::Model);
+    });
+    connect(m_session, &StorySession::windowProgress, this,
+            [this](qint64 window, int fill, int size, double tps) {
+                m_windowLabel->setText(tr("window %1 · %2/%3").arg(window + 1).arg(fill).arg(size));
+                m_speedLabel->setText(tr("%1 tokens/s").arg(tps, 0, 'f', 1));
+            });
+    connect(m_session, &StorySession::generationFinished, this,
+            [this](const QString& summary) { statusBar()->showMessage(summary, 10000); });
+    connect(m_session, &StorySession::message, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+    connect(m_session, &StorySession::failed, this, &MainWindow::showError);
+    connect(m_editor, &StoryEditor::typedTextChanged, this, &MainWindow::updateActions);
+    connect(m_editor, &StoryEditor::savedTextDamaged, this, [this] {
+        statusBar()->showMessage(tr("Saved text cannot be edited yet: the story was reloaded."),
+                                 8000);
+        const qint64 id = m_session->storyId();
+        if (id)
+            m_session->open(id);
+    });
+
+    // Storage: the database.
+    connect(&m_storage, &storage::StorageController::opened, this, [this](quint64 request, int) {
+        if (request != m_openRequest)
+            return;
+        m_databaseOpen = true;
+        m_library->refresh();
+        updateActions();
+        Q_EMIT databaseOpened();
+    });
+    connect(&m_storage, &storage::StorageController::failed, this,
+            [this](quint64 request, const storage::StorageError& error) {
+                if (request == m_openRequest)
+                    showStorageError(tr("The story database could not be opened"), error);
+            });
+
+    // Engine: the model.
+    connect(&m_engine, &engine::EngineController::jobProgress, this,
+            [this](engine::JobId job, double fraction, const QString& message) {
+                if (job == m_loadJob)
+                    statusBar()->showMessage(
+                        tr("Loading the model… %1% %2").arg(int(fraction * 100)).arg(message));
+            });
+    connect(&m_engine, &engine::EngineController::modelLoaded, this,
+            [this](engine::JobId, const engine::ModelInfo& info) {
+                QSettings().setValue(QStringLiteral("model/path"),
+                                     QString::fromStdString(info.path));
+                const std::string settings =
+                    m_session->isOpen() ? m_session->story().settingsJson : std::string();
+                m_settings->setModel(info);
+                if (m_session->isOpen())
+                    m_settings->loadJson(settings);
+                updateModelLabel();
+                statusBar()->showMessage(tr("Model loaded"), 5000);
+                Q_EMIT modelReady();
+            });
+    connect(&m_engine, &engine::EngineController::jobFinished, this,
+            [this](engine::JobId job, bool ok, const engine::Error& error) {
+                if (job != m_loadJob)
+                    return;
+                m_loadJob = 0;
+                updateActions();
+                if (!ok) {
+                    statusBar()->clearMessage();
+                    showError(tr("The model could not be opened"), describeEngineError(error));
+                }
+            });
+
+    m_editor->setEnabled(false);
+    m_editor->setPlaceholderText(noStoryHint());
+    updateModelLabel();
+    updateActions();
+    resize(1280, 820);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions() {
+    auto make = [this](const QString& text, const QString& name, const QKeySequence& key,
+                       auto slot) {
+        auto* a = new QAction(text, this);
+        a->setObjectName(name);
+        if (!key.isEmpty())
+            a->setShortcut(key);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a);
+        return a;
+    };
+    m_newAction = make(tr("&New story"), QStringLiteral("actionNewStory"), QKeySequence::New,
+                       &MainWindow::newStory);
+    m_openModelAction = make(tr("Open &model…"), QStringLiteral("actionOpenModel"),
+                             QKeySequence::Open, &MainWindow::openModelDialog);
+    m_quitAction =
+        make(tr("&Quit"), QStringLiteral("actionQuit"), QKeySequence::Quit, &MainWindow::close);
+    m_renameAction = make(tr("&Rename"), QStringLiteral("actionRenameStory"),
+                          QKeySequence(Qt::Key_F2), [this] { m_library->renameSelected(); });
+    m_deleteAction = make(tr("&Delete"), QStringLiteral("actionDeleteStory"), QKeySequence(),
+                          [this] { m_library->deleteSelected(); });
+    m_deleteAction->setShortcut(QKeySequence::Delete);
+    m_deleteAction->setShortcutContext(Qt::WidgetShortcut); // on the list only
+    m_renameAction->setShortcutContext(Qt::WidgetShortcut);
+    m_undoDeleteAction = make(tr("&Undo delete"), QStringLiteral("actionUndoDelete"),
+                              QKeySequence(), [this] { m_library->undoDelete(); });
+    m_generateAction = make(tr("&Generate"), QStringLiteral("actionGenerate"),
+                            QKeySequence(Qt::CTRL | Qt::Key_Return), &MainWindow::generate);
+    m_generateAction->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)});
+    m_generateAction->setToolTip(tr("Save what you typed and let the model continue "
+                                    "(Ctrl+Enter)"));
+    m_continueAction =
+        make(tr("&Continue"), QStringLiteral("actionContinue"),
+             QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return), &MainWindow::continueStory);
+    m_continueAction->setToolTip(tr("Let the model write more (Ctrl+Shift+Enter)"));
+    m_retryAction = make(tr("&Retry"), QStringLiteral("actionRetry"),
+                         QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::retry);
+    m_retryAction->setToolTip(tr("Write a new alternative to the last generation (Ctrl+R); "
+                                 "the old one is kept"));
+    m_stopAction = make(tr("&Stop"), QStringLiteral("actionStop"), QKeySequence(Qt::Key_Escape),
+                        [this] { m_session->stop(); });
+    m_stopAction->setToolTip(tr("Stop generating; what was written is kept (Esc)"));
+    m_aboutAction =
+        make(tr("&About Baton"), QStringLiteral("actionAbout"), QKeySequence(), &MainWindow::about);
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_newAction);
+    file->addAction(m_openModelAction);
+    file->addSeparator();
+    file->addAction(m_quitAction);
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_renameAction);
+    edit->addAction(m_deleteAction);
+    edit->addAction(m_undoDeleteAction);
+    QMenu* story = menuBar()->addMenu(tr("&Story"));
+    story->addAction(m_generateAction);
+    story->addAction(m_continueAction);
+    story->addAction(m_retryAction);
+    story->addAction(m_stopAction);
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_settingsDock->toggleViewAction());
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(m_aboutAction);
+
+    QToolBar* bar = addToolBar(tr("Story"));
+    bar->setObjectName(QStringLiteral("storyToolBar"));
+    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->addAction(m_newAction);
+    bar->addSeparator();
+    bar->addAction(m_generateAction);
+    bar->addAction(m_continueAction);
+    bar->addAction(m_retryAction);
+    bar->addAction(m_stopAction);
+}
+
+void MainWindow::openDatabase(const QString& path) {
+    m_databaseOpen = false;
+    m_openRequest = m_storage.open(path);
+    updateActions();
+}
+
+void MainWindow::loadModel(const QString& folder) {
+    m_loadJob = m_engine.loadModel(folder);
+    statusBar()->showMessage(tr("Loading the model from %1…").arg(folder));
+    updateActions();
+}
+
+void MainWindow::setNoModelHint(const QString& text) {
+    m_noModelLabel->setText(text);
+}
+
+void MainWindow::openModelDialog() {
+    const QString start =
+        m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QDir::homePath();
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Open a Hugging Face GPT-2 model folder"), start);
+    if (!dir.isEmpty())
+        loadModel(dir);
+}
+
+void MainWindow::newStory() {
+    if (!m_databaseOpen)
+        return;
+    storage::Story s;
+    s.title = tr("Untitled story").toStdString();
+    if (m_engine.model())
+        s.modelPath = m_engine.model()->path;
+    s.settingsJson = m_settings->toJson();
+    m_library->createStory(s);
+}
+
+void MainWindow::generate() {
+    if (!m_generateAction->isEnabled())
+        return;
+    const GenerationSettings s = m_settings->settings();
+    m_session->saveSettings(m_settings->toJson());
+    // The typed text becomes saved text only when the generation starts.
+    if (m_session->generate(m_editor->typedText(), s))
+        m_editor->commitTypedText();
+}
+
+void MainWindow::continueStory() {
+    if (!m_continueAction->isEnabled())
+        return;
+    m_session->saveSettings(m_settings->toJson());
+    m_session->generate(QString(), m_settings->settings());
+}
+
+void MainWindow::retry() {
+    if (!m_retryAction->isEnabled())
+        return;
+    m_session->saveSettings(m_settings->toJson());
+    m_session->retry(m_settings->settings());
+}
+
+void MainWindow::updateActions() {
+    const bool open = m_session->isOpen();
+    const bool busy = m_session->busy();
+    const bool model = m_engine.model().has_value() && m_loadJob == 0;
+    const bool typed = !m_editor->typedText().isEmpty();
+    m_newAction->setEnabled(m_databaseOpen && !busy);
+    m_renameAction->setEnabled(m_library->selectedStory() != 0);
+    m_deleteAction->setEnabled(m_library->selectedStory() != 0 && !busy);
+    m_undoDeleteAction->setEnabled(m_library->hasPendingDelete());
+    m_generateAction->setEnabled(open && model && !busy);
+    m_continueAction->setEnabled(open && model && !busy && !typed && m_editor->savedLength() > 0);
+    m_retryAction->setEnabled(open && model && !busy && !typed && m_session->canRetry());
+    m_stopAction->setEnabled(busy);
+    m_library->setEnabled(!busy);
+    m_openModelAction->setEnabled(!busy && m_loadJob == 0);
+    m_noModelBar->setVisible(!m_engine.model().has_value());
+}
+
+void MainWindow::updateModelLabel() {
+    const auto& m = m_engine.model();
+    if (!m) {
+        m_modelLabel->setText(tr("No model"));
+        m_modelLabel->setToolTip(tr("Open a model with File > Open model…"));
+        updateActions();
+        return;
+    }
+    const QString name = QFileInfo(QString::fromStdString(m->path)).fileName();
+    m_modelLabel->setText(tr("%1 · %2 parameters%3")
+                              .arg(name, formatCount(m->parameterCount),
+                                   m->recurrence ? tr(" · recurrent") : QString()));
+    m_modelLabel->setToolTip(tr("%1\n%2 layers, %3 wide, %4 heads, %5 positions; identity %6")
+                                 .arg(QString::fromStdString(m->path))
+                                 .arg(m->config.nLayer)
+                                 .arg(m->config.nEmbd)
+                                 .arg(m->config.nHead)
+                                 .arg(m->config.nPositions)
+                                 .arg(QString::fromStdString(m->identity)));
+    updateActions();
+}
+
+void MainWindow::showError(const QString& what, const ErrorText& error) {
+    // Not modal-blocking: the event loop (and the engine's and storage's answers)
+    // keep running while it is shown.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Baton"), what, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorDialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setInformativeText(error.message);
+    if (!error.detail.isEmpty())
+        box->setDetailedText(error.detail);
+    box->open();
+    statusBar()->showMessage(what, 10000);
+}
+
+void MainWindow::showStorageError(const QString& what, const storage::StorageError& error) {
+    showError(what, describeStorageError(error));
+}
+
+void MainWindow::about() {
+    QMessageBox::about(
+        this, tr("About Baton"),
+        tr("<h3>Baton %1</h3><p>A studio for writing long interactive stories with a language "
+           "model that carries a state from one window to the next.</p><p>Qt %2 (built with "
+           "%3)</p>")
+            .arg(QStringLiteral(BATON_VERSION), QString::fromLatin1(qVersion()),
+                 QStringLiteral(QT_VERSION_STR)));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    // Keep what is being generated: stop, and wait for the last chunk to be handed to
+    // the storage (whose controller writes everything queued before it closes).
+    if (m_session->busy()) {
+        m_session->stop();
+        QElapsedTimer t;
+        t.start();
+        while (m_session->busy() && t.elapsed() < 10000)
+            QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    }
+    m_library->commitPendingDelete();
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    event->accept();
+}
+
+} // namespace baton::ui

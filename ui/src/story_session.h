@@ -1,0 +1,112 @@
+// The open story and its generation (a presenter: no widgets). Generate saves the
+// typed text as a user passage, asks the storage for the resume point of the current
+// path (the latest saved state for this model, T and o, and the text after it) and
+// continues from there; every chunk the engine streams is saved at once as a model
+// passage with the state after it, so a kill loses at most the chunk being
+// generated. Retry moves the current leaf back to where the last generation began
+// and generates an alternative there (a sibling of its first passage). All storage
+// requests run in order on the storage thread, so each chunk goes under the one
+// before it.
+#pragma once
+
+#include "error_text.h"
+#include "generation_settings_panel.h"
+
+#include <baton/engine/engine_controller.h>
+#include <baton/storage/records.h>
+#include <baton/storage/storage_controller.h>
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+
+#include <vector>
+
+namespace baton::ui {
+
+class StorySession : public QObject {
+    Q_OBJECT
+public:
+    enum class Phase { Idle, Preparing, Generating, Stopping };
+
+    StorySession(storage::StorageController& storage, engine::EngineController& engine,
+                 QObject* parent = nullptr);
+
+    void open(qint64 storyId);
+    void close();
+    qint64 storyId() const { return m_story.id; }
+    const storage::Story& story() const { return m_story; }
+    bool isOpen() const { return m_story.id != 0; }
+    Phase phase() const { return m_phase; }
+    bool busy() const { return m_phase != Phase::Idle; }
+
+    // Saves userText (when not empty) and continues the story. False (with `failed`
+    // emitted when the reason is the user's to fix) when it cannot start.
+    bool generate(const QString& userText, const GenerationSettings& settings);
+    // True when a last generation (or a trailing run of model passages) can be retried.
+    bool canRetry() const { return isOpen() && m_retryParent >= 0; }
+    void retry(const GenerationSettings& settings);
+    void stop();
+    // Saves the story's generation settings (when they changed).
+    void saveSettings(const std::string& json);
+    void setChunkTokens(int tokens) { m_chunkTokens = tokens; }
+
+    // The passage whose saved state the last generation continued from (0: none, the
+    // text was encoded), and how many characters of text it encoded after it.
+    qint64 resumedFromPassage() const { return m_resumedFrom; }
+    qint64 encodedChars() const { return m_encodedChars; }
+    const engine::GenerationResult& lastResult() const { return m_lastResult; }
+
+Q_SIGNALS:
+    void opened(baton::storage::Story story, std::vector<baton::storage::Passage> path);
+    void closed();
+    void phaseChanged(baton::ui::StorySession::Phase phase);
+    // The editor drops everything from this character on (a retry).
+    void truncated(int chars);
+    // Generated text, as it streams.
+    void streamed(QString text);
+    // The open window while generating: its 0-based index, tokens in it, T.
+    void windowProgress(qint64 window, int fill, int size, double tokensPerSecond);
+    void generationFinished(QString summary);
+    // A failure for the user: what failed and why.
+    void failed(QString what, baton::ui::ErrorText error);
+    void message(QString text);
+
+private:
+    void setPhase(Phase phase);
+    // Checks the model and the windows and fixes the settings of a new generation.
+    bool begin(const GenerationSettings& settings);
+    void requestResume();
+    void onResumePoint(quint64 request, qint64 storyId, const storage::ResumePoint& point);
+    void startGeneration(const engine::GenerateRequest& request);
+    void onChunk(engine::JobId job, const engine::StateChunk& chunk);
+    void onJobFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onStorageFailed(quint64 request, const storage::StorageError& error);
+    void computeRetryPoint(const std::vector<storage::Passage>& path);
+
+    storage::StorageController& m_storage;
+    engine::EngineController& m_engine;
+    storage::Story m_story;
+    Phase m_phase = Phase::Idle;
+    GenerationSettings m_settings;
+    engine::WindowSettings m_windows; // resolved for the loaded model
+    std::string m_identity;           // the model the generation runs with
+    qint64 m_genStory = 0;            // the story the running generation writes to
+    engine::JobId m_job = 0;
+    engine::GenerateRequest m_request;       // the running one (to encode again without its state)
+    std::vector<storage::Passage> m_genPath; // the path the generation continues
+    quint64 m_loadRequest = 0;
+    quint64 m_resumeRequest = 0;
+    QHash<quint64, QString> m_writes; // pending writes -> what they do, for errors
+    qint64 m_retryParent = -1;        // where a retry generates (0: a new root), -1: none
+    int m_retryChars = 0;             // editor characters before the retried text
+    qint64 m_resumedFrom = 0;
+    qint64 m_encodedChars = 0;
+    int m_chunkTokens = 16;
+    bool m_saveFailed = false;
+    engine::GenerationResult m_lastResult;
+};
+
+} // namespace baton::ui
+
+Q_DECLARE_METATYPE(baton::ui::ErrorText)
