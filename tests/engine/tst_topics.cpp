@@ -1,5 +1,6 @@
 // Topic diagnostics (method.md section 6): LDA recovers planted topics, fold-in
 // inference, the Jensen-Shannon divergence, the sign test, and topic model files.
+#include "cli_run.h"
 #include "test_support.h"
 #include "tiny_model.h"
 
@@ -87,19 +88,8 @@ double meanMatchedJsd(const TopicModel& m, const std::vector<std::vector<double>
     return best / kTopics;
 }
 
-struct CliRun {
-    int exitCode = -1;
-    QByteArray out, err;
-};
-
-CliRun cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(BATON_CLI_PATH), args);
-    p.closeWriteChannel();
-    p.waitForFinished(240000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
+using baton::test::cli;
+using baton::test::CliRun;
 
 } // namespace
 

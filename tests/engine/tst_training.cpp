@@ -1,6 +1,7 @@
 // Training (method.md section 5): exact backpropagation through windows by
 // recomputation, corpora and sequences, the optimizer, resume after a kill,
 // cancellation, learning on a small corpus, and from-scratch runs that the CLI loads.
+#include "cli_run.h"
 #include "test_support.h"
 
 #include "model/model_impl.h"
@@ -115,19 +116,8 @@ double relativeDifference(const torch::Tensor& a, const torch::Tensor& b) {
     return scale == 0 ? 0.0 : (a - b).norm().item<double>() / scale;
 }
 
-struct CliRun {
-    int exitCode = -1;
-    QByteArray out, err;
-};
-
-CliRun cli(const QStringList& args, int timeoutMs = 240000) {
-    QProcess p;
-    p.start(QStringLiteral(BATON_CLI_PATH), args);
-    p.closeWriteChannel();
-    p.waitForFinished(timeoutMs);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
+using baton::test::cli;
+using baton::test::CliRun;
 
 std::vector<QJsonObject> jsonLines(const QByteArray& out) {
     std::vector<QJsonObject> events;
