@@ -75,6 +75,14 @@ StorageError notOpen() {
 }
 } // namespace
 
+StorageError StorageController::notOpenError() {
+    return notOpen();
+}
+
+void StorageController::deliver(std::function<void()> f) {
+    QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection);
+}
+
 quint64 StorageController::open(const QString& path) {
     StorageWorker* w = m_worker;
     const std::string p = path.toStdString();

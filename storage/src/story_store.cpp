@@ -5,6 +5,8 @@
 #include "store_util.h"
 #include "transaction.h"
 
+#include <unordered_map>
+
 namespace baton::storage {
 
 namespace {
@@ -349,6 +351,106 @@ Result<int64_t> StoryStore::passageCount(int64_t storyId) {
         s.bind(1, storyId);
         s.step();
         return s.columnInt(0);
+    });
+}
+
+Result<std::vector<Passage>> StoryStore::allPassages(int64_t storyId) {
+    return guard<std::vector<Passage>>([&]() -> Result<std::vector<Passage>> {
+        currentOf(m_db, storyId); // NotFound for an unknown story
+        Statement s = m_db.prepare(std::string("SELECT ") + kPassageColumns +
+                                   " FROM passages p WHERE p.story_id = ?1 ORDER BY p.id");
+        s.bind(1, storyId);
+        std::vector<Passage> out;
+        while (s.step())
+            out.push_back(readPassage(s));
+        return out;
+    });
+}
+
+Result<int64_t> StoryStore::duplicate(int64_t storyId, const std::string& title) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        auto story = get(storyId);
+        if (!story)
+            return story.error();
+        Story copy = *story;
+        copy.title = title;
+        auto created = create(copy);
+        if (!created)
+            return created.error();
+        const int64_t newId = *created;
+        // Parents have smaller ids than their children, so one pass in id order maps
+        // every parent before it is needed.
+        std::unordered_map<int64_t, int64_t> mapped;
+        {
+            Statement s = m_db.prepare(
+                "SELECT id, parent_id, author, text, created_at, edited_at FROM passages "
+                "WHERE story_id = ?1 ORDER BY id");
+            s.bind(1, storyId);
+            while (s.step()) {
+                const int64_t parent = s.isNull(1) ? 0 : s.columnInt(1);
+                m_db.prepare("INSERT INTO passages (story_id, parent_id, author, text, "
+                             "created_at, edited_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                    .bind(1, newId)
+                    .bindId(2, parent ? mapped.at(parent) : 0)
+                    .bind(3, s.columnInt(2))
+                    .bind(4, s.columnText(3))
+                    .bind(5, s.columnInt(4))
+                    .bind(6, s.columnInt(5))
+                    .run();
+                mapped[s.columnInt(0)] = m_db.lastInsertId();
+            }
+        }
+        // The states, with their blobs.
+        {
+            Statement s =
+                m_db.prepare("SELECT r.id, r.passage_id FROM recurrent_states r JOIN passages p "
+                             "ON p.id = r.passage_id WHERE p.story_id = ?1 ORDER BY r.id");
+            s.bind(1, storyId);
+            while (s.step()) {
+                const int64_t oldState = s.columnInt(0);
+                m_db.prepare("INSERT INTO recurrent_states (passage_id, window_index, "
+                             "token_offset, model_identity, window_size, overlap, "
+                             "format_version, created_at) SELECT ?1, window_index, "
+                             "token_offset, model_identity, window_size, overlap, "
+                             "format_version, created_at FROM recurrent_states WHERE id = ?2")
+                    .bind(1, mapped.at(s.columnInt(1)))
+                    .bind(2, oldState)
+                    .run();
+                const int64_t newState = m_db.lastInsertId();
+                m_db.prepare("INSERT INTO state_blobs (state_id, data) SELECT ?1, data FROM "
+                             "state_blobs WHERE state_id = ?2")
+                    .bind(1, newState)
+                    .bind(2, oldState)
+                    .run();
+            }
+        }
+        if (story->currentPassageId)
+            setCurrentChecked(m_db, newId, mapped.at(story->currentPassageId));
+        t.commit();
+        return newId;
+    });
+}
+
+Result<std::vector<int64_t>> StoryStore::search(const std::string& text) {
+    return guard<std::vector<int64_t>>([&]() -> Result<std::vector<int64_t>> {
+        // LIKE with an escape character, so that % and _ in the text match themselves.
+        std::string pattern = "%";
+        for (char c : text) {
+            if (c == '%' || c == '_' || c == '\\')
+                pattern += '\\';
+            pattern += c;
+        }
+        pattern += '%';
+        Statement s = m_db.prepare(
+            "SELECT s.id FROM stories s WHERE s.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 "
+            "FROM passages p WHERE p.story_id = s.id AND p.text LIKE ?1 ESCAPE '\\') "
+            "ORDER BY s.updated_at DESC, s.id DESC");
+        s.bind(1, pattern);
+        std::vector<int64_t> out;
+        while (s.step())
+            out.push_back(s.columnInt(0));
+        return out;
     });
 }
 

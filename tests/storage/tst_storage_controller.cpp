@@ -261,6 +261,48 @@ private Q_SLOTS:
         QCOMPARE(failed.at(1).at(1).value<StorageError>().code, StorageErrorCode::NotFound);
     }
 
+    void genericCallsAnswerInOrderOnTheCallersThread() {
+        StorageController c;
+        QSignalSpy opened(&c, &StorageController::opened);
+        QSignalSpy failed(&c, &StorageController::failed);
+        QSignalSpy created(&c, &StorageController::storyCreated);
+        c.open(m_tmp.path() + "/call.db");
+        QVERIFY(opened.wait(5000));
+        std::vector<QString> order;
+        QThread* const mainThread = QThread::currentThread();
+        bool onMain = true;
+        c.createStory(titled("First"));
+        QObject alive;
+        c.call<std::vector<Story>>(
+            false, [](Database& db) { return db.stories().list(); }, &alive,
+            [&](std::vector<Story> v) {
+                onMain = onMain && QThread::currentThread() == mainThread;
+                order.push_back(QString("list %1").arg(v.size()));
+            });
+        // An error is answered by failed(), and `done` is not called.
+        const quint64 bad = c.call<Story>(
+            false, [](Database& db) { return db.stories().get(424242); }, &alive,
+            [&](Story) { order.push_back("wrong"); });
+        // A context deleted before the answer: `done` is not called.
+        auto* gone = new QObject;
+        c.call<int64_t>(
+            true, [](Database& db) { return db.stories().passageCount(1); }, gone,
+            [&](int64_t) { order.push_back("gone"); });
+        delete gone;
+        c.call<int64_t>(
+            true, [](Database& db) { return db.stories().create(titled("Second")); }, &alive,
+            [&](int64_t id) { order.push_back(QString("created %1").arg(id > 0)); });
+        QSignalSpy flushed(&c, &StorageController::flushed);
+        c.flush();
+        QVERIFY(flushed.wait(5000));
+        QCOMPARE(created.count(), 1);
+        QCOMPARE(order, (std::vector<QString>{"list 1", "created 1"}));
+        QVERIFY(onMain);
+        QCOMPARE(failed.count(), 1);
+        QCOMPARE(failed.at(0).at(0).toULongLong(), bad);
+        QCOMPARE(failed.at(0).at(1).value<StorageError>().code, StorageErrorCode::NotFound);
+    }
+
     void destructorFlushesQueuedWrites() {
         const QString path = m_tmp.path() + "/flush.db";
         {

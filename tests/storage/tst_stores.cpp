@@ -200,6 +200,76 @@ private Q_SLOTS:
         VERIFY_OK(st.remove(story));
     }
 
+    void duplicateSearchAndAllPassages() {
+        Story s;
+        s.title = "Original";
+        s.memory = "The memory";
+        s.authorsNote = "A note";
+        s.settingsJson = R"({"window":128})";
+        auto id = m_db->stories().create(s);
+        VERIFY_OK(id);
+        auto a = m_db->stories().append(*id, "The dragon 100% slept. ", PassageAuthor::User);
+        auto b = m_db->stories().append(*id, "It woke. ", PassageAuthor::Model);
+        auto alt =
+            m_db->stories().addPassage(*id, *a, "A_secret branch. ", PassageAuthor::Model, false);
+        VERIFY_OK(a);
+        VERIFY_OK(b);
+        VERIFY_OK(alt);
+        VERIFY_OK(m_db->states().save(makeState(*b, "m1", 140)));
+
+        auto all = m_db->stories().allPassages(*id);
+        VERIFY_OK(all);
+        QCOMPARE(all->size(), size_t(3));
+        QCOMPARE((*all)[0].id, *a);
+        QCOMPARE((*all)[2].parentId, *a);
+
+        auto copy = m_db->stories().duplicate(*id, "Copy");
+        VERIFY_OK(copy);
+        QVERIFY(*copy != *id);
+        auto c = m_db->stories().get(*copy);
+        VERIFY_OK(c);
+        QCOMPARE(c->title, std::string("Copy"));
+        QCOMPARE(c->memory, std::string("The memory"));
+        QCOMPARE(c->authorsNote, std::string("A note"));
+        QCOMPARE(c->settingsJson, std::string(R"({"window":128})"));
+        auto copyPath = m_db->stories().currentPath(*copy);
+        VERIFY_OK(copyPath);
+        QCOMPARE(texts(*copyPath), std::string("The dragon 100% slept. It woke. "));
+        QVERIFY(copyPath->back().id != *b);
+        auto copyAll = m_db->stories().allPassages(*copy);
+        VERIFY_OK(copyAll);
+        QCOMPARE(copyAll->size(), size_t(3));
+        // The state came along, on the copied passage, with its blob.
+        auto st = m_db->states().latestOnPath(copyPath->back().id, "m1", 128, 16, 1);
+        VERIFY_OK(st);
+        QVERIFY(st->has_value());
+        QCOMPARE((*st)->passageId, copyPath->back().id);
+        QCOMPARE((*st)->blob, makeState(*b, "m1", 140).blob);
+        // The original is untouched.
+        auto orig = m_db->stories().currentPath(*id);
+        VERIFY_OK(orig);
+        QCOMPARE(orig->back().id, *b);
+
+        // Search: titles and text on any branch, case-insensitive, % and _ literal.
+        auto hits = m_db->stories().search("DRAGON 100%");
+        VERIFY_OK(hits);
+        QCOMPARE(hits->size(), size_t(2)); // the copy (newer) first
+        QCOMPARE(hits->front(), *copy);
+        hits = m_db->stories().search("a_secret");
+        VERIFY_OK(hits);
+        QCOMPARE(hits->size(), size_t(2));
+        hits = m_db->stories().search("a%secret");
+        VERIFY_OK(hits);
+        QCOMPARE(hits->size(), size_t(0));
+        hits = m_db->stories().search("ORIGINAL");
+        VERIFY_OK(hits);
+        QCOMPARE(hits->size(), size_t(1));
+        QCOMPARE(hits->front(), *id);
+        QVERIFY(!m_db->stories().duplicate(987654, "x").ok());
+        VERIFY_OK(m_db->stories().remove(*copy));
+        VERIFY_OK(m_db->stories().remove(*id));
+    }
+
     void topicModels() {
         auto& t = m_db->topics();
         TopicModelRecord r;

@@ -10,6 +10,7 @@
 #include "baton/storage/records.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 #include <QThread>
 
@@ -79,6 +80,33 @@ public:
     // Answered (flushed) once every earlier request has been answered.
     quint64 flush();
 
+    // Any other request: `body` runs on the storage thread with the open database (a
+    // write joins the queued writes' transaction, in its own savepoint), and `done`
+    // then receives its value on this controller's thread, in request order with the
+    // other answers. It is not called when `context` is gone by then. An error (or no
+    // open database) is answered by failed() instead. The stores are plain C++
+    // (story_store.h, model_store.h, ...): the panels use them through this.
+    template <typename T>
+    quint64 call(bool write, std::function<Result<T>(Database&)> body, QObject* context,
+                 std::function<void(T)> done) {
+        QPointer<QObject> guard(context);
+        return post(write,
+                    [this, body = std::move(body), guard,
+                     done = std::move(done)](Database* db, quint64) -> Result<Answer> {
+                        if (!db)
+                            return notOpenError();
+                        Result<T> r = body(*db);
+                        if (!r)
+                            return r.error();
+                        return Answer([this, guard, done, v = std::move(*r)]() mutable {
+                            deliver([guard, done, v = std::move(v)]() mutable {
+                                if (guard)
+                                    done(std::move(v));
+                            });
+                        });
+                    });
+    }
+
 Q_SIGNALS:
     void opened(quint64 request, int schemaVersion);
     void storiesListed(quint64 request, std::vector<baton::storage::Story> stories);
@@ -98,9 +126,14 @@ Q_SIGNALS:
     void writesCommitted(int writes);
 
 private:
+    using Answer = std::function<void()>;
     void connectWorker();
     // body runs on the storage thread and returns the closure that emits the answer.
-    quint64 post(bool write, std::function<Result<std::function<void()>>(Database*, quint64)> body);
+    quint64 post(bool write, std::function<Result<Answer>(Database*, quint64)> body);
+    // Called on the storage thread: runs f on this controller's thread (queued, so
+    // after the answers emitted before it).
+    void deliver(std::function<void()> f);
+    static StorageError notOpenError();
 
     QThread m_thread;
     StorageWorker* m_worker = nullptr; // lives on m_thread

@@ -54,6 +54,15 @@ public:
     Result<void> removePassage(int64_t passageId);
     // Number of passages in a story (all branches).
     Result<int64_t> passageCount(int64_t storyId);
+    // Every passage of a story (all branches), parents before children (by id).
+    Result<std::vector<Passage>> allPassages(int64_t storyId);
+    // Copies a story under a new title: its settings, memory, author's note, the whole
+    // passage tree with the same current path, and the saved states (so the copy
+    // continues at once). Returns the new story's id.
+    Result<int64_t> duplicate(int64_t storyId, const std::string& title);
+    // Ids of the stories whose title or any passage (on any branch) contains `text`,
+    // ignoring ASCII case, most recently updated first. Empty text matches all.
+    Result<std::vector<int64_t>> search(const std::string& text);
 
 private:
     Connection& m_db;
