@@ -28,6 +28,14 @@ std::string bundledModelDir(const std::string& name) {
     return {};
 }
 
+std::vector<std::string> bundledModelDirs() {
+    std::vector<std::string> out;
+    for (const char* name : {kDefaultModel, "baton-mini-o16", "baton-mini-baseline"})
+        if (std::string dir = bundledModelDir(name); !dir.empty())
+            out.push_back(dir);
+    return out;
+}
+
 std::string defaultDatabasePath() {
     std::string base;
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')

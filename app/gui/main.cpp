@@ -45,8 +45,12 @@ int main(int argc, char** argv) {
 
     baton::engine::initializeRuntime();
     baton::storage::StorageController storage;
-    baton::engine::EngineController engine;
-    baton::ui::MainWindow window(storage, engine);
+    baton::engine::EngineController engine; // the story's model
+    baton::engine::EngineController lab;    // evaluations, fine-tuning, model checks
+    QStringList bundled;
+    for (const std::string& dir : baton::app::bundledModelDirs())
+        bundled << QString::fromStdString(dir);
+    baton::ui::MainWindow window(storage, engine, lab, bundled);
     QSettings settings;
     window.restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     window.restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -68,21 +72,20 @@ int main(int argc, char** argv) {
     }
     window.openDatabase(db);
 
-    QString model = parser.value(modelOption);
-    if (model.isEmpty()) {
-        const QString last = settings.value(QStringLiteral("model/path")).toString();
-        if (!last.isEmpty() && QFileInfo::exists(last + QStringLiteral("/config.json")))
-            model = last;
-    }
-    if (model.isEmpty())
-        model = QString::fromStdString(baton::app::bundledModelDir(baton::app::kDefaultModel));
+    // An explicit --model, else the model list's default (the bundled baton-mini until
+    // the user sets another), loaded once the database is open.
+    const QString model = parser.value(modelOption);
     if (!model.isEmpty())
         window.loadModel(model);
-    else
+    else if (!bundled.isEmpty())
+        window.setLoadDefaultModel(true);
+    else {
+        window.setLoadDefaultModel(true);
         window.setNoModelHint(
             QObject::tr(
-                "No model: the bundled model (%1) is not installed. Open a Hugging Face GPT-2 "
-                "folder with File > Open model…")
+                "No model: the bundled model (%1) is not installed. Import a Hugging Face GPT-2 "
+                "folder in the Models page (Ctrl+4).")
                 .arg(QString::fromLatin1(baton::app::kDefaultModel)));
+    }
     return app.exec();
 }

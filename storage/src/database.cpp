@@ -9,6 +9,8 @@
 
 #include "connection.h"
 #include "schema.h"
+
+#include <sqlite3.h>
 #include "statement.h"
 #include "transaction.h"
 
@@ -20,6 +22,10 @@
 #include <cstring>
 
 namespace baton::storage {
+
+std::string sqliteVersion() {
+    return sqlite3_libversion();
+}
 
 int currentSchemaVersion() {
     return migrations().back().version;

@@ -61,7 +61,7 @@ private Q_SLOTS:
         QVERIFY2(tok.ok(), tok.ok() ? "" : tok.error().message.c_str());
         QCOMPARE((*tok)->vocabSize(), 600);
         QCOMPARE((*tok)->kind(), std::string("sentencepiece"));
-        for (const std::string s : {std::string("Emma Woodhouse, handsome, clever, and rich."),
+        for (const std::string& s : {std::string("Emma Woodhouse, handsome, clever, and rich."),
                                     std::string("  two spaces\nand a new line\n\n"),
                                     std::string("na\xC3\xAFve caf\xC3\xA9 \xF0\x9F\xA4\x96"),
                                     std::string("1234 <|endoftext|> \xE6\x97\xA5\xE6\x9C\xAC")}) {

@@ -43,6 +43,7 @@ class TestMainWindow : public QObject {
     QString m_db;
     std::unique_ptr<storage::StorageController> m_storage;
     std::unique_ptr<engine::EngineController> m_engine;
+    std::unique_ptr<engine::EngineController> m_lab;
     std::unique_ptr<MainWindow> m_window;
     qint64 m_story = 0;
 
@@ -65,7 +66,8 @@ class TestMainWindow : public QObject {
     void startApp() {
         m_storage = std::make_unique<storage::StorageController>();
         m_engine = std::make_unique<engine::EngineController>();
-        m_window = std::make_unique<MainWindow>(*m_storage, *m_engine);
+        m_lab = std::make_unique<engine::EngineController>();
+        m_window = std::make_unique<MainWindow>(*m_storage, *m_engine, *m_lab);
         m_window->resize(1280, 820);
         m_window->show();
         QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
@@ -86,6 +88,7 @@ class TestMainWindow : public QObject {
     void stopApp() {
         m_window->close();
         m_window.reset();
+        m_lab.reset();
         m_engine.reset();
         m_storage.reset();
     }
@@ -345,10 +348,39 @@ private Q_SLOTS:
         // Search by title.
         auto* search = m_window->findChild<QLineEdit*>(QStringLiteral("librarySearch"));
         auto* list = m_window->findChild<QListView*>(QStringLiteral("storyList"));
+        QSignalSpy applied(library, &ui::LibraryPanel::searchApplied);
         QTest::keyClicks(search, QStringLiteral("harb"));
+        QVERIFY(applied.wait(5000));
         QCOMPARE(list->model()->rowCount(), 1);
+        QCOMPARE(list->model()->index(0, 0).data(ui::StoryListModel::IdRole).toLongLong(), second);
+        // And by the text of the passages (the first story's typed text).
+        applied.clear();
+        library->setSearchText(QStringLiteral("LIGHTHOUSE keeper"));
+        QVERIFY(applied.wait(5000));
+        QCOMPARE(list->model()->rowCount(), 1);
+        QCOMPARE(list->model()->index(0, 0).data(ui::StoryListModel::IdRole).toLongLong(),
+                 m_story);
+        applied.clear();
+        library->setSearchText(QStringLiteral("no story says this"));
+        QVERIFY(applied.wait(5000));
+        QCOMPARE(list->model()->rowCount(), 0);
         search->clear();
-        QCOMPARE(list->model()->rowCount(), 2);
+        QTRY_COMPARE(list->model()->rowCount(), 2);
+
+        // Duplicate: the copy has the same text and is selected and opened.
+        library->select(m_story);
+        QTRY_COMPARE(session()->storyId(), m_story);
+        const QString original = editor()->toPlainText();
+        action("actionDuplicateStory")->trigger();
+        QTRY_COMPARE(library->model()->rowCount(), 3);
+        QTRY_VERIFY(session()->storyId() != m_story && session()->storyId() != second);
+        const qint64 copy = session()->storyId();
+        QTRY_COMPARE(editor()->toPlainText(), original);
+        QVERIFY(m_window->windowTitle().contains(QStringLiteral("(copy)")));
+        library->select(copy);
+        action("actionDeleteStory")->trigger();
+        library->commitPendingDelete();
+        QTRY_COMPARE(library->model()->rowCount(), 2);
 
         // Delete, undo, delete again: written when the window closes.
         library->select(second);

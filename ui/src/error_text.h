@@ -5,6 +5,7 @@
 #include <baton/engine/error.h>
 #include <baton/storage/error.h>
 
+#include <QMetaType>
 #include <QString>
 
 namespace baton::ui {
@@ -18,3 +19,4 @@ ErrorText describeStorageError(const storage::StorageError& error);
 ErrorText describeEngineError(const engine::Error& error);
 
 } // namespace baton::ui
+Q_DECLARE_METATYPE(baton::ui::ErrorText)

@@ -2,7 +2,9 @@
 
 #include "story_list_model.h"
 
+#include <baton/storage/database.h>
 #include <baton/storage/storage_controller.h>
+#include <baton/storage/story_store.h>
 
 #include <QAction>
 #include <QApplication>
@@ -73,15 +75,34 @@ public:
 
 } // namespace
 
+// Shows the stories the database found for the search text (all without one).
+class LibraryPanel::SearchProxy : public QSortFilterProxyModel {
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+    void setMatches(std::optional<QSet<qint64>> ids) {
+        m_ids = std::move(ids);
+        invalidateFilter();
+    }
+
+protected:
+    bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
+        if (!m_ids)
+            return true;
+        const QModelIndex i = sourceModel()->index(row, 0, parent);
+        return m_ids->contains(i.data(StoryListModel::IdRole).toLongLong());
+    }
+
+private:
+    std::optional<QSet<qint64>> m_ids;
+};
+
 LibraryPanel::LibraryPanel(storage::StorageController& storage, QWidget* parent)
     : QWidget(parent)
     , m_storage(storage) {
     setObjectName(QStringLiteral("library"));
     m_model = new StoryListModel(this);
-    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy = new SearchProxy(this);
     m_proxy->setSourceModel(m_model);
-    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    m_proxy->setFilterRole(Qt::DisplayRole);
 
     auto* heading = new QLabel(tr("Stories"));
     heading->setObjectName(QStringLiteral("libraryHeading"));
@@ -92,10 +113,13 @@ LibraryPanel::LibraryPanel(storage::StorageController& storage, QWidget* parent)
 
     m_search = new QLineEdit;
     m_search->setObjectName(QStringLiteral("librarySearch"));
-    m_search->setPlaceholderText(tr("Search titles"));
+    m_search->setPlaceholderText(tr("Search titles and text"));
     m_search->setClearButtonEnabled(true);
-    connect(m_search, &QLineEdit::textChanged, m_proxy,
-            &QSortFilterProxyModel::setFilterFixedString);
+    m_searchTimer = new QTimer(this);
+    m_searchTimer->setSingleShot(true);
+    m_searchTimer->setInterval(150); // one query per pause in typing
+    connect(m_searchTimer, &QTimer::timeout, this, &LibraryPanel::runSearch);
+    connect(m_search, &QLineEdit::textChanged, m_searchTimer, qOverload<>(&QTimer::start));
 
     m_list = new QListView;
     m_list->setObjectName(QStringLiteral("storyList"));
@@ -214,6 +238,66 @@ void LibraryPanel::onListed(quint64 request, const std::vector<storage::Story>& 
         return;
     m_all = stories;
     showStories();
+    if (!m_search->text().isEmpty())
+        runSearch(); // the texts may have changed
+}
+
+void LibraryPanel::setSearchText(const QString& text) {
+    m_search->setText(text);
+    m_searchTimer->stop();
+    runSearch();
+}
+
+int LibraryPanel::shownCount() const {
+    return m_proxy->rowCount();
+}
+
+void LibraryPanel::runSearch() {
+    m_searchTimer->stop();
+    const std::string text = m_search->text().toStdString();
+    if (text.empty()) {
+        m_proxy->setMatches(std::nullopt);
+        Q_EMIT searchApplied();
+        return;
+    }
+    m_storage.call<std::vector<int64_t>>(
+        false, [text](storage::Database& db) { return db.stories().search(text); }, this,
+        [this, text](std::vector<int64_t> ids) {
+            if (m_search->text().toStdString() != text)
+                return; // a newer search is on its way
+            const qint64 keep = selectedStory();
+            QSet<qint64> set;
+            for (int64_t id : ids)
+                set.insert(id);
+            {
+                const QSignalBlocker block(m_list->selectionModel());
+                m_proxy->setMatches(std::move(set));
+            }
+            if (keep)
+                select(keep);
+            Q_EMIT selectionChanged();
+            Q_EMIT searchApplied();
+        });
+}
+
+void LibraryPanel::duplicateSelected() {
+    const qint64 id = selectedStory();
+    const int row = m_model->rowOf(id);
+    if (!id || row < 0)
+        return;
+    const std::string title =
+        tr("%1 (copy)").arg(QString::fromStdString(m_model->stories()[size_t(row)].title))
+            .toStdString();
+    auto request = std::make_shared<quint64>(0);
+    *request = m_storage.call<int64_t>(
+        true, [id, title](storage::Database& db) { return db.stories().duplicate(id, title); },
+        this, [this, request](int64_t copy) {
+            m_requests.remove(*request);
+            m_selectAfterList = copy;
+            refresh();
+            Q_EMIT storyCreated(copy);
+        });
+    m_requests.insert(*request, tr("Duplicating the story"));
 }
 
 void LibraryPanel::showStories() {

@@ -1,5 +1,6 @@
-// The library: the user's stories, most recent first, searched by title; new,
-// rename (in place) and delete with undo. A deleted story disappears at once and is
+// The library: the user's stories, most recent first, searched by title and by the
+// text of every passage (in the database, as you type); new, duplicate, rename (in
+// place) and delete with undo. A deleted story disappears at once and is
 // deleted from the database when the undo notice closes (after a while, at the next
 // delete, or when the window closes), so Undo needs no copy of it.
 #pragma once
@@ -38,6 +39,12 @@ public:
     void createStory(const storage::Story& story);
     // Starts editing the selected story's title in place.
     void renameSelected();
+    // Copies the selected story (tree, settings, states) and selects the copy.
+    void duplicateSelected();
+    // Shows only the stories whose title or text contains `text` (empty: all).
+    void setSearchText(const QString& text);
+    // The number of stories the search shows.
+    int shownCount() const;
     // Hides the selected story and offers Undo; the delete is written later.
     void deleteSelected();
     void undoDelete();
@@ -55,6 +62,8 @@ public:
 Q_SIGNALS:
     void storyActivated(qint64 storyId);
     void storyCreated(qint64 storyId);
+    // A search answered by the database has been applied to the list.
+    void searchApplied();
     void storyRenamed(qint64 storyId, QString title);
     // A story is about to disappear from the list (deleted, pending undo).
     void storyRemoved(qint64 storyId);
@@ -66,10 +75,13 @@ private:
     void onListed(quint64 request, const std::vector<storage::Story>& stories);
     void showStories();
     void hideUndo();
+    void runSearch();
 
     storage::StorageController& m_storage;
     StoryListModel* m_model;
-    QSortFilterProxyModel* m_proxy;
+    class SearchProxy;
+    SearchProxy* m_proxy;
+    QTimer* m_searchTimer;
     QLineEdit* m_search;
     QListView* m_list;
     QToolButton* m_new;

@@ -1,13 +1,20 @@
 #include <baton/ui/main_window.h>
 
+#include "compare_panel.h"
 #include "error_text.h"
+#include "finetune_panel.h"
 #include "generation_settings_panel.h"
 #include "library_panel.h"
+#include "model_catalog.h"
+#include "models_panel.h"
 #include "story_editor.h"
 #include "story_session.h"
 
 #include <baton/engine/engine_controller.h>
+#include <baton/engine/model.h>
+#include <baton/storage/database.h>
 #include <baton/storage/storage_controller.h>
+#include <baton/storage/story_store.h>
 
 #include <QAction>
 #include <QApplication>
@@ -27,6 +34,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -55,12 +63,16 @@ QString formatCount(int64_t n) {
 } // namespace
 
 MainWindow::MainWindow(storage::StorageController& storage, engine::EngineController& engine,
+                       engine::EngineController& lab, const QStringList& bundledModels,
                        QWidget* parent)
     : QMainWindow(parent)
     , m_storage(storage)
-    , m_engine(engine) {
+    , m_engine(engine)
+    , m_lab(lab)
+    , m_bundledModels(bundledModels) {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("Baton"));
+    m_catalog = new ModelCatalog(storage, bundledModels, this);
     m_session = new StorySession(storage, engine, this);
     m_library = new LibraryPanel(storage, this);
     m_editor = new StoryEditor;
@@ -102,7 +114,45 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     splitter->setSizes({250, 800});
     splitter->setChildrenCollapsible(false);
     m_library->setMinimumWidth(190);
-    setCentralWidget(splitter);
+
+    m_models = new ModelsPanel(*m_catalog, m_lab);
+    m_compare = new ComparePanel(*m_catalog, m_lab, m_storage);
+    m_compare->setStoryTextProvider([this] {
+        return m_session->isOpen() ? m_editor->toPlainText() : QString();
+    });
+    m_fineTune = new FineTunePanel(*m_catalog, m_lab, m_storage);
+    m_pages = new QTabWidget;
+    m_pages->setObjectName(QStringLiteral("pages"));
+    m_pages->setDocumentMode(true);
+    m_pages->addTab(splitter, tr("Write"));
+    m_pages->addTab(m_compare, tr("Compare overlaps"));
+    m_pages->addTab(m_fineTune, tr("Fine-tune"));
+    m_pages->addTab(m_models, tr("Models"));
+    setCentralWidget(m_pages);
+    connect(m_models, &ModelsPanel::useRequested, this, &MainWindow::useModelForWriting);
+    connect(m_fineTune, &FineTunePanel::useRequested, this, &MainWindow::useModelForWriting);
+    connect(m_models, &ModelsPanel::failed, this, &MainWindow::showError);
+    connect(m_compare, &ComparePanel::failed, this, &MainWindow::showError);
+    connect(m_fineTune, &FineTunePanel::failed, this, &MainWindow::showError);
+    connect(m_catalog, &ModelCatalog::failed, this, &MainWindow::showStorageError);
+    connect(m_catalog, &ModelCatalog::changed, this, [this] {
+        if (!m_loadDefault)
+            return;
+        m_loadDefault = false;
+        if (auto m = m_catalog->defaultModel())
+            loadModel(m->path);
+        else
+            setNoModelHint(tr("No model: the bundled models are not installed. Import a Hugging "
+                              "Face GPT-2 folder in Models."));
+    });
+    // The settings dock belongs to the Write page.
+    connect(m_pages, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index == 0)
+            m_settingsDock->show();
+        else
+            m_settingsDock->hide();
+        updateActions();
+    });
 
     m_settingsDock = new QDockWidget(tr("Generation"), this);
     m_settingsDock->setObjectName(QStringLiteral("generationDock"));
@@ -157,6 +207,16 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 m_editor->setFocus();
                 m_settings->loadJson(story.settingsJson);
                 setWindowTitle(tr("%1 — Baton").arg(QString::fromStdString(story.title)));
+                // The story continues with the model it was written with.
+                const QString storyModel = QString::fromStdString(story.modelPath);
+                const QString current =
+                    m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QString();
+                if (!storyModel.isEmpty() && storyModel != current && m_loadJob == 0 &&
+                    QFileInfo::exists(storyModel + QStringLiteral("/config.json"))) {
+                    statusBar()->showMessage(
+                        tr("Switching to this story's model, %1").arg(QFileInfo(storyModel).fileName()));
+                    loadModel(storyModel);
+                }
                 m_windowLabel->clear();
                 m_speedLabel->clear();
                 updateActions();
@@ -203,13 +263,23 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
             return;
         m_databaseOpen = true;
         m_library->refresh();
+        m_catalog->refresh();
+        m_fineTune->refresh();
         updateActions();
         Q_EMIT databaseOpened();
     });
     connect(&m_storage, &storage::StorageController::failed, this,
             [this](quint64 request, const storage::StorageError& error) {
-                if (request == m_openRequest)
-                    showStorageError(tr("The story database could not be opened"), error);
+                if (request != m_openRequest)
+                    return;
+                showStorageError(tr("The story database could not be opened"), error);
+                // Writing still works with a model, without saving: load the bundled one.
+                if (m_loadDefault && !m_catalog->loaded()) {
+                    m_loadDefault = false;
+                    const QStringList bundled = m_bundledModels;
+                    if (!bundled.isEmpty())
+                        loadModel(bundled.front());
+                }
             });
 
     // Engine: the model.
@@ -228,6 +298,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 m_settings->setModel(info);
                 if (m_session->isOpen())
                     m_settings->loadJson(settings);
+                m_models->setActivePath(QString::fromStdString(info.path));
                 updateModelLabel();
                 statusBar()->showMessage(tr("Model loaded"), 5000);
                 Q_EMIT modelReady();
@@ -298,6 +369,48 @@ void MainWindow::createActions() {
     m_stopAction->setToolTip(tr("Stop generating; what was written is kept (Esc)"));
     m_aboutAction =
         make(tr("&About Baton"), QStringLiteral("actionAbout"), QKeySequence(), &MainWindow::about);
+    m_duplicateAction = make(tr("D&uplicate"), QStringLiteral("actionDuplicateStory"),
+                             QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D),
+                             [this] { m_library->duplicateSelected(); });
+    m_duplicateAction->setToolTip(tr("Copy the story with all its branches (Ctrl+Shift+D)"));
+    const char* pageNames[4] = {"actionPageWrite", "actionPageCompare", "actionPageFineTune",
+                                "actionPageModels"};
+    const QString pageTitles[4] = {tr("&Write"), tr("&Compare overlaps"), tr("&Fine-tune"),
+                                   tr("&Models")};
+    for (int i = 0; i < 4; ++i)
+        m_pageActions[i] = make(pageTitles[i], QLatin1String(pageNames[i]),
+                                QKeySequence(Qt::CTRL | (Qt::Key_1 + i)),
+                                [this, i] { showPage(Page(i)); });
+}
+
+void MainWindow::showPage(Page page) {
+    m_pages->setCurrentIndex(int(page));
+}
+
+void MainWindow::useModelForWriting(const QString& folder) {
+    if (m_session->busy()) {
+        statusBar()->showMessage(tr("Stop the generation before changing the model."), 8000);
+        return;
+    }
+    loadModel(folder);
+    // The open story continues with it from now on.
+    if (m_session->isOpen()) {
+        const qint64 id = m_session->storyId();
+        const std::string path = QDir(folder).absolutePath().toStdString();
+        m_storage.call<bool>(
+            true,
+            [id, path](storage::Database& db) -> storage::Result<bool> {
+                auto story = db.stories().get(id);
+                if (!story)
+                    return story.error();
+                story->modelPath = path;
+                if (auto r = db.stories().update(*story); !r)
+                    return r.error();
+                return true;
+            },
+            this, [](bool) {});
+    }
+    showPage(Page::Write);
 }
 
 void MainWindow::createMenus() {
@@ -308,6 +421,7 @@ void MainWindow::createMenus() {
     file->addAction(m_quitAction);
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(m_renameAction);
+    edit->addAction(m_duplicateAction);
     edit->addAction(m_deleteAction);
     edit->addAction(m_undoDeleteAction);
     QMenu* story = menuBar()->addMenu(tr("&Story"));
@@ -316,6 +430,9 @@ void MainWindow::createMenus() {
     story->addAction(m_retryAction);
     story->addAction(m_stopAction);
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QAction* a : m_pageActions)
+        view->addAction(a);
+    view->addSeparator();
     view->addAction(m_settingsDock->toggleViewAction());
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(m_aboutAction);
@@ -334,6 +451,9 @@ void MainWindow::createMenus() {
 
 void MainWindow::openDatabase(const QString& path) {
     m_databaseOpen = false;
+    m_databasePath = path;
+    // Fine-tuned models and their runs live beside the database.
+    m_fineTune->setRunsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/runs"));
     m_openRequest = m_storage.open(path);
     updateActions();
 }
@@ -399,6 +519,7 @@ void MainWindow::updateActions() {
     const bool typed = !m_editor->typedText().isEmpty();
     m_newAction->setEnabled(m_databaseOpen && !busy);
     m_renameAction->setEnabled(m_library->selectedStory() != 0);
+    m_duplicateAction->setEnabled(m_library->selectedStory() != 0 && !busy);
     m_deleteAction->setEnabled(m_library->selectedStory() != 0 && !busy);
     m_undoDeleteAction->setEnabled(m_library->hasPendingDelete());
     m_generateAction->setEnabled(open && model && !busy);
@@ -454,9 +575,12 @@ void MainWindow::about() {
         this, tr("About Baton"),
         tr("<h3>Baton %1</h3><p>A studio for writing long interactive stories with a language "
            "model that carries a state from one window to the next.</p><p>Qt %2 (built with "
-           "%3)</p>")
+           "%3)<br>%4<br>SQLite %5, story database schema %6</p>")
             .arg(QStringLiteral(BATON_VERSION), QString::fromLatin1(qVersion()),
-                 QStringLiteral(QT_VERSION_STR)));
+                 QStringLiteral(QT_VERSION_STR),
+                 QString::fromStdString(engine::runtimeVersions()),
+                 QString::fromStdString(storage::sqliteVersion()))
+            .arg(storage::currentSchemaVersion()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -109,4 +109,3 @@ private:
 
 } // namespace baton::ui
 
-Q_DECLARE_METATYPE(baton::ui::ErrorText)

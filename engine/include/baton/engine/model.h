@@ -17,6 +17,8 @@ namespace baton::engine {
 // Call once at start-up: sets LibTorch's and Baton's kernels' thread counts to the
 // machine's cores (LibTorch defaults to one thread on some machines).
 void initializeRuntime(int threads = 0);
+// The versions of the libraries the engine runs on, e.g. "LibTorch 1.13.1".
+std::string runtimeVersions();
 
 struct LoadOptions {
     ComputeDtype dtype = ComputeDtype::Float32;

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <fstream>
 #include <thread>
@@ -16,6 +17,12 @@ namespace baton::engine {
 
 const char* computeDtypeName(ComputeDtype dtype) {
     return dtype == ComputeDtype::BFloat16 ? "bf16" : "f32";
+}
+
+std::string runtimeVersions() {
+    std::string v = "LibTorch " TORCH_VERSION;
+    v += torch::cuda::is_available() ? " (CUDA available)" : " (CPU)";
+    return v;
 }
 
 void initializeRuntime(int threads) {

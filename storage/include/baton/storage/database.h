@@ -22,6 +22,8 @@ class TopicStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
+// The SQLite library's version, e.g. "3.40.1".
+std::string sqliteVersion();
 
 struct OpenOptions {
     bool readOnly = false;    // open an existing database without writing anything

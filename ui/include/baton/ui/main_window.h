@@ -1,10 +1,14 @@
-// Baton's main window: the library on the left, the story in the centre, the
-// generation settings in a dock on the right, the model and the generation's speed
-// and window position in the status bar. It works through the two facades only
-// (EngineController, StorageController), which the composition root owns.
+// Baton's main window, in pages: Write (the library on the left, the story in the
+// centre, the generation settings in a dock on the right), Compare overlaps,
+// Fine-tune and Models; the model and the generation's speed and window position in
+// the status bar. It works through the facades only, which the composition root
+// owns: the storage, the writing engine (the story's model) and the lab engine
+// (evaluations, fine-tuning and model checks, so they never replace the model a
+// story is written with).
 #pragma once
 
 #include <QMainWindow>
+#include <QStringList>
 
 #include <optional>
 
@@ -12,6 +16,7 @@ class QAction;
 class QDockWidget;
 class QFrame;
 class QLabel;
+class QTabWidget;
 
 namespace baton::engine {
 class EngineController;
@@ -27,8 +32,12 @@ struct Story;
 
 namespace baton::ui {
 
+class ComparePanel;
+class FineTunePanel;
 class GenerationSettingsPanel;
 class LibraryPanel;
+class ModelCatalog;
+class ModelsPanel;
 class StoryEditor;
 class StorySession;
 struct ErrorText;
@@ -36,7 +45,10 @@ struct ErrorText;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
+    // bundledModels: the folders of the bundled models (always in the model list; the
+    // first is the default until the user chooses another).
     MainWindow(storage::StorageController& storage, engine::EngineController& engine,
+               engine::EngineController& lab, const QStringList& bundledModels = {},
                QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -47,11 +59,20 @@ public:
     void loadModel(const QString& folder);
     // Shown while no model is loaded.
     void setNoModelHint(const QString& text);
+    // With true, the default model of the model list is loaded once the database is
+    // open (main() does this when no --model is given).
+    void setLoadDefaultModel(bool load) { m_loadDefault = load; }
+    enum class Page { Write, Compare, FineTune, Models };
+    void showPage(Page page);
 
     LibraryPanel* library() const { return m_library; }
     StoryEditor* editor() const { return m_editor; }
     StorySession* session() const { return m_session; }
     GenerationSettingsPanel* settingsPanel() const { return m_settings; }
+    ModelCatalog* catalog() const { return m_catalog; }
+    ModelsPanel* modelsPanel() const { return m_models; }
+    ComparePanel* comparePanel() const { return m_compare; }
+    FineTunePanel* fineTunePanel() const { return m_fineTune; }
 
 Q_SIGNALS:
     void databaseOpened();
@@ -74,8 +95,19 @@ private:
     void showStorageError(const QString& what, const storage::StorageError& error);
     void about();
 
+    void useModelForWriting(const QString& folder);
+
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;
+    engine::EngineController& m_lab;
+    ModelCatalog* m_catalog = nullptr;
+    QTabWidget* m_pages = nullptr;
+    ModelsPanel* m_models = nullptr;
+    ComparePanel* m_compare = nullptr;
+    FineTunePanel* m_fineTune = nullptr;
+    bool m_loadDefault = false;
+    QStringList m_bundledModels;
+    QString m_databasePath;
     LibraryPanel* m_library = nullptr;
     StoryEditor* m_editor = nullptr;
     StorySession* m_session = nullptr;
@@ -96,6 +128,8 @@ private:
     QAction* m_retryAction = nullptr;
     QAction* m_stopAction = nullptr;
     QAction* m_aboutAction = nullptr;
+    QAction* m_duplicateAction = nullptr;
+    QAction* m_pageActions[4] = {nullptr, nullptr, nullptr, nullptr};
     QDockWidget* m_settingsDock = nullptr;
     quint64 m_openRequest = 0;
     quint64 m_loadJob = 0;

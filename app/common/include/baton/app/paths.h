@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace baton::app {
 
@@ -13,6 +14,8 @@ constexpr const char* kDefaultModel = "baton-mini";
 // not installed. Looks in $BATON_MODELS_DIR, then beside the executable
 // (../share/baton/models), then in the source tree the executable was built from.
 std::string bundledModelDir(const std::string& name);
+// The folders of the bundled models that are installed, the default one first.
+std::vector<std::string> bundledModelDirs();
 
 // $XDG_DATA_HOME/baton/baton.db (when XDG_DATA_HOME is absolute), else
 // ~/.local/share/baton/baton.db; "" when neither HOME nor XDG_DATA_HOME is set.

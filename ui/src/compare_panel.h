@@ -1,0 +1,119 @@
+// Compare overlaps: one or two models (typically a baseline and its recurrent twin),
+// a text (a book file or the open story) and a grid of window sizes and overlaps,
+// evaluated on the lab engine with progress and cancel. Perplexity against overlap
+// and against FLOPs per token as charts, a results table, and side-by-side
+// continuations of one prompt under two settings. Every row is stored in the
+// database's evaluation results and the results of a text can be reopened.
+#pragma once
+
+#include "error_text.h"
+
+#include <baton/engine/engine_controller.h>
+#include <baton/storage/records.h>
+#include <baton/storage/storage_controller.h>
+
+#include <QHash>
+#include <QWidget>
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+class QTextBrowser;
+
+namespace baton::ui {
+
+class ModelCatalog;
+class LineChart;
+
+class ComparePanel : public QWidget {
+    Q_OBJECT
+public:
+    ComparePanel(ModelCatalog& catalog, engine::EngineController& lab,
+                 storage::StorageController& storage, QWidget* parent = nullptr);
+
+    // Where "The open story" takes its text from (empty when no story is open).
+    void setStoryTextProvider(std::function<QString()> provider);
+    // The settings of a run (what the form's fields hold); false with a message in
+    // the status line when one is out of range.
+    void setModels(const QString& first, const QString& second);
+    void setTextFile(const QString& path);
+    void setGrid(const QString& windows, const QString& overlaps);
+    bool run();
+    void cancel();
+    bool running() const { return !m_jobs.isEmpty(); }
+    // Continuations of the prompt under setting A and setting B.
+    bool runContinuations(const QString& prompt);
+    // Rows shown (stored or just measured).
+    const std::vector<storage::EvalResult>& rows() const { return m_rows; }
+    // Reads the stored results of the current text's hash (or of `textHash`).
+    void reopen(const QString& textHash);
+
+Q_SIGNALS:
+    void finished(bool ok);
+    void continuationsFinished();
+    void failed(QString what, baton::ui::ErrorText error);
+
+private:
+    struct Pending {
+        QString model;
+        enum Kind { Load, Evaluate, Continue } kind = Load;
+        int side = 0; // continuations: 0 = A, 1 = B
+    };
+    std::optional<QString> currentText(QString* label);
+    void rebuildModelCombos();
+    void onRow(engine::JobId job, const engine::ScoreResult& row);
+    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void showRows();
+    void refreshHistory();
+    void setBusy(bool busy);
+
+    ModelCatalog& m_catalog;
+    engine::EngineController& m_lab;
+    storage::StorageController& m_storage;
+    std::function<QString()> m_storyText;
+
+    QComboBox* m_modelA = nullptr;
+    QComboBox* m_modelB = nullptr;
+    QComboBox* m_source = nullptr;
+    QLabel* m_fileLabel = nullptr;
+    QSpinBox* m_maxChars = nullptr;
+    QLineEdit* m_windows = nullptr;
+    QLineEdit* m_overlaps = nullptr;
+    QPushButton* m_run = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QComboBox* m_history = nullptr;
+    LineChart* m_byOverlap = nullptr;
+    LineChart* m_byFlops = nullptr;
+    QTableWidget* m_table = nullptr;
+    // Continuations.
+    QPlainTextEdit* m_prompt = nullptr;
+    QComboBox* m_contModel[2] = {nullptr, nullptr};
+    QSpinBox* m_contOverlap[2] = {nullptr, nullptr};
+    QSpinBox* m_contWindow[2] = {nullptr, nullptr};
+    QSpinBox* m_contTokens = nullptr;
+    QPushButton* m_contRun = nullptr;
+    QTextBrowser* m_contOut[2] = {nullptr, nullptr};
+
+    QString m_file;
+    QString m_textLabel;
+    QString m_textHash;
+    QHash<engine::JobId, Pending> m_jobs;
+    QHash<QString, engine::ModelConfig> m_configs; // model path -> its config (when loaded)
+    std::vector<storage::EvalResult> m_rows;
+    int m_evalJobs = 0, m_evalDone = 0;
+    bool m_failed = false;
+};
+
+} // namespace baton::ui

@@ -1,0 +1,211 @@
+#include "models_panel.h"
+
+#include "model_catalog.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace baton::ui {
+
+namespace {
+enum Column { NameColumn, KindColumn, ShapeColumn, WindowColumn, SizeColumn, ColumnCount };
+constexpr int kPathRole = Qt::UserRole + 1;
+} // namespace
+
+ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::EngineController& lab, QWidget* parent)
+    : QWidget(parent)
+    , m_catalog(catalog)
+    , m_lab(lab) {
+    setObjectName(QStringLiteral("modelsPanel"));
+    auto* heading = new QLabel(tr("Models"));
+    QFont hf = heading->font();
+    hf.setWeight(QFont::DemiBold);
+    hf.setPointSizeF(hf.pointSizeF() * 1.3);
+    heading->setFont(hf);
+    auto* intro = new QLabel(
+        tr("The bundled models are always here. Import a Hugging Face GPT-2 folder "
+           "(config.json, model.safetensors and the tokenizer files); it is checked by loading "
+           "it before it is added. Fine-tuned models add themselves."));
+    intro->setWordWrap(true);
+
+    m_list = new QTreeWidget;
+    m_list->setObjectName(QStringLiteral("modelList"));
+    m_list->setColumnCount(ColumnCount);
+    m_list->setHeaderLabels({tr("Name"), tr("Kind"), tr("Shape"), tr("Windows"), tr("Size")});
+    m_list->setRootIsDecorated(false);
+    m_list->setAlternatingRowColors(true);
+    m_list->setUniformRowHeights(true);
+    m_list->header()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
+    for (int c = KindColumn; c < ColumnCount; ++c)
+        m_list->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    connect(m_list, &QTreeWidget::currentItemChanged, this, &ModelsPanel::updateButtons);
+    connect(m_list, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
+        Q_EMIT useRequested(item->data(NameColumn, kPathRole).toString());
+    });
+
+    m_import = new QPushButton(tr("Import folder…"));
+    m_import->setObjectName(QStringLiteral("modelImport"));
+    m_use = new QPushButton(tr("Use for writing"));
+    m_use->setObjectName(QStringLiteral("modelUse"));
+    m_default = new QPushButton(tr("Set as default"));
+    m_default->setObjectName(QStringLiteral("modelSetDefault"));
+    m_remove = new QPushButton(tr("Remove from list"));
+    m_remove->setObjectName(QStringLiteral("modelRemove"));
+    m_remove->setToolTip(tr("Forget an imported or fine-tuned model; its folder is kept"));
+    connect(m_import, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Import a Hugging Face GPT-2 model folder"), QDir::homePath());
+        if (!dir.isEmpty())
+            importFolder(dir);
+    });
+    connect(m_use, &QPushButton::clicked, this, [this] {
+        if (!selectedPath().isEmpty())
+            Q_EMIT useRequested(selectedPath());
+    });
+    connect(m_default, &QPushButton::clicked, this, [this] {
+        if (auto m = m_catalog.byPath(selectedPath()))
+            m_catalog.setDefault(m->id);
+    });
+    connect(m_remove, &QPushButton::clicked, this, [this] {
+        if (auto m = m_catalog.byPath(selectedPath()))
+            m_catalog.remove(m->id);
+    });
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_import);
+    buttons->addStretch(1);
+    buttons->addWidget(m_remove);
+    buttons->addWidget(m_default);
+    buttons->addWidget(m_use);
+
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("modelStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(18, 14, 18, 14);
+    layout->setSpacing(10);
+    layout->addWidget(heading);
+    layout->addWidget(intro);
+    layout->addWidget(m_list, 1);
+    layout->addWidget(m_status);
+    layout->addLayout(buttons);
+
+    connect(&m_catalog, &ModelCatalog::changed, this, &ModelsPanel::rebuild);
+    connect(&m_lab, &engine::EngineController::modelLoaded, this,
+            [this](engine::JobId job, const engine::ModelInfo& info) {
+                if (job != m_importJob)
+                    return;
+                m_catalog.add(m_importing, QFileInfo(m_importing).fileName(),
+                              QString::fromStdString(info.identity));
+                m_status->setText(
+                    tr("Imported %1: %2 layers, %3 wide, %4 parameters, %5 weights, %6 tokenizer.")
+                        .arg(QFileInfo(m_importing).fileName())
+                        .arg(info.config.nLayer)
+                        .arg(info.config.nEmbd)
+                        .arg(info.parameterCount)
+                        .arg(QString::fromStdString(info.storageDtype),
+                             QString::fromStdString(info.tokenizerKind)));
+            });
+    connect(&m_lab, &engine::EngineController::jobProgress, this,
+            [this](engine::JobId job, double fraction, const QString& message) {
+                if (job == m_importJob)
+                    m_status->setText(tr("Checking %1… %2% %3")
+                                          .arg(QFileInfo(m_importing).fileName())
+                                          .arg(int(fraction * 100))
+                                          .arg(message));
+            });
+    connect(&m_lab, &engine::EngineController::jobFinished, this,
+            [this](engine::JobId job, bool ok, const engine::Error& error) {
+                if (job != m_importJob)
+                    return;
+                m_importJob = 0;
+                if (!ok) {
+                    m_status->setText(tr("%1 was not imported.").arg(m_importing));
+                    Q_EMIT failed(tr("This folder is not a model Baton can use"),
+                                  describeEngineError(error));
+                }
+                updateButtons();
+                Q_EMIT importFinished(ok);
+            });
+    rebuild();
+}
+
+void ModelsPanel::importFolder(const QString& folder) {
+    if (m_importJob)
+        return;
+    m_importing = QDir(folder).absolutePath();
+    m_status->setText(tr("Checking %1…").arg(m_importing));
+    m_importJob = m_lab.loadModel(m_importing);
+    updateButtons();
+}
+
+QString ModelsPanel::selectedPath() const {
+    const QTreeWidgetItem* item = m_list->currentItem();
+    return item ? item->data(NameColumn, kPathRole).toString() : QString();
+}
+
+void ModelsPanel::selectPath(const QString& path) {
+    for (int i = 0; i < m_list->topLevelItemCount(); ++i)
+        if (m_list->topLevelItem(i)->data(NameColumn, kPathRole).toString() == path)
+            m_list->setCurrentItem(m_list->topLevelItem(i));
+}
+
+void ModelsPanel::setActivePath(const QString& path) {
+    m_active = QDir(path).absolutePath();
+    rebuild();
+}
+
+void ModelsPanel::rebuild() {
+    const QString keep = selectedPath();
+    m_list->clear();
+    for (const CatalogModel& m : m_catalog.models()) {
+        auto* item = new QTreeWidgetItem(m_list);
+        QString name = m.name;
+        if (m.isDefault)
+            name += tr("  (default)");
+        if (m.path == m_active)
+            name += tr("  · writing");
+        item->setText(NameColumn, name);
+        item->setData(NameColumn, kPathRole, m.path);
+        item->setToolTip(NameColumn, m.path);
+        item->setText(KindColumn, m.bundled ? tr("bundled")
+                                            : (m.recurrent ? tr("recurrent") : tr("baseline")));
+        if (!m.present) {
+            item->setText(ShapeColumn, tr("folder missing"));
+            item->setForeground(ShapeColumn, QColor(0xb0, 0x30, 0x20));
+        } else {
+            item->setText(ShapeColumn,
+                          tr("%1 layers × %2, %3 heads").arg(m.layers).arg(m.width).arg(m.heads));
+            item->setText(WindowColumn,
+                          m.recurrent ? tr("recurrent · T %1, o %2").arg(m.window).arg(m.overlap)
+                                      : tr("baseline · %1 positions").arg(m.positions));
+            item->setText(SizeColumn, formatBytes(m.bytes));
+        }
+        if (m.isDefault || m.path == m_active) {
+            QFont f = item->font(NameColumn);
+            f.setWeight(QFont::DemiBold);
+            item->setFont(NameColumn, f);
+        }
+    }
+    if (!keep.isEmpty())
+        selectPath(keep);
+    updateButtons();
+}
+
+void ModelsPanel::updateButtons() {
+    const auto m = m_catalog.byPath(selectedPath());
+    m_import->setEnabled(m_importJob == 0);
+    m_use->setEnabled(m && m->present && m->path != m_active);
+    m_default->setEnabled(m && m->present && !m->isDefault);
+    m_remove->setEnabled(m && !m->bundled);
+}
+
+} // namespace baton::ui

@@ -1,0 +1,58 @@
+// The model manager: the catalog's models with their shape, trained windows and size;
+// import a Hugging Face GPT-2 folder (validated by loading it on the lab engine, so
+// every problem the loader finds is reported before anything is registered), choose
+// the model to write with, set the default, forget an imported one. The bundled
+// models are always listed.
+#pragma once
+
+#include "error_text.h"
+
+#include <baton/engine/engine_controller.h>
+
+#include <QWidget>
+
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+
+namespace baton::ui {
+
+class ModelCatalog;
+
+class ModelsPanel : public QWidget {
+    Q_OBJECT
+public:
+    ModelsPanel(ModelCatalog& catalog, engine::EngineController& lab, QWidget* parent = nullptr);
+
+    // Validates and registers a folder (what the Import button does after its dialog).
+    void importFolder(const QString& folder);
+    // The selected model's folder ("" when none).
+    QString selectedPath() const;
+    void selectPath(const QString& path);
+    // The folder the writing engine has loaded (marked in the list).
+    void setActivePath(const QString& path);
+
+Q_SIGNALS:
+    // "Use for writing": load this folder in the writing engine.
+    void useRequested(QString folder);
+    void importFinished(bool ok);
+    void failed(QString what, baton::ui::ErrorText error);
+
+private:
+    void rebuild();
+    void updateButtons();
+
+    ModelCatalog& m_catalog;
+    engine::EngineController& m_lab;
+    QTreeWidget* m_list = nullptr;
+    QLabel* m_status = nullptr;
+    QPushButton* m_import = nullptr;
+    QPushButton* m_use = nullptr;
+    QPushButton* m_default = nullptr;
+    QPushButton* m_remove = nullptr;
+    QString m_active;
+    QString m_importing;
+    engine::JobId m_importJob = 0;
+};
+
+} // namespace baton::ui
