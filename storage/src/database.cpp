@@ -10,9 +10,9 @@
 #include "connection.h"
 #include "schema.h"
 
-#include <sqlite3.h>
 #include "statement.h"
 #include "transaction.h"
+#include <sqlite3.h>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -358,8 +358,7 @@ private Q_SLOTS:
         library->setSearchText(QStringLiteral("LIGHTHOUSE keeper"));
         QVERIFY(applied.wait(5000));
         QCOMPARE(list->model()->rowCount(), 1);
-        QCOMPARE(list->model()->index(0, 0).data(ui::StoryListModel::IdRole).toLongLong(),
-                 m_story);
+        QCOMPARE(list->model()->index(0, 0).data(ui::StoryListModel::IdRole).toLongLong(), m_story);
         applied.clear();
         library->setSearchText(QStringLiteral("no story says this"));
         QVERIFY(applied.wait(5000));

@@ -21,10 +21,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMap>
-#include <QRegularExpression>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -46,8 +46,8 @@ namespace {
 std::vector<int> parseInts(const QString& text, bool* ok) {
     std::vector<int> out;
     *ok = true;
-    for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,;\\s]+")),
-                                          Qt::SkipEmptyParts)) {
+    for (const QString& part :
+         text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts)) {
         bool good = false;
         const int v = part.toInt(&good);
         if (!good) {
@@ -108,9 +108,9 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, engine::EngineController& lab,
     m_fileLabel = new QLabel(tr("no file chosen"));
     m_fileLabel->setWordWrap(true);
     connect(choose, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(this, tr("Choose a text to evaluate on"),
-                                                       QString(),
-                                                       tr("Text (*.txt *.md);;All files (*)"));
+        const QString f =
+            QFileDialog::getOpenFileName(this, tr("Choose a text to evaluate on"), QString(),
+                                         tr("Text (*.txt *.md);;All files (*)"));
         if (!f.isEmpty())
             setTextFile(f);
     });
@@ -226,7 +226,8 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, engine::EngineController& lab,
     scroll->setWidget(left);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setMinimumWidth(330);
+    scroll->setMinimumWidth(350);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
     // Results: charts and table, and the continuations.
     m_byOverlap = new LineChart(tr("Perplexity against overlap"), tr("overlap o (tokens)"),
@@ -346,8 +347,7 @@ void ComparePanel::setModels(const QString& first, const QString& second) {
     m_modelA->setCurrentIndex(m_modelA->findData(first));
     m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(second)));
     m_contModel[0]->setCurrentIndex(m_contModel[0]->findData(first));
-    m_contModel[1]->setCurrentIndex(
-        m_contModel[1]->findData(second.isEmpty() ? first : second));
+    m_contModel[1]->setCurrentIndex(m_contModel[1]->findData(second.isEmpty() ? first : second));
 }
 
 void ComparePanel::setTextFile(const QString& path) {
@@ -550,11 +550,11 @@ void ComparePanel::onFinished(engine::JobId job, bool ok, const engine::Error& e
         ++m_evalDone;
     if (!ok) {
         if (!m_failed && error.code != engine::ErrorCode::Cancelled)
-            Q_EMIT failed(p.kind == Pending::Load
-                              ? tr("%1 could not be loaded").arg(modelName(m_catalog, p.model))
-                              : tr("The comparison with %1 failed")
-                                    .arg(modelName(m_catalog, p.model)),
-                          describeEngineError(error));
+            Q_EMIT failed(
+                p.kind == Pending::Load
+                    ? tr("%1 could not be loaded").arg(modelName(m_catalog, p.model))
+                    : tr("The comparison with %1 failed").arg(modelName(m_catalog, p.model)),
+                describeEngineError(error));
         m_failed = true;
         // The rest of the run depends on this job: cancel it.
         cancel();
@@ -616,8 +616,8 @@ void ComparePanel::showRows() {
     };
     for (int i = 0; i < int(rows.size()); ++i) {
         const auto& r = rows[size_t(i)];
-        m_table->setItem(i, 0, cell(modelName(m_catalog, QString::fromStdString(r.modelPath)),
-                                    false));
+        m_table->setItem(i, 0,
+                         cell(modelName(m_catalog, QString::fromStdString(r.modelPath)), false));
         m_table->setItem(i, 1, cell(QString::number(r.window), true));
         m_table->setItem(i, 2, cell(QString::number(r.overlap), true));
         m_table->setItem(i, 3, cell(QString::number(r.scoredTokens), true));
@@ -651,13 +651,12 @@ void ComparePanel::refreshHistory() {
             if (list.empty())
                 m_history->addItem(tr("(none yet)"), QString());
             for (const auto& [r, n] : list)
-                m_history->addItem(
-                    tr("%1 · %2 results · %3")
-                        .arg(QString::fromStdString(r.textId))
-                        .arg(n)
-                        .arg(QDateTime::fromMSecsSinceEpoch(r.createdAt)
-                                 .toString(QStringLiteral("yyyy-MM-dd hh:mm"))),
-                    QString::fromStdString(r.textHash));
+                m_history->addItem(tr("%1 · %2 results · %3")
+                                       .arg(QString::fromStdString(r.textId))
+                                       .arg(n)
+                                       .arg(QDateTime::fromMSecsSinceEpoch(r.createdAt)
+                                                .toString(QStringLiteral("yyyy-MM-dd hh:mm"))),
+                                   QString::fromStdString(r.textHash));
             const int i = m_history->findData(keep.isEmpty() ? m_textHash : keep);
             if (i >= 0)
                 m_history->setCurrentIndex(i);

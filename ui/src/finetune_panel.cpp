@@ -3,8 +3,8 @@
 #include "line_chart.h"
 #include "model_catalog.h"
 
-#include <baton/storage/database.h>
 #include <baton/storage/book_store.h>
+#include <baton/storage/database.h>
 #include <baton/storage/run_store.h>
 
 #include <QComboBox>
@@ -86,9 +86,8 @@ storage::Result<bool> writeRunFiles(storage::Database& db, const std::vector<int
         while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
             ++cut; // never inside a character
         const QString name = QStringLiteral("/%1.txt").arg(id);
-        for (const auto& [folder, part] :
-             {std::pair{QStringLiteral("/books"), text.substr(0, cut)},
-              std::pair{QStringLiteral("/val"), text.substr(cut)}}) {
+        for (const auto& [folder, part] : {std::pair{QStringLiteral("/books"), text.substr(0, cut)},
+                                           std::pair{QStringLiteral("/val"), text.substr(cut)}}) {
             QSaveFile f(outDir + folder + name);
             if (!f.open(QIODevice::WriteOnly) ||
                 f.write(part.data(), qint64(part.size())) != qint64(part.size()) || !f.commit())
@@ -253,7 +252,8 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
     scroll->setWidget(left);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setMinimumWidth(340);
+    scroll->setMinimumWidth(360);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
     m_progress = new QProgressBar;
     m_progress->setObjectName(QStringLiteral("fineTuneProgress"));
@@ -333,8 +333,9 @@ void FineTunePanel::refresh() {
         [this](std::vector<storage::Book> books) {
             m_books->clear();
             for (const auto& b : books) {
-                auto* item = new QListWidgetItem(QStringLiteral("%1  ·  %2").arg(
-                    QString::fromStdString(b.title), formatBytes(b.textBytes)));
+                auto* item = new QListWidgetItem(
+                    QStringLiteral("%1  ·  %2")
+                        .arg(QString::fromStdString(b.title), formatBytes(b.textBytes)));
                 item->setData(Qt::UserRole, qint64(b.id));
                 item->setToolTip(QString::fromStdString(b.sourcePath));
                 m_books->addItem(item);
@@ -375,8 +376,8 @@ void FineTunePanel::importBooks(const QStringList& files) {
             continue;
         }
         if (f.size() > kMaxBookBytes) {
-            refused << tr("%1: larger than %2").arg(QFileInfo(path).fileName(),
-                                                    formatBytes(kMaxBookBytes));
+            refused << tr("%1: larger than %2")
+                           .arg(QFileInfo(path).fileName(), formatBytes(kMaxBookBytes));
             continue;
         }
         const QByteArray bytes = f.readAll();
@@ -528,17 +529,17 @@ bool FineTunePanel::start() {
     return true;
 }
 
-void FineTunePanel::launch(const QJsonObject& s, const QString& outDir, bool resume,
-                           qint64 runId) {
+void FineTunePanel::launch(const QJsonObject& s, const QString& outDir, bool resume, qint64 runId) {
     engine::TrainConfig c;
     c.outDir = outDir.toStdString();
     c.resume = resume;
     c.baseModel = s.value(QStringLiteral("base")).toString().toStdString();
     const bool recurrent = s.value(QStringLiteral("mode")).toString() == QLatin1String("recurrent");
     c.mode = recurrent ? engine::TrainMode::Recurrent : engine::TrainMode::Baseline;
-    c.scope = recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
-                  ? engine::TrainScope::Recurrence
-                  : engine::TrainScope::All;
+    c.scope =
+        recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
+            ? engine::TrainScope::Recurrence
+            : engine::TrainScope::All;
     c.corpus = {(outDir + QStringLiteral("/books")).toStdString()};
     c.validation = {(outDir + QStringLiteral("/val")).toStdString()};
     c.window = s.value(QStringLiteral("window")).toInt();
@@ -677,15 +678,13 @@ void FineTunePanel::onFinished(engine::JobId job, bool ok, const engine::Error& 
     const QString finished = ok ? m_finished : QString();
     const auto points = std::move(m_unsaved);
     m_unsaved.clear();
-    const storage::RunStatus status = ok ? storage::RunStatus::Completed
-                                         : (cancelled ? storage::RunStatus::Cancelled
-                                                      : storage::RunStatus::Failed);
-    const std::string message =
-        ok ? "finished" : (cancelled ? "cancelled" : error.message);
+    const storage::RunStatus status =
+        ok ? storage::RunStatus::Completed
+           : (cancelled ? storage::RunStatus::Cancelled : storage::RunStatus::Failed);
+    const std::string message = ok ? "finished" : (cancelled ? "cancelled" : error.message);
     request<bool>(
         tr("The run could not be recorded"), true,
-        [runId, points, status, message, finished](storage::Database& db)
-            -> storage::Result<bool> {
+        [runId, points, status, message, finished](storage::Database& db) -> storage::Result<bool> {
             if (auto r = db.runs().addMetrics(points); !r)
                 return r.error();
             if (!finished.isEmpty())
@@ -699,8 +698,8 @@ void FineTunePanel::onFinished(engine::JobId job, bool ok, const engine::Error& 
     if (ok) {
         m_progress->setValue(1000);
         m_catalog.add(finished, m_runName, QString());
-        m_stats->setText(tr("%1 is ready: it is in the model list and can be written with now.")
-                             .arg(m_runName));
+        m_stats->setText(
+            tr("%1 is ready: it is in the model list and can be written with now.").arg(m_runName));
         log(tr("Model saved in %1").arg(finished));
     } else if (cancelled) {
         m_finished.clear();
@@ -735,9 +734,9 @@ void FineTunePanel::updateButtons() {
     m_start->setEnabled(!busy && m_books->count() > 0 && m_base->count() > 0);
     m_cancel->setEnabled(busy);
     m_resume->setEnabled(!busy && m_resumable.id != 0);
-    m_resume->setToolTip(m_resumable.id ? tr("Continue run %1 from its last checkpoint")
-                                              .arg(m_resumable.id)
-                                        : tr("No unfinished run"));
+    m_resume->setToolTip(m_resumable.id
+                             ? tr("Continue run %1 from its last checkpoint").arg(m_resumable.id)
+                             : tr("No unfinished run"));
     m_use->setVisible(!m_finished.isEmpty() && !busy);
     m_addBooks->setEnabled(!busy);
     m_removeBook->setEnabled(!busy && !m_books->selectedItems().isEmpty());

@@ -286,12 +286,14 @@ void LibraryPanel::duplicateSelected() {
     if (!id || row < 0)
         return;
     const std::string title =
-        tr("%1 (copy)").arg(QString::fromStdString(m_model->stories()[size_t(row)].title))
+        tr("%1 (copy)")
+            .arg(QString::fromStdString(m_model->stories()[size_t(row)].title))
             .toStdString();
     auto request = std::make_shared<quint64>(0);
     *request = m_storage.call<int64_t>(
         true, [id, title](storage::Database& db) { return db.stories().duplicate(id, title); },
-        this, [this, request](int64_t copy) {
+        this,
+        [this, request](int64_t copy) {
             m_requests.remove(*request);
             m_selectAfterList = copy;
             refresh();

@@ -42,6 +42,11 @@ void fit(QValueAxis* axis, double lo, double hi) {
     }
     axis->setRange(lo, hi);
     axis->applyNiceNumbers();
+    // Plain numbers with as many decimals as the tick spacing needs (no 1e+04).
+    const double span = axis->max() - axis->min();
+    const double tick = span / std::max(1, axis->tickCount() - 1);
+    const int decimals = tick >= 1 ? 0 : std::min(6, int(std::ceil(-std::log10(tick))));
+    axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }
 } // namespace
 

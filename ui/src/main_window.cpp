@@ -117,9 +117,8 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
 
     m_models = new ModelsPanel(*m_catalog, m_lab);
     m_compare = new ComparePanel(*m_catalog, m_lab, m_storage);
-    m_compare->setStoryTextProvider([this] {
-        return m_session->isOpen() ? m_editor->toPlainText() : QString();
-    });
+    m_compare->setStoryTextProvider(
+        [this] { return m_session->isOpen() ? m_editor->toPlainText() : QString(); });
     m_fineTune = new FineTunePanel(*m_catalog, m_lab, m_storage);
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
@@ -213,8 +212,8 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                     m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QString();
                 if (!storyModel.isEmpty() && storyModel != current && m_loadJob == 0 &&
                     QFileInfo::exists(storyModel + QStringLiteral("/config.json"))) {
-                    statusBar()->showMessage(
-                        tr("Switching to this story's model, %1").arg(QFileInfo(storyModel).fileName()));
+                    statusBar()->showMessage(tr("Switching to this story's model, %1")
+                                                 .arg(QFileInfo(storyModel).fileName()));
                     loadModel(storyModel);
                 }
                 m_windowLabel->clear();
@@ -378,9 +377,9 @@ void MainWindow::createActions() {
     const QString pageTitles[4] = {tr("&Write"), tr("&Compare overlaps"), tr("&Fine-tune"),
                                    tr("&Models")};
     for (int i = 0; i < 4; ++i)
-        m_pageActions[i] = make(pageTitles[i], QLatin1String(pageNames[i]),
-                                QKeySequence(Qt::CTRL | (Qt::Key_1 + i)),
-                                [this, i] { showPage(Page(i)); });
+        m_pageActions[i] =
+            make(pageTitles[i], QLatin1String(pageNames[i]),
+                 QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), [this, i] { showPage(Page(i)); });
 }
 
 void MainWindow::showPage(Page page) {
@@ -577,8 +576,7 @@ void MainWindow::about() {
            "model that carries a state from one window to the next.</p><p>Qt %2 (built with "
            "%3)<br>%4<br>SQLite %5, story database schema %6</p>")
             .arg(QStringLiteral(BATON_VERSION), QString::fromLatin1(qVersion()),
-                 QStringLiteral(QT_VERSION_STR),
-                 QString::fromStdString(engine::runtimeVersions()),
+                 QStringLiteral(QT_VERSION_STR), QString::fromStdString(engine::runtimeVersions()),
                  QString::fromStdString(storage::sqliteVersion()))
             .arg(storage::currentSchemaVersion()));
 }

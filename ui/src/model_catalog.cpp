@@ -97,7 +97,8 @@ void ModelCatalog::refresh() {
     // always holds them.
     track(m_storage.call<std::vector<storage::RegisteredModel>>(
               true,
-              [bundled](storage::Database& db) -> storage::Result<std::vector<storage::RegisteredModel>> {
+              [bundled](
+                  storage::Database& db) -> storage::Result<std::vector<storage::RegisteredModel>> {
                   auto& models = db.models();
                   for (const auto& path : bundled) {
                       auto have = models.byPath(path);

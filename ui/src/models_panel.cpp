@@ -176,8 +176,8 @@ void ModelsPanel::rebuild() {
         item->setText(NameColumn, name);
         item->setData(NameColumn, kPathRole, m.path);
         item->setToolTip(NameColumn, m.path);
-        item->setText(KindColumn, m.bundled ? tr("bundled")
-                                            : (m.recurrent ? tr("recurrent") : tr("baseline")));
+        item->setText(KindColumn,
+                      m.bundled ? tr("bundled") : (m.recurrent ? tr("recurrent") : tr("baseline")));
         if (!m.present) {
             item->setText(ShapeColumn, tr("folder missing"));
             item->setForeground(ShapeColumn, QColor(0xb0, 0x30, 0x20));
@@ -185,8 +185,8 @@ void ModelsPanel::rebuild() {
             item->setText(ShapeColumn,
                           tr("%1 layers × %2, %3 heads").arg(m.layers).arg(m.width).arg(m.heads));
             item->setText(WindowColumn,
-                          m.recurrent ? tr("recurrent · T %1, o %2").arg(m.window).arg(m.overlap)
-                                      : tr("baseline · %1 positions").arg(m.positions));
+                          m.recurrent ? tr("trained at T %1, o %2").arg(m.window).arg(m.overlap)
+                                      : tr("%1 positions").arg(m.positions));
             item->setText(SizeColumn, formatBytes(m.bytes));
         }
         if (m.isDefault || m.path == m_active) {
