@@ -1,5 +1,6 @@
 #include <baton/ui/main_window.h>
 
+#include "app_icon.h"
 #include "compare_panel.h"
 #include "error_text.h"
 #include "finetune_panel.h"
@@ -72,6 +73,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     , m_bundledModels(bundledModels) {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("Baton"));
+    setWindowIcon(appIcon());
     m_catalog = new ModelCatalog(storage, bundledModels, this);
     m_session = new StorySession(storage, engine, this);
     m_library = new LibraryPanel(storage, this);
