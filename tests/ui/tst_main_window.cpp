@@ -10,6 +10,7 @@
 #include "story_editor.h"
 #include "story_list_model.h"
 #include "story_session.h"
+#include "window_ruler.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/storage/database.h>
@@ -321,6 +322,44 @@ private Q_SLOTS:
         for (int i = 0; i < 4; ++i)
             QTest::keyClick(editor(), Qt::Key_Backspace);
         QCOMPARE(editor()->toPlainText(), text);
+        QVERIFY(editor()->typedText().isEmpty());
+    }
+
+    void windowRulerAndLossColours() {
+        QVERIFY(session()->isOpen());
+        QVERIFY(editor()->savedLength() > 0);
+        setSpin("window", 16);
+        setSpin("overlap", 4);
+        auto* ruler = m_window->ruler();
+        QVERIFY(ruler->windows().empty());
+        QAction* loss = action("actionShowLoss");
+        QVERIFY(loss->isEnabled());
+        loss->trigger();
+        QVERIFY(loss->isChecked());
+        QTRY_VERIFY_WITH_TIMEOUT(!ruler->windows().empty(), 60000);
+        // Windows of 16 starting every 12 tokens, each but the first re-reading 4.
+        const auto& w = ruler->windows();
+        QCOMPARE(w[0].firstToken, int64_t(0));
+        QCOMPARE(w[0].overlap, 0);
+        if (w.size() > 1) {
+            QCOMPARE(w[1].firstToken, int64_t(12));
+            QCOMPARE(w[1].overlap, 4);
+            QVERIFY(w[1].startChar > 0);
+        }
+        for (const auto& x : w)
+            QVERIFY(x.meanLoss > 0);
+        // Every token but the first is coloured.
+        QVERIFY(editor()->lossRangeCount() > 10);
+        QTest::qWait(50);
+        screenshot(QStringLiteral("write_windows_and_loss.png"));
+        // New text makes the colours stale: they go.
+        editor()->setFocus();
+        QTest::keyClicks(editor(), QStringLiteral(" More."));
+        QCOMPARE(editor()->lossRangeCount(), 0);
+        QVERIFY(ruler->windows().empty());
+        QVERIFY(!loss->isChecked());
+        for (int i = 0; i < 6; ++i)
+            QTest::keyClick(editor(), Qt::Key_Backspace);
         QVERIFY(editor()->typedText().isEmpty());
     }
 

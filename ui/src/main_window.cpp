@@ -10,9 +10,11 @@
 #include "models_panel.h"
 #include "story_editor.h"
 #include "story_session.h"
+#include "window_ruler.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
+#include <baton/engine/windows.h>
 #include <baton/storage/database.h>
 #include <baton/storage/storage_controller.h>
 #include <baton/storage/story_store.h>
@@ -36,8 +38,12 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextDocument>
 #include <QToolBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
 
 #ifndef BATON_VERSION
 #define BATON_VERSION "dev"
@@ -106,6 +112,14 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     cl->setSpacing(0);
     cl->addWidget(m_noModelBar);
     cl->addWidget(m_editor, 1);
+    m_ruler = new WindowRuler;
+    cl->addWidget(m_ruler);
+    connect(m_ruler, &WindowRuler::windowClicked, this, [this](int startChar) {
+        QTextCursor c(m_editor->document());
+        c.setPosition(std::min(startChar, m_editor->document()->characterCount() - 1));
+        m_editor->setTextCursor(c);
+        m_editor->ensureCursorVisible();
+    });
 
     auto* splitter = new QSplitter;
     splitter->setObjectName(QStringLiteral("mainSplitter"));
@@ -201,6 +215,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     // Session -> editor and status.
     connect(m_session, &StorySession::opened, this,
             [this](const storage::Story& story, const std::vector<storage::Passage>& path) {
+                dropLoss(QString());
                 m_editor->setPassages(path);
                 m_editor->setEnabled(true);
                 m_editor->setPlaceholderText(tr("Begin your story here, then press Ctrl+Enter "
@@ -239,6 +254,15 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     connect(m_session, &StorySession::streamed, this, [this](const QString& text) {
         m_editor->appendSaved(text, storage::PassageAuthor::Model);
     });
+    connect(m_editor->document(), &QTextDocument::contentsChanged, this, [this] {
+        if (!m_lossText.isNull() && m_editor->toPlainText() != m_lossText)
+            dropLoss(tr("The text changed: Ctrl+L measures it again"));
+    });
+    connect(&m_engine, &engine::EngineController::tokenLosses, this,
+            [this](engine::JobId job, const engine::TokenLosses& l) {
+                onTokenLosses(job, l.byteEnd, l.nll, l.windows.window, l.windows.overlap,
+                              l.withState && m_engine.model() && m_engine.model()->recurrence);
+            });
     connect(m_session, &StorySession::windowProgress, this,
             [this](qint64 window, int fill, int size, double tps) {
                 m_windowLabel->setText(tr("window %1 · %2/%3").arg(window + 1).arg(fill).arg(size));
@@ -306,6 +330,12 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
             });
     connect(&m_engine, &engine::EngineController::jobFinished, this,
             [this](engine::JobId job, bool ok, const engine::Error& error) {
+                if (job == m_lossJob && !ok) {
+                    dropLoss(QString());
+                    if (error.code != engine::ErrorCode::Cancelled)
+                        showError(tr("The story could not be scored"), describeEngineError(error));
+                    return;
+                }
                 if (job != m_loadJob)
                     return;
                 m_loadJob = 0;
@@ -370,6 +400,11 @@ void MainWindow::createActions() {
     m_stopAction->setToolTip(tr("Stop generating; what was written is kept (Esc)"));
     m_aboutAction =
         make(tr("&About Baton"), QStringLiteral("actionAbout"), QKeySequence(), &MainWindow::about);
+    m_lossAction = make(tr("Show &windows and loss"), QStringLiteral("actionShowLoss"),
+                        QKeySequence(Qt::CTRL | Qt::Key_L), [this](bool on) { showLoss(on); });
+    m_lossAction->setCheckable(true);
+    m_lossAction->setToolTip(tr("Score the story in windows: draw the windows under the text and "
+                                "colour each token by how surprised the model was (Ctrl+L)"));
     m_duplicateAction = make(tr("D&uplicate"), QStringLiteral("actionDuplicateStory"),
                              QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D),
                              [this] { m_library->duplicateSelected(); });
@@ -382,6 +417,106 @@ void MainWindow::createActions() {
         m_pageActions[i] =
             make(pageTitles[i], QLatin1String(pageNames[i]),
                  QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), [this, i] { showPage(Page(i)); });
+}
+
+void MainWindow::showLoss(bool on) {
+    if (!on) {
+        dropLoss(QString());
+        return;
+    }
+    const QString text = m_editor->toPlainText();
+    if (!m_session->isOpen() || !m_engine.model() || m_session->busy() || text.isEmpty()) {
+        m_lossAction->setChecked(false);
+        statusBar()->showMessage(tr("Open a story with some text, with a model loaded and "
+                                    "nothing generating, to see its windows and loss."),
+                                 8000);
+        return;
+    }
+    engine::EvaluateRequest req;
+    req.text = text.toStdString();
+    req.settings = {m_settings->settings().windows};
+    req.keepPerToken = true;
+    m_lossText = text;
+    m_lossJob = m_engine.evaluate(req);
+    m_ruler->clear(tr("Scoring the story in windows…"));
+    updateActions();
+}
+
+void MainWindow::dropLoss(const QString& why) {
+    m_lossText = QString();
+    if (m_lossJob)
+        m_engine.cancel(m_lossJob);
+    m_lossJob = 0;
+    m_editor->clearLossRanges();
+    m_ruler->clear(why.isEmpty() ? tr("Window ruler: Story > Show windows and loss (Ctrl+L)")
+                                 : why);
+    m_lossAction->setChecked(false);
+}
+
+void MainWindow::onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
+                               const std::vector<float>& nll, int window, int overlap, bool state) {
+    if (job != m_lossJob)
+        return;
+    m_lossJob = 0;
+    // Byte offsets of the UTF-8 text -> character positions in the editor.
+    const QString& text = m_lossText;
+    std::vector<int> charAt; // charAt[b] = the character that byte b starts
+    charAt.reserve(size_t(text.size()) * 2 + 1);
+    for (int i = 0; i < text.size(); ++i) {
+        const char32_t c = text.at(i).unicode();
+        int bytes = c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+        if (text.at(i).isHighSurrogate() && i + 1 < text.size()) {
+            bytes = 4;
+            charAt.insert(charAt.end(), size_t(bytes), i);
+            ++i;
+            continue;
+        }
+        charAt.insert(charAt.end(), size_t(bytes), i);
+    }
+    charAt.push_back(int(text.size()));
+    auto charOf = [&](int64_t byte) {
+        return charAt[size_t(std::clamp<int64_t>(byte, 0, int64_t(charAt.size()) - 1))];
+    };
+    std::vector<StoryEditor::LossRange> ranges;
+    ranges.reserve(byteEnd.size());
+    int64_t begin = 0;
+    for (size_t i = 0; i < byteEnd.size(); ++i) {
+        ranges.push_back({charOf(begin), charOf(byteEnd[i]), nll[i]});
+        begin = byteEnd[i];
+    }
+    m_editor->setLossRanges(ranges);
+    std::vector<RulerWindow> windows;
+    const engine::WindowSettings ws{window, overlap};
+    for (const engine::WindowSpan& span : engine::planWindows(int64_t(byteEnd.size()), ws)) {
+        RulerWindow w;
+        w.firstToken = span.start;
+        w.lastToken = span.start + span.length - 1;
+        w.overlap = span.index > 0 ? int(std::min<int64_t>(overlap, span.length)) : 0;
+        double sum = 0;
+        int n = 0;
+        for (int64_t t = span.firstScored; t <= span.lastScored && t < int64_t(nll.size()); ++t)
+            if (nll[size_t(t)] >= 0) {
+                sum += nll[size_t(t)];
+                ++n;
+            }
+        w.meanLoss = n ? sum / n : 0;
+        w.startChar = span.start > 0 ? charOf(byteEnd[size_t(span.start - 1)]) : 0;
+        windows.push_back(w);
+    }
+    m_ruler->setWindows(std::move(windows), int64_t(byteEnd.size()), state);
+    double total = 0;
+    int scored = 0;
+    for (float v : nll)
+        if (v >= 0) {
+            total += v;
+            ++scored;
+        }
+    statusBar()->showMessage(tr("%1 tokens in windows of %2 (overlap %3): perplexity %4")
+                                 .arg(byteEnd.size())
+                                 .arg(window)
+                                 .arg(overlap)
+                                 .arg(scored ? std::exp(total / scored) : 0.0, 0, 'f', 2),
+                             15000);
 }
 
 void MainWindow::showPage(Page page) {
@@ -430,6 +565,8 @@ void MainWindow::createMenus() {
     story->addAction(m_continueAction);
     story->addAction(m_retryAction);
     story->addAction(m_stopAction);
+    story->addSeparator();
+    story->addAction(m_lossAction);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QAction* a : m_pageActions)
         view->addAction(a);
@@ -526,6 +663,7 @@ void MainWindow::updateActions() {
     m_generateAction->setEnabled(open && model && !busy);
     m_continueAction->setEnabled(open && model && !busy && !typed && m_editor->savedLength() > 0);
     m_retryAction->setEnabled(open && model && !busy && !typed && m_session->canRetry());
+    m_lossAction->setEnabled(open && model && !busy);
     m_stopAction->setEnabled(busy);
     m_library->setEnabled(!busy);
     m_openModelAction->setEnabled(!busy && m_loadJob == 0);

@@ -1,5 +1,7 @@
 #include "story_editor.h"
 
+#include <algorithm>
+
 #include <QFontDatabase>
 #include <QKeyEvent>
 #include <QMimeData>
@@ -293,6 +295,30 @@ void StoryEditor::updateColumn() {
     }
     if (viewportMargins().left() != side)
         setViewportMargins(side, 0, side, 0);
+}
+
+void StoryEditor::setLossRanges(const std::vector<LossRange>& ranges) {
+    QList<QTextEdit::ExtraSelection> selections;
+    selections.reserve(qsizetype(ranges.size()));
+    const int length = documentLength();
+    for (const LossRange& r : ranges) {
+        if (!(r.nll >= 0) || r.begin >= r.end || r.end > length)
+            continue;
+        // 0..10 nats: transparent to a strong red.
+        const double t = std::min(1.0, double(r.nll) / 10.0);
+        QTextEdit::ExtraSelection sel;
+        sel.cursor = QTextCursor(document());
+        sel.cursor.setPosition(r.begin);
+        sel.cursor.setPosition(r.end, QTextCursor::KeepAnchor);
+        sel.format.setBackground(QColor(0xe0, 0x40, 0x30, int(20 + 150 * t * t)));
+        sel.format.setToolTip(tr("loss %1 nats").arg(double(r.nll), 0, 'f', 2));
+        selections.append(sel);
+    }
+    setExtraSelections(selections);
+}
+
+void StoryEditor::clearLossRanges() {
+    setExtraSelections({});
 }
 
 } // namespace baton::ui

@@ -42,6 +42,15 @@ public:
 
     QColor userColor() const { return m_userFormat.foreground().color(); }
     QColor modelColor() const { return m_modelFormat.foreground().color(); }
+    // Colours character ranges [begin, end) by a loss in nats (a background from pale
+    // to red, under the author colours); the text is not changed.
+    struct LossRange {
+        int begin = 0, end = 0;
+        float nll = 0;
+    };
+    void setLossRanges(const std::vector<LossRange>& ranges);
+    void clearLossRanges();
+    int lossRangeCount() const { return int(extraSelections().size()); }
 
 Q_SIGNALS:
     // The typed text changed (empty or not).

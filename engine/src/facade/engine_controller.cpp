@@ -16,6 +16,7 @@ EngineController::EngineController(QObject* parent)
     qRegisterMetaType<StateChunk>();
     qRegisterMetaType<GenerationDone>();
     qRegisterMetaType<ScoreResult>();
+    qRegisterMetaType<TokenLosses>();
     qRegisterMetaType<TrainEvent>();
     qRegisterMetaType<Error>();
     m_thread.setObjectName(QStringLiteral("baton-engine"));
@@ -46,6 +47,7 @@ void EngineController::connectWorker() {
     connect(m_worker, &EngineWorker::generationChunk, this, &EngineController::generationChunk);
     connect(m_worker, &EngineWorker::generationDone, this, &EngineController::generationDone);
     connect(m_worker, &EngineWorker::evaluationRow, this, &EngineController::evaluationRow);
+    connect(m_worker, &EngineWorker::tokenLosses, this, &EngineController::tokenLosses);
     connect(m_worker, &EngineWorker::trainingEvent, this, &EngineController::trainingEvent);
     connect(m_worker, &EngineWorker::topicsFitted, this, &EngineController::topicsFitted);
     connect(m_worker, &EngineWorker::jobFinished, this,

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 
 #include <exception>
+#include <limits>
 
 namespace baton::engine {
 
@@ -202,6 +203,24 @@ void EngineWorker::runEvaluate(JobId job, const EvaluateRequest& request,
             return;
         }
         Q_EMIT evaluationRow(job, *r, runs[i].second);
+        if (request.keepPerToken) {
+            const auto tokenizer = m_model->tokenizer();
+            const std::vector<int32_t> ids = tokenizer->encode(request.text);
+            TokenLosses losses;
+            losses.windows = r->windows;
+            losses.withState = runs[i].second;
+            losses.byteEnd.reserve(ids.size());
+            int64_t end = 0;
+            for (int32_t id : ids) {
+                end += int64_t(tokenizer->tokenBytes(id).size());
+                losses.byteEnd.push_back(std::min<int64_t>(end, int64_t(request.text.size())));
+            }
+            losses.nll.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
+            for (const TokenScore& t : r->perToken)
+                if (t.index >= 0 && t.index < int64_t(ids.size()))
+                    losses.nll[size_t(t.index)] = -t.logprob;
+            Q_EMIT tokenLosses(job, std::move(losses));
+        }
     }
     succeed(job);
 }

@@ -29,6 +29,7 @@ Q_SIGNALS:
     void generationChunk(baton::engine::JobId job, baton::engine::StateChunk chunk);
     void generationDone(baton::engine::JobId job, baton::engine::GenerationDone done);
     void evaluationRow(baton::engine::JobId job, baton::engine::ScoreResult row, bool withState);
+    void tokenLosses(baton::engine::JobId job, baton::engine::TokenLosses losses);
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
     void topicsFitted(baton::engine::JobId job, QString path);
     void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);

@@ -68,6 +68,16 @@ struct EvaluateRequest {
     bool keepPerToken = false;
 };
 
+// The per-token losses of an evaluation along its text (EvaluateRequest.keepPerToken),
+// for colouring the text and drawing its windows: token i ends at byte byteEnd[i] of
+// the evaluated text and cost nll[i] nats (token 0 is never predicted: NaN).
+struct TokenLosses {
+    WindowSettings windows;
+    bool withState = true;
+    std::vector<int64_t> byteEnd;
+    std::vector<float> nll;
+};
+
 struct TopicsRequest {
     std::vector<std::string> texts;
     LdaOptions options;
@@ -104,6 +114,8 @@ Q_SIGNALS:
     void generationChunk(baton::engine::JobId job, baton::engine::StateChunk chunk);
     void generationDone(baton::engine::JobId job, baton::engine::GenerationDone done);
     void evaluationRow(baton::engine::JobId job, baton::engine::ScoreResult row, bool withState);
+    // With keepPerToken: after each evaluationRow, the same setting's per-token losses.
+    void tokenLosses(baton::engine::JobId job, baton::engine::TokenLosses losses);
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
     void topicsFitted(baton::engine::JobId job, QString path);
     // Always the last signal of a job. ok = false carries the error (Cancelled for a
@@ -128,5 +140,6 @@ Q_DECLARE_METATYPE(baton::engine::GenerationProgress)
 Q_DECLARE_METATYPE(baton::engine::StateChunk)
 Q_DECLARE_METATYPE(baton::engine::GenerationDone)
 Q_DECLARE_METATYPE(baton::engine::ScoreResult)
+Q_DECLARE_METATYPE(baton::engine::TokenLosses)
 Q_DECLARE_METATYPE(baton::engine::TrainEvent)
 Q_DECLARE_METATYPE(baton::engine::Error)

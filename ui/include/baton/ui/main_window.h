@@ -40,6 +40,7 @@ class ModelCatalog;
 class ModelsPanel;
 class StoryEditor;
 class StorySession;
+class WindowRuler;
 struct ErrorText;
 
 class MainWindow : public QMainWindow {
@@ -70,6 +71,7 @@ public:
     StorySession* session() const { return m_session; }
     GenerationSettingsPanel* settingsPanel() const { return m_settings; }
     ModelCatalog* catalog() const { return m_catalog; }
+    WindowRuler* ruler() const { return m_ruler; }
     ModelsPanel* modelsPanel() const { return m_models; }
     ComparePanel* comparePanel() const { return m_compare; }
     FineTunePanel* fineTunePanel() const { return m_fineTune; }
@@ -96,6 +98,11 @@ private:
     void about();
 
     void useModelForWriting(const QString& folder);
+    // The window ruler and the per-token loss colours (Story > Show windows and loss).
+    void showLoss(bool on);
+    void onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
+                       const std::vector<float>& nll, int window, int overlap, bool state);
+    void dropLoss(const QString& why);
 
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;
@@ -129,6 +136,10 @@ private:
     QAction* m_stopAction = nullptr;
     QAction* m_aboutAction = nullptr;
     QAction* m_duplicateAction = nullptr;
+    QAction* m_lossAction = nullptr;
+    WindowRuler* m_ruler = nullptr;
+    quint64 m_lossJob = 0;
+    QString m_lossText; // the text the shown losses belong to
     QAction* m_pageActions[4] = {nullptr, nullptr, nullptr, nullptr};
     QDockWidget* m_settingsDock = nullptr;
     quint64 m_openRequest = 0;
