@@ -49,6 +49,17 @@ void StorageController::connectWorker() {
             q);
     connect(m_worker, &StorageWorker::flushed, this, &StorageController::flushed, q);
     connect(m_worker, &StorageWorker::failed, this, &StorageController::failed, q);
+    // call()'s error callbacks, on this thread after failed() has been emitted.
+    connect(this, &StorageController::failed, this,
+            [this](quint64 request, const StorageError& error) {
+                const auto it = m_errorHandlers.find(request);
+                if (it == m_errorHandlers.end())
+                    return;
+                const ErrorHandler handler = it.value();
+                m_errorHandlers.erase(it);
+                if (handler.context)
+                    handler.handle(error);
+            });
     connect(m_worker, &StorageWorker::writesCommitted, this, &StorageController::writesCommitted,
             q);
 }

@@ -279,10 +279,16 @@ private Q_SLOTS:
                 onMain = onMain && QThread::currentThread() == mainThread;
                 order.push_back(QString("list %1").arg(v.size()));
             });
-        // An error is answered by failed(), and `done` is not called.
+        // An error is answered by failed() and the error callback, and `done` is not
+        // called.
+        std::vector<StorageErrorCode> errors;
         const quint64 bad = c.call<Story>(
             false, [](Database& db) { return db.stories().get(424242); }, &alive,
-            [&](Story) { order.push_back("wrong"); });
+            [&](Story) { order.push_back("wrong"); },
+            [&](const StorageError& e) {
+                onMain = onMain && QThread::currentThread() == mainThread;
+                errors.push_back(e.code);
+            });
         // A context deleted before the answer: `done` is not called.
         auto* gone = new QObject;
         c.call<int64_t>(
@@ -301,6 +307,22 @@ private Q_SLOTS:
         QCOMPARE(failed.count(), 1);
         QCOMPARE(failed.at(0).at(0).toULongLong(), bad);
         QCOMPARE(failed.at(0).at(1).value<StorageError>().code, StorageErrorCode::NotFound);
+        QCOMPARE(errors, (std::vector<StorageErrorCode>{StorageErrorCode::NotFound}));
+    }
+
+    void errorCallbacksNeedTheirContext() {
+        StorageController c;
+        QSignalSpy failed(&c, &StorageController::failed);
+        int called = 0;
+        auto* gone = new QObject;
+        c.call<Story>(
+            false, [](Database& db) { return db.stories().get(1); }, gone, [&](Story) { ++called; },
+            [&](const StorageError&) { ++called; });
+        delete gone;
+        QVERIFY(failed.wait(5000)); // no database is open
+        QCOMPARE(failed.at(0).at(1).value<StorageError>().code, StorageErrorCode::InvalidArgument);
+        QCoreApplication::processEvents();
+        QCOMPARE(called, 0);
     }
 
     void destructorFlushesQueuedWrites() {

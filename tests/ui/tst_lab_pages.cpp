@@ -27,6 +27,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -299,6 +300,51 @@ private Q_SLOTS:
         QVERIFY(a->toPlainText().startsWith("Emma Woodhouse"));
         QTest::qWait(50);
         screenshot(QStringLiteral("compare_continuations.png"));
+    }
+
+    // Settings out of range and texts that are not UTF-8 are refused with a reason,
+    // and nothing starts; a limit that cuts a character in two is not an error.
+    void badInputsAreRefusedWithAReason() {
+        ui::ComparePanel* compare = m_window->comparePanel();
+        auto* status = compare->findChild<QLabel*>("compareStatus");
+        compare->setModels(QDir(m_bundled).absolutePath(), QString());
+        compare->setTextFile(m_book);
+        compare->setGrid("32", "zero");
+        QVERIFY(!compare->run());
+        QVERIFY(status->text().contains("numbers"));
+        compare->setGrid("32", "32, 40");
+        QVERIFY(!compare->run());
+        QVERIFY(status->text().contains("smaller than its window"));
+        const QString latin1 = m_tmp.path() + "/latin1-book.txt";
+        QVERIFY(test::writeFile(latin1, QByteArray("Caf\xe9 society.\n").repeated(50)));
+        compare->setTextFile(latin1);
+        compare->setGrid("32", "0");
+        QVERIFY(!compare->run());
+        QVERIFY(status->text().contains("not UTF-8"));
+        QVERIFY(!compare->running());
+        // 4,000 bytes are read for 1,000 characters: the read ends inside "é".
+        auto* maxChars = compare->findChild<QSpinBox*>("compareMaxChars");
+        maxChars->setValue(1000);
+        const QString cut = m_tmp.path() + "/cut.txt";
+        QVERIFY(test::writeFile(cut, QByteArray(3999, 'a') + QByteArray("\xc3\xa9 and more")));
+        compare->setTextFile(cut);
+        QSignalSpy finished(compare, &ui::ComparePanel::finished);
+        QVERIFY(compare->run());
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.at(0).at(0).toBool(), true);
+        maxChars->setValue(60000);
+
+        ui::FineTunePanel* tune = m_window->fineTunePanel();
+        auto* stats = tune->findChild<QLabel*>("fineTuneStats");
+        QJsonObject s = tune->settings();
+        s["window"] = 32;
+        s["overlap"] = 32;
+        tune->setSettings(s);
+        QVERIFY(!tune->start());
+        QVERIFY(stats->text().contains("smaller than the window"));
+        QVERIFY(!tune->running());
+        s["overlap"] = 0;
+        tune->setSettings(s);
     }
 
     // Event-loop latency while the writing engine generates and while the lab engine

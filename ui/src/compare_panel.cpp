@@ -2,6 +2,7 @@
 
 #include "line_chart.h"
 #include "model_catalog.h"
+#include "panel_util.h"
 
 #include <baton/engine/windows.h>
 #include <baton/storage/database.h>
@@ -28,7 +29,6 @@
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QStringDecoder>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTextBrowser>
@@ -75,14 +75,6 @@ std::vector<storage::EvalResult> latest(const std::vector<storage::EvalResult>& 
     for (auto& [key, r] : by)
         out.push_back(r);
     return out;
-}
-
-QLabel* sectionTitle(const QString& text) {
-    auto* l = new QLabel(text);
-    QFont f = l->font();
-    f.setWeight(QFont::DemiBold);
-    l->setFont(f);
-    return l;
 }
 
 } // namespace
@@ -284,7 +276,11 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, engine::EngineController& lab,
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(split);
 
-    connect(&m_catalog, &ModelCatalog::changed, this, &ComparePanel::rebuildModelCombos);
+    // The catalog changes once the database is open: then the stored results can be read.
+    connect(&m_catalog, &ModelCatalog::changed, this, [this] {
+        rebuildModelCombos();
+        refreshHistory();
+    });
     connect(&m_lab, &engine::EngineController::modelLoaded, this,
             [this](engine::JobId job, const engine::ModelInfo& info) {
                 const auto it = m_jobs.find(job);
@@ -340,7 +336,6 @@ void ComparePanel::rebuildModelCombos() {
     fill(m_modelB, true);
     fill(m_contModel[0], false);
     fill(m_contModel[1], false);
-    refreshHistory();
 }
 
 void ComparePanel::setModels(const QString& first, const QString& second) {
@@ -381,20 +376,12 @@ std::optional<QString> ComparePanel::currentText(QString* label) {
         m_status->setText(tr("%1 cannot be read: %2").arg(m_file, f.errorString()));
         return std::nullopt;
     }
+    // At most 4 bytes per character; the characters beyond the limit are cut later.
     const QByteArray bytes = f.read(qint64(m_maxChars->value()) * 4);
-    QStringDecoder decode(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-    QString text = decode(bytes);
-    // A cut in the middle of a character at the end of what was read is not an error.
-    if (decode.hasError() && bytes.size() == qint64(m_maxChars->value()) * 4) {
-        QStringDecoder again(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-        text = again(bytes.left(bytes.size() - 4));
-        if (again.hasError())
-            text.clear();
-    } else if (decode.hasError()) {
-        text.clear();
-    }
-    if (text.isEmpty()) {
-        m_status->setText(tr("%1 is not UTF-8 text.").arg(QFileInfo(m_file).fileName()));
+    const std::optional<QString> text = decodeUtf8(bytes, !f.atEnd());
+    if (!text || text->isEmpty()) {
+        m_status->setText(text ? tr("%1 is empty.").arg(QFileInfo(m_file).fileName())
+                               : tr("%1 is not UTF-8 text.").arg(QFileInfo(m_file).fileName()));
         return std::nullopt;
     }
     *label = QFileInfo(m_file).fileName();
@@ -536,7 +523,8 @@ void ComparePanel::onRow(engine::JobId job, const engine::ScoreResult& row) {
     r.createdAt = QDateTime::currentMSecsSinceEpoch();
     m_rows.push_back(r);
     m_storage.call<int64_t>(
-        true, [r](storage::Database& db) { return db.evals().add(r); }, this, [](int64_t) {});
+        true, [r](storage::Database& db) { return db.evals().add(r); }, this, [](int64_t) {},
+        reportAs(tr("The result could not be stored")));
     showRows();
 }
 
@@ -660,7 +648,8 @@ void ComparePanel::refreshHistory() {
             const int i = m_history->findData(keep.isEmpty() ? m_textHash : keep);
             if (i >= 0)
                 m_history->setCurrentIndex(i);
-        });
+        },
+        reportAs(tr("The stored results could not be read")));
 }
 
 void ComparePanel::reopen(const QString& textHash) {
@@ -677,7 +666,14 @@ void ComparePanel::reopen(const QString& textHash) {
                 m_textLabel = QString::fromStdString(m_rows.front().textId);
             showRows();
             m_status->setText(tr("%1 stored results for %2.").arg(m_rows.size()).arg(m_textLabel));
-        });
+        },
+        reportAs(tr("The stored results could not be read")));
+}
+
+std::function<void(const storage::StorageError&)> ComparePanel::reportAs(const QString& what) {
+    return [this, what](const storage::StorageError& error) {
+        Q_EMIT failed(what, describeStorageError(error));
+    };
 }
 
 void ComparePanel::setBusy(bool busy) {

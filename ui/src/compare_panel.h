@@ -76,6 +76,7 @@ private:
     void showRows();
     void refreshHistory();
     void setBusy(bool busy);
+    std::function<void(const storage::StorageError&)> reportAs(const QString& what);
 
     ModelCatalog& m_catalog;
     engine::EngineController& m_lab;

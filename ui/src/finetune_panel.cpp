@@ -2,6 +2,7 @@
 
 #include "line_chart.h"
 #include "model_catalog.h"
+#include "panel_util.h"
 
 #include <baton/storage/book_store.h>
 #include <baton/storage/database.h>
@@ -33,7 +34,6 @@
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QStringDecoder>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -53,14 +53,6 @@ QString formatDuration(double seconds) {
     if (s >= 60)
         return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
     return QStringLiteral("%1 s").arg(s);
-}
-
-QLabel* sectionTitle(const QString& text) {
-    auto* l = new QLabel(text);
-    QFont f = l->font();
-    f.setWeight(QFont::DemiBold);
-    l->setFont(f);
-    return l;
 }
 
 // The training files of a run: each book cut at a paragraph break near 90% of its
@@ -104,12 +96,10 @@ template <typename T>
 void FineTunePanel::request(const QString& what, bool write,
                             std::function<storage::Result<T>(storage::Database&)> body,
                             std::function<void(T)> done) {
-    auto id = std::make_shared<quint64>(0);
-    *id = m_storage.call<T>(write, std::move(body), this, [this, id, done](T v) {
-        m_requests.remove(*id);
-        done(std::move(v));
-    });
-    m_requests.insert(*id, what);
+    m_storage.call<T>(write, std::move(body), this, std::move(done),
+                      [this, what](const storage::StorageError& error) {
+                          Q_EMIT failed(what, describeStorageError(error));
+                      });
 }
 
 FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& lab,
@@ -306,15 +296,6 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
     });
     connect(&m_lab, &engine::EngineController::trainingEvent, this, &FineTunePanel::onEvent);
     connect(&m_lab, &engine::EngineController::jobFinished, this, &FineTunePanel::onFinished);
-    connect(&m_storage, &storage::StorageController::failed, this,
-            [this](quint64 request, const storage::StorageError& error) {
-                const auto it = m_requests.find(request);
-                if (it == m_requests.end())
-                    return;
-                const QString what = it.value();
-                m_requests.erase(it);
-                Q_EMIT failed(what, describeStorageError(error));
-            });
     updateButtons();
 }
 
@@ -381,13 +362,12 @@ void FineTunePanel::importBooks(const QStringList& files) {
             continue;
         }
         const QByteArray bytes = f.readAll();
-        QStringDecoder decode(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-        const QString text = decode(bytes);
-        if (decode.hasError()) {
+        const std::optional<QString> text = decodeUtf8(bytes);
+        if (!text) {
             refused << tr("%1: not UTF-8 text").arg(QFileInfo(path).fileName());
             continue;
         }
-        if (text.trimmed().isEmpty()) {
+        if (text->trimmed().isEmpty()) {
             refused << tr("%1: empty").arg(QFileInfo(path).fileName());
             continue;
         }

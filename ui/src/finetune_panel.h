@@ -12,7 +12,6 @@
 #include <baton/storage/records.h>
 #include <baton/storage/storage_controller.h>
 
-#include <QHash>
 #include <QJsonObject>
 #include <QWidget>
 
@@ -119,7 +118,6 @@ private:
     QString m_finished;
     std::vector<QPointF> m_loss, m_valPpl, m_valPplNoState;
     std::vector<storage::MetricPoint> m_unsaved;
-    QHash<quint64, QString> m_requests;
 };
 
 } // namespace baton::ui

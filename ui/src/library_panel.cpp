@@ -277,6 +277,9 @@ void LibraryPanel::runSearch() {
                 select(keep);
             Q_EMIT selectionChanged();
             Q_EMIT searchApplied();
+        },
+        [this](const storage::StorageError& error) {
+            Q_EMIT storageFailed(tr("The stories could not be searched"), error);
         });
 }
 
@@ -289,17 +292,17 @@ void LibraryPanel::duplicateSelected() {
         tr("%1 (copy)")
             .arg(QString::fromStdString(m_model->stories()[size_t(row)].title))
             .toStdString();
-    auto request = std::make_shared<quint64>(0);
-    *request = m_storage.call<int64_t>(
+    m_storage.call<int64_t>(
         true, [id, title](storage::Database& db) { return db.stories().duplicate(id, title); },
         this,
-        [this, request](int64_t copy) {
-            m_requests.remove(*request);
+        [this](int64_t copy) {
             m_selectAfterList = copy;
             refresh();
             Q_EMIT storyCreated(copy);
+        },
+        [this](const storage::StorageError& error) {
+            Q_EMIT storageFailed(tr("Duplicating the story"), error);
         });
-    m_requests.insert(*request, tr("Duplicating the story"));
 }
 
 void LibraryPanel::showStories() {

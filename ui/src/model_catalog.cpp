@@ -73,20 +73,10 @@ ModelCatalog::ModelCatalog(storage::StorageController& storage, QStringList bund
                            QObject* parent)
     : QObject(parent)
     , m_storage(storage)
-    , m_bundled(std::move(bundledFolders)) {
-    connect(&m_storage, &storage::StorageController::failed, this,
-            [this](quint64 request, const storage::StorageError& error) {
-                const auto it = m_requests.find(request);
-                if (it == m_requests.end())
-                    return;
-                const QString what = it.value();
-                m_requests.erase(it);
-                Q_EMIT failed(what, error);
-            });
-}
+    , m_bundled(std::move(bundledFolders)) {}
 
-void ModelCatalog::track(quint64 request, const QString& what) {
-    m_requests.insert(request, what);
+std::function<void(const storage::StorageError&)> ModelCatalog::reportAs(const QString& what) {
+    return [this, what](const storage::StorageError& error) { Q_EMIT failed(what, error); };
 }
 
 void ModelCatalog::refresh() {
@@ -95,63 +85,62 @@ void ModelCatalog::refresh() {
         bundled.push_back(QDir(b).absolutePath().toStdString());
     // Registering the bundled folders and reading the list in one request: the list
     // always holds them.
-    track(m_storage.call<std::vector<storage::RegisteredModel>>(
-              true,
-              [bundled](
-                  storage::Database& db) -> storage::Result<std::vector<storage::RegisteredModel>> {
-                  auto& models = db.models();
-                  for (const auto& path : bundled) {
-                      auto have = models.byPath(path);
-                      if (!have)
-                          return have.error();
-                      if (have->has_value())
-                          continue;
-                      storage::RegisteredModel m;
-                      m.path = path;
-                      m.name = QFileInfo(QString::fromStdString(path)).fileName().toStdString();
-                      m.configJson = R"({"bundled":true})";
-                      auto added = models.add(m);
-                      if (!added)
-                          return added.error();
-                  }
-                  auto def = models.defaultModel();
-                  if (!def)
-                      return def.error();
-                  if (!def->has_value() && !bundled.empty()) {
-                      auto first = models.byPath(bundled.front());
-                      if (!first)
-                          return first.error();
-                      if (first->has_value()) {
-                          auto set = models.setDefault((*first)->id);
-                          if (!set)
-                              return set.error();
-                      }
-                  }
-                  return models.list();
-              },
-              this,
-              [this](std::vector<storage::RegisteredModel> list) {
-                  m_models.clear();
-                  for (const auto& r : list) {
-                      CatalogModel m = readModelFolder(QString::fromStdString(r.path));
-                      m.id = r.id;
-                      m.name = QString::fromStdString(r.name);
-                      m.isDefault = r.isDefault;
-                      for (const QString& b : m_bundled)
-                          m.bundled = m.bundled || QDir(b).absolutePath() == m.path;
-                      m_models.push_back(m);
-                  }
-                  // Bundled first, then by name.
-                  std::stable_sort(m_models.begin(), m_models.end(),
-                                   [](const CatalogModel& a, const CatalogModel& b) {
-                                       if (a.bundled != b.bundled)
-                                           return a.bundled;
-                                       return a.name.localeAwareCompare(b.name) < 0;
-                                   });
-                  m_loaded = true;
-                  Q_EMIT changed();
-              }),
-          tr("The list of models could not be read"));
+    m_storage.call<std::vector<storage::RegisteredModel>>(
+        true,
+        [bundled](storage::Database& db) -> storage::Result<std::vector<storage::RegisteredModel>> {
+            auto& models = db.models();
+            for (const auto& path : bundled) {
+                auto have = models.byPath(path);
+                if (!have)
+                    return have.error();
+                if (have->has_value())
+                    continue;
+                storage::RegisteredModel m;
+                m.path = path;
+                m.name = QFileInfo(QString::fromStdString(path)).fileName().toStdString();
+                m.configJson = R"({"bundled":true})";
+                auto added = models.add(m);
+                if (!added)
+                    return added.error();
+            }
+            auto def = models.defaultModel();
+            if (!def)
+                return def.error();
+            if (!def->has_value() && !bundled.empty()) {
+                auto first = models.byPath(bundled.front());
+                if (!first)
+                    return first.error();
+                if (first->has_value()) {
+                    auto set = models.setDefault((*first)->id);
+                    if (!set)
+                        return set.error();
+                }
+            }
+            return models.list();
+        },
+        this,
+        [this](std::vector<storage::RegisteredModel> list) {
+            m_models.clear();
+            for (const auto& r : list) {
+                CatalogModel m = readModelFolder(QString::fromStdString(r.path));
+                m.id = r.id;
+                m.name = QString::fromStdString(r.name);
+                m.isDefault = r.isDefault;
+                for (const QString& b : m_bundled)
+                    m.bundled = m.bundled || QDir(b).absolutePath() == m.path;
+                m_models.push_back(m);
+            }
+            // Bundled first, then by name.
+            std::stable_sort(m_models.begin(), m_models.end(),
+                             [](const CatalogModel& a, const CatalogModel& b) {
+                                 if (a.bundled != b.bundled)
+                                     return a.bundled;
+                                 return a.name.localeAwareCompare(b.name) < 0;
+                             });
+            m_loaded = true;
+            Q_EMIT changed();
+        },
+        reportAs(tr("The list of models could not be read")));
 }
 
 std::optional<CatalogModel> ModelCatalog::byPath(const QString& path) const {
@@ -176,58 +165,55 @@ void ModelCatalog::add(const QString& folder, const QString& name, const QString
     const std::string path = QDir(folder).absolutePath().toStdString();
     const std::string n = name.toStdString();
     const std::string sum = identity.toStdString();
-    track(m_storage.call<int64_t>(
-              true,
-              [path, n, sum](storage::Database& db) -> storage::Result<int64_t> {
-                  auto have = db.models().byPath(path);
-                  if (!have)
-                      return have.error();
-                  if (have->has_value()) {
-                      storage::RegisteredModel m = **have;
-                      m.name = n;
-                      m.checksum = sum;
-                      auto r = db.models().update(m);
-                      if (!r)
-                          return r.error();
-                      return m.id;
-                  }
-                  storage::RegisteredModel m;
-                  m.path = path;
-                  m.name = n;
-                  m.checksum = sum;
-                  return db.models().add(m);
-              },
-              this, [this](int64_t) { refresh(); }),
-          tr("The model could not be registered"));
+    m_storage.call<int64_t>(
+        true,
+        [path, n, sum](storage::Database& db) -> storage::Result<int64_t> {
+            auto have = db.models().byPath(path);
+            if (!have)
+                return have.error();
+            if (have->has_value()) {
+                storage::RegisteredModel m = **have;
+                m.name = n;
+                m.checksum = sum;
+                auto r = db.models().update(m);
+                if (!r)
+                    return r.error();
+                return m.id;
+            }
+            storage::RegisteredModel m;
+            m.path = path;
+            m.name = n;
+            m.checksum = sum;
+            return db.models().add(m);
+        },
+        this, [this](int64_t) { refresh(); }, reportAs(tr("The model could not be registered")));
 }
 
 void ModelCatalog::setDefault(qint64 id) {
-    track(m_storage.call<bool>(
-              true,
-              [id](storage::Database& db) -> storage::Result<bool> {
-                  auto r = db.models().setDefault(id);
-                  if (!r)
-                      return r.error();
-                  return true;
-              },
-              this, [this](bool) { refresh(); }),
-          tr("The default model could not be set"));
+    m_storage.call<bool>(
+        true,
+        [id](storage::Database& db) -> storage::Result<bool> {
+            auto r = db.models().setDefault(id);
+            if (!r)
+                return r.error();
+            return true;
+        },
+        this, [this](bool) { refresh(); }, reportAs(tr("The default model could not be set")));
 }
 
 void ModelCatalog::remove(qint64 id) {
     for (const auto& m : m_models)
         if (m.id == id && m.bundled)
             return;
-    track(m_storage.call<bool>(
-              true,
-              [id](storage::Database& db) -> storage::Result<bool> {
-                  auto r = db.models().remove(id);
-                  if (!r)
-                      return r.error();
-                  return true;
-              },
-              this, [this](bool) { refresh(); }),
-          tr("The model could not be removed"));
+    m_storage.call<bool>(
+        true,
+        [id](storage::Database& db) -> storage::Result<bool> {
+            auto r = db.models().remove(id);
+            if (!r)
+                return r.error();
+            return true;
+        },
+        this, [this](bool) { refresh(); }, reportAs(tr("The model could not be removed")));
 }
 
 } // namespace baton::ui

@@ -7,11 +7,11 @@
 #include <baton/storage/records.h>
 #include <baton/storage/storage_controller.h>
 
-#include <QHash>
 #include <QObject>
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -60,13 +60,12 @@ Q_SIGNALS:
     void failed(QString what, baton::storage::StorageError error);
 
 private:
-    void track(quint64 request, const QString& what);
+    std::function<void(const storage::StorageError&)> reportAs(const QString& what);
 
     storage::StorageController& m_storage;
     QStringList m_bundled;
     std::vector<CatalogModel> m_models;
     bool m_loaded = false;
-    QHash<quint64, QString> m_requests;
 };
 
 } // namespace baton::ui

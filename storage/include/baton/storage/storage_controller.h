@@ -9,6 +9,7 @@
 #include "baton/storage/error.h"
 #include "baton/storage/records.h"
 
+#include <QHash>
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -83,28 +84,37 @@ public:
     // Any other request: `body` runs on the storage thread with the open database (a
     // write joins the queued writes' transaction, in its own savepoint), and `done`
     // then receives its value on this controller's thread, in request order with the
-    // other answers. It is not called when `context` is gone by then. An error (or no
-    // open database) is answered by failed() instead. The stores are plain C++
-    // (story_store.h, model_store.h, ...): the panels use them through this.
+    // other answers. An error (or no open database) is answered by failed() and, when
+    // given, by `failedWith` on this thread. Neither callback is called when `context`
+    // is gone by then. The stores are plain C++ (story_store.h, model_store.h, ...):
+    // the panels use them through this.
     template <typename T>
     quint64 call(bool write, std::function<Result<T>(Database&)> body, QObject* context,
-                 std::function<void(T)> done) {
+                 std::function<void(T)> done,
+                 std::function<void(const StorageError&)> failedWith = {}) {
         QPointer<QObject> guard(context);
-        return post(write,
-                    [this, body = std::move(body), guard,
-                     done = std::move(done)](Database* db, quint64) -> Result<Answer> {
-                        if (!db)
-                            return notOpenError();
-                        Result<T> r = body(*db);
-                        if (!r)
-                            return r.error();
-                        return Answer([this, guard, done, v = std::move(*r)]() mutable {
-                            deliver([guard, done, v = std::move(v)]() mutable {
-                                if (guard)
-                                    done(std::move(v));
-                            });
-                        });
-                    });
+        const quint64 id = m_nextId; // the id post() gives this request
+        if (failedWith)
+            m_errorHandlers.insert(id, ErrorHandler{guard, std::move(failedWith)});
+        const quint64 posted =
+            post(write,
+                 [this, id, body = std::move(body), guard,
+                  done = std::move(done)](Database* db, quint64) -> Result<Answer> {
+                     if (!db)
+                         return notOpenError();
+                     Result<T> r = body(*db);
+                     if (!r)
+                         return r.error();
+                     return Answer([this, id, guard, done, v = std::move(*r)]() mutable {
+                         deliver([this, id, guard, done, v = std::move(v)]() mutable {
+                             m_errorHandlers.remove(id);
+                             if (guard)
+                                 done(std::move(v));
+                         });
+                     });
+                 });
+        Q_ASSERT(posted == id);
+        return posted;
     }
 
 Q_SIGNALS:
@@ -134,6 +144,12 @@ private:
     // after the answers emitted before it).
     void deliver(std::function<void()> f);
     static StorageError notOpenError();
+
+    struct ErrorHandler {
+        QPointer<QObject> context;
+        std::function<void(const StorageError&)> handle;
+    };
+    QHash<quint64, ErrorHandler> m_errorHandlers; // call()s with failedWith, until answered
 
     QThread m_thread;
     StorageWorker* m_worker = nullptr; // lives on m_thread

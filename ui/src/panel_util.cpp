@@ -1,0 +1,37 @@
+#include "panel_util.h"
+
+#include <QLabel>
+#include <QStringDecoder>
+
+namespace baton::ui {
+
+QLabel* sectionTitle(const QString& text) {
+    auto* l = new QLabel(text);
+    QFont f = l->font();
+    f.setWeight(QFont::DemiBold);
+    l->setFont(f);
+    return l;
+}
+
+std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd) {
+    if (cutAtEnd) {
+        // Back up over continuation bytes to the last lead byte; drop the character
+        // it starts when its bytes are not all there.
+        qsizetype lead = bytes.size() - 1;
+        while (lead >= 0 && lead >= bytes.size() - 4 && (uchar(bytes[lead]) & 0xC0) == 0x80)
+            --lead;
+        if (lead >= 0 && uchar(bytes[lead]) >= 0xC0) {
+            const uchar b = uchar(bytes[lead]);
+            const qsizetype need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+            if (bytes.size() - lead < need)
+                bytes.truncate(lead);
+        }
+    }
+    QStringDecoder decode(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    QString text = decode(bytes);
+    if (decode.hasError())
+        return std::nullopt;
+    return text;
+}
+
+} // namespace baton::ui

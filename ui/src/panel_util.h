@@ -1,0 +1,21 @@
+// Small pieces the panels share: a section title, and strict UTF-8 decoding of files.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+#include <optional>
+
+class QLabel;
+
+namespace baton::ui {
+
+// A label in the panel's font, semi-bold: the title of a group of fields.
+QLabel* sectionTitle(const QString& text);
+
+// The text of UTF-8 bytes, or nothing when they are not valid UTF-8. With
+// cutAtEnd (the bytes are the start of a longer file), an incomplete character at
+// the very end is dropped instead of refused.
+std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd = false);
+
+} // namespace baton::ui
