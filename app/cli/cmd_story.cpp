@@ -13,6 +13,7 @@
 #include <baton/engine/windows.h>
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
+#include <baton/storage/story_prompt.h>
 #include <baton/storage/story_store.h>
 
 #include <nlohmann/json.hpp>
@@ -61,16 +62,23 @@ int storyNew(const std::vector<std::string>& argv) {
     args.option("title", "T", "The story's title")
         .option("mode", "story|adventure", "Story or adventure (turns of action and reply)",
                 "story")
-        .option("model", "DIR", "The model folder the story generates with");
+        .option("model", "DIR", "The model folder the story generates with")
+        .option("memory", "TEXT", "Background the model reads before the story, always")
+        .option("note", "TEXT", "Author's note: guidance read just before each generation");
     addDbOption(args);
     if (!args.parse(argv))
         return 0;
     if (!args.has("title") || args.get("title").empty())
         throw UsageError("--title T is required");
-    if (engine::firstInvalidUtf8(args.get("title")) != std::string::npos)
-        throw UsageError("the title is not valid UTF-8");
+    for (const char* name : {"title", "memory", "note"})
+        if (args.has(name) && engine::firstInvalidUtf8(args.get(name)) != std::string::npos)
+            throw UsageError(std::string("--") + name + " is not valid UTF-8");
     storage::Story story;
     story.title = args.get("title");
+    if (args.has("memory"))
+        story.memory = args.get("memory");
+    if (args.has("note"))
+        story.authorsNote = args.get("note");
     story.mode = parseMode(args.get("mode"));
     story.modelPath = args.get("model");
     auto db = openDatabase(args);
@@ -406,7 +414,11 @@ int storyGenerate(const std::vector<std::string>& argv) {
     std::string rest;
     for (size_t i = firstUnencoded; i < path->size(); ++i)
         rest += (*path)[i].text;
+    // The author's note is read just before the model continues (not saved as text).
+    rest += storage::authorsNoteText(*story);
     if (!gen) {
+        // Without a state: the memory first (story_prompt.h), then the whole path.
+        rest = storage::memoryPrefix(*story) + rest;
         auto created = engine::Generator::create(model, windows);
         check(created);
         gen = std::move(*created);
@@ -458,6 +470,7 @@ void printStoryUsage(std::ostream& out) {
            "~/.local/share/baton/baton.db.\n\n"
            "Subcommands:\n"
            "  new --title T [--mode story|adventure] [--model DIR]   create; prints the id\n"
+           "      [--memory TEXT] [--note TEXT]\n"
            "  list [--json]                                          the stories\n"
            "  show ID                                                details and text\n"
            "  export ID --format md|txt [--output FILE]              the current path's text\n"

@@ -141,6 +141,18 @@ Result<void> StoryStore::update(const Story& story) {
     return guard<void>([&]() -> Result<void> {
         if (!validMode(story.mode))
             return makeStorageError(StorageErrorCode::InvalidArgument, "unknown story mode");
+        Transaction t(m_db);
+        Statement old = m_db.prepare("SELECT memory FROM stories WHERE id = ?1");
+        old.bind(1, story.id);
+        if (!old.step())
+            throwNotFound("story", story.id);
+        if (old.columnText(0) != story.memory) {
+            // Every saved state was computed after the old memory (story_prompt.h).
+            m_db.prepare("DELETE FROM recurrent_states WHERE passage_id IN "
+                         "(SELECT id FROM passages WHERE story_id = ?1)")
+                .bind(1, story.id)
+                .run();
+        }
         m_db.prepare("UPDATE stories SET title = ?1, mode = ?2, model_path = ?3, "
                      "settings_json = ?4, memory = ?5, authors_note = ?6, updated_at = ?7 "
                      "WHERE id = ?8")
@@ -153,8 +165,7 @@ Result<void> StoryStore::update(const Story& story) {
             .bind(7, nowMs())
             .bind(8, story.id)
             .run();
-        if (m_db.changes() == 0)
-            throwNotFound("story", story.id);
+        t.commit();
         return {};
     });
 }

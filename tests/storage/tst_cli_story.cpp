@@ -231,6 +231,39 @@ private Q_SLOTS:
         QVERIFY(second.err.contains("resumed from the state saved at passage"));
     }
 
+    void memoryAndAuthorsNoteAreReadNotSaved() {
+        // The memory is read exactly as if it opened the story: a story with memory M
+        // writes what a story whose text is "M\n\n" writes after it.
+        const QString memory = QStringLiteral("The keeper's name is Ada.");
+        const Run created = cli({"--db", m_db, "story", "new", "--title", "With memory",
+                                 "--model", m_model, "--memory", memory});
+        QVERIFY2(created.exitCode == 0, created.err.constData());
+        const qint64 withMemory = created.out.trimmed().toLongLong();
+        const QString txt = m_tmp.path() + "/memory.txt";
+        QVERIFY(baton::test::writeFile(txt, (memory + "\n\n").toUtf8()));
+        const qint64 asText = cli({"--db", m_db, "story", "import", txt, "--model", m_model})
+                                  .out.trimmed()
+                                  .toLongLong();
+        QVERIFY(asText > 0);
+        QCOMPARE(generate(withMemory, 10).exitCode, 0);
+        QCOMPARE(generate(asText, 10).exitCode, 0);
+        const QByteArray written = exportTxt(withMemory);
+        QVERIFY(!written.isEmpty());
+        QVERIFY(!written.contains("Ada")); // read, not saved as story text
+        QCOMPARE(exportTxt(asText), (memory + "\n\n").toUtf8() + written);
+
+        // An author's note changes what is written next, and is not saved either.
+        const qint64 plain = newStory("Plain");
+        const qint64 noted = cli({"--db", m_db, "story", "new", "--title", "Noted", "--model",
+                                  m_model, "--note", "Write about storms."})
+                                 .out.trimmed()
+                                 .toLongLong();
+        QCOMPARE(generate(plain, 10).exitCode, 0);
+        QCOMPARE(generate(noted, 10).exitCode, 0);
+        QVERIFY(!exportTxt(noted).contains("storms"));
+        QVERIFY(exportTxt(noted) != exportTxt(plain));
+    }
+
     void corruptDatabaseIsReportedAndKept() {
         const QString bad = m_tmp.path() + "/notes.db";
         QVERIFY(baton::test::writeFile(bad, "these are my notes, not a database\n"));

@@ -11,6 +11,7 @@
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/story_prompt.h>
 #include <baton/storage/topic_store.h>
 
 #include <QTemporaryDir>
@@ -388,6 +389,26 @@ private Q_SLOTS:
         // States need an existing passage.
         QCOMPARE(states.save(makeState(123456789, "m", 1)).error().code,
                  StorageErrorCode::Constraint);
+
+        // A new title or author's note keeps the states; a new memory (read before
+        // every passage, story_prompt.h) deletes them all.
+        Story s = *st.get(story);
+        s.title = "States, renamed";
+        s.authorsNote = "Keep it short.";
+        VERIFY_OK(st.update(s));
+        QCOMPARE(*states.countForStory(story), int64_t(2));
+        s.memory = "The ship is called Tern.";
+        VERIFY_OK(st.update(s));
+        QCOMPARE(*states.countForStory(story), int64_t(0));
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
+                 m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+        QCOMPARE(memoryPrefix(*st.get(story)), std::string("The ship is called Tern.\n\n"));
+        QCOMPARE(authorsNoteText(*st.get(story)),
+                 std::string("\n[Author's note: Keep it short.]\n"));
+        s.memory = "  \n";
+        s.authorsNote = "";
+        QCOMPARE(memoryPrefix(s), std::string());
+        QCOMPARE(authorsNoteText(s), std::string());
     }
 
     void booksAndCorpora() {

@@ -22,7 +22,8 @@ public:
     Result<Story> get(int64_t id);
     // Every story, most recently updated first.
     Result<std::vector<Story>> list();
-    // Saves title, mode, model, settings, memory and author's note.
+    // Saves title, mode, model, settings, memory and author's note. A changed memory
+    // deletes the story's saved states (they were computed after the old one).
     Result<void> update(const Story& story);
     // Deletes the story, its passages and their states.
     Result<void> remove(int64_t id);
