@@ -5,11 +5,13 @@
 // a model that cannot be opened. Screenshots go to the build tree.
 #include "test_support.h"
 
+#include "adventure_bar.h"
 #include "generation_settings_panel.h"
 #include "library_panel.h"
 #include "story_editor.h"
 #include "story_list_model.h"
 #include "story_session.h"
+#include "story_tree_panel.h"
 #include "window_ruler.h"
 
 #include <baton/engine/engine_controller.h>
@@ -27,9 +29,13 @@
 #include <QLineEdit>
 #include <QListView>
 #include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QtTest>
 
 #include <memory>
@@ -111,6 +117,8 @@ class TestMainWindow : public QObject {
             return nullptr;
         return std::move(*db);
     }
+
+    static QString toDisplay(const std::string& s) { return ui::toDisplayText(s); }
 
     static std::string joined(const std::vector<storage::Passage>& path) {
         std::string s;
@@ -310,57 +318,210 @@ private Q_SLOTS:
         QCOMPARE(editor()->toPlainText(), QString::fromStdString(joined(after)));
     }
 
-    void typingOnlyAddsAtTheEnd() {
-        // Saved text is protected: typing inside it goes to the end, Backspace stops
-        // at the saved text.
+    void editingSavedTextInPlace() {
+        auto db = openDb(m_db);
+        const auto before = *db->stories().currentPath(m_story);
+        QVERIFY(before.size() >= 3);
+        QVERIFY(*db->states().countForStory(m_story) > 0);
         const QString text = editor()->toPlainText();
+        // Type inside the first passage (the user's): it joins that passage.
+        m_window->activateWindow();
+        editor()->setFocus();
         QTextCursor c = editor()->textCursor();
-        c.setPosition(5);
+        c.setPosition(4);
         editor()->setTextCursor(c);
-        QTest::keyClicks(editor(), QStringLiteral("ab"));
-        QCOMPARE(editor()->toPlainText(), text + QStringLiteral("ab"));
-        for (int i = 0; i < 4; ++i)
-            QTest::keyClick(editor(), Qt::Key_Backspace);
-        QCOMPARE(editor()->toPlainText(), text);
+        QTest::keyClicks(editor(), QStringLiteral("XY"));
+        QCOMPARE(editor()->toPlainText(), text.left(4) + "XY" + text.mid(4));
         QVERIFY(editor()->typedText().isEmpty());
+        QVERIFY(editor()->hasPendingEdits());
+        const auto edits = editor()->pendingEdits();
+        QCOMPARE(edits.size(), size_t(1));
+        QCOMPARE(edits[0].passageId, before[0].id);
+        QCOMPARE(editor()->passageAt(5), before[0].id);
+        // Saved after a pause in typing; every state after the edit is gone.
+        const std::string edited = before[0].text.substr(0, 4) + "XY" + before[0].text.substr(4);
+        QTRY_COMPARE_WITH_TIMEOUT(db->stories().passage(before[0].id)->text, edited, 10000);
+        QCOMPARE(*db->states().countForStory(m_story), int64_t(0));
+        QVERIFY(!editor()->hasPendingEdits());
+        // A deletion across two passages edits both.
+        const int boundary = int(toDisplay(before[0].text).size()) + 2;
+        c.setPosition(boundary - 2);
+        c.setPosition(boundary + 3, QTextCursor::KeepAnchor);
+        editor()->setTextCursor(c);
+        QTest::keyClick(editor(), Qt::Key_Delete);
+        QCOMPARE(editor()->pendingEdits().size(), size_t(2));
+        // Undo: first the typing since the last save (the editor's own undo), then
+        // the saved edit (the story's undo writes the old text back).
+        QTest::keyClick(editor(), Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(editor()->toPlainText(), text.left(4) + "XY" + text.mid(4));
+        QTRY_VERIFY(!editor()->hasPendingEdits() || editor()->pendingEdits().empty());
+        QTest::keyClick(editor(), Qt::Key_Z, Qt::ControlModifier);
+        QTRY_COMPARE_WITH_TIMEOUT(db->stories().passage(before[0].id)->text, before[0].text, 10000);
+        QTRY_COMPARE(editor()->toPlainText(), text);
+        // Redo puts it back.
+        QVERIFY(action("actionRedo")->isEnabled());
+        action("actionRedo")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(db->stories().passage(before[0].id)->text, edited, 10000);
+        QTRY_COMPARE(editor()->toPlainText(), text.left(4) + "XY" + text.mid(4));
+        action("actionUndo")->trigger();
+        QTRY_COMPARE(editor()->toPlainText(), text);
+
+        // The model reads the story again (no state is left) and continues it.
+        setSpin("maxTokens", 12);
+        action("actionContinue")->trigger();
+        waitIdle();
+        QCOMPARE(session()->resumedFromPassage(), qint64(0));
+        QVERIFY(editor()->toPlainText().startsWith(text));
+        QVERIFY(editor()->toPlainText().size() > text.size());
+        QVERIFY(*db->states().countForStory(m_story) > 0);
+        // ... and undoing that generation returns to the text before it (kept in
+        // the tree: redo comes back to it).
+        const QString generated = editor()->toPlainText();
+        action("actionUndo")->trigger();
+        QTRY_COMPARE(editor()->toPlainText(), text);
+        action("actionRedo")->trigger();
+        QTRY_COMPARE(editor()->toPlainText(), generated);
     }
 
-    void windowRulerAndLossColours() {
-        QVERIFY(session()->isOpen());
-        QVERIFY(editor()->savedLength() > 0);
-        setSpin("window", 16);
-        setSpin("overlap", 4);
-        auto* ruler = m_window->ruler();
-        QVERIFY(ruler->windows().empty());
-        QAction* loss = action("actionShowLoss");
-        QVERIFY(loss->isEnabled());
-        loss->trigger();
-        QVERIFY(loss->isChecked());
-        QTRY_VERIFY_WITH_TIMEOUT(!ruler->windows().empty(), 60000);
-        // Windows of 16 starting every 12 tokens, each but the first re-reading 4.
-        const auto& w = ruler->windows();
-        QCOMPARE(w[0].firstToken, int64_t(0));
-        QCOMPARE(w[0].overlap, 0);
-        if (w.size() > 1) {
-            QCOMPARE(w[1].firstToken, int64_t(12));
-            QCOMPARE(w[1].overlap, 4);
-            QVERIFY(w[1].startChar > 0);
-        }
-        for (const auto& x : w)
-            QVERIFY(x.meanLoss > 0);
-        // Every token but the first is coloured.
-        QVERIFY(editor()->lossRangeCount() > 10);
-        QTest::qWait(50);
-        screenshot(QStringLiteral("write_windows_and_loss.png"));
-        // New text makes the colours stale: they go.
+    void branchTreeSwitchesAlternatives() {
+        ui::StoryTreePanel* tree = m_window->storyTree();
+        auto db = openDb(m_db);
+        const auto path = *db->stories().currentPath(m_story);
+        // The retry earlier made two alternatives after the user's passage.
+        QTRY_VERIFY(tree->segmentCount() >= 3);
+        QVERIFY(tree->alternative(1).has_value());
+        QCOMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
+        QVERIFY(action("actionPreviousAlternative")->isEnabled());
+        screenshot(QStringLiteral("write_branches.png"));
+        m_window->activateWindow();
+        QTest::keyClick(m_window.get(), Qt::Key_Left, Qt::AltModifier);
+        QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("1 of 2"));
+        const auto other = *db->stories().currentPath(m_story);
+        QCOMPARE(other[0].id, path[0].id);
+        QVERIFY(other[1].id != path[1].id);
+        QTRY_COMPARE(editor()->toPlainText(), QString::fromStdString(joined(other)));
+        // A click on a node of the tree continues from it.
+        QTreeWidget* view = tree->tree();
+        QTreeWidgetItem* target = nullptr;
+        for (QTreeWidgetItemIterator it(view); *it; ++it)
+            if ((*it)->data(0, Qt::UserRole).toLongLong() == path.back().id)
+                target = *it;
+        QVERIFY(target);
+        view->scrollToItem(target);
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                          view->visualItemRect(target).center());
+        QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
+        QTRY_COMPARE(editor()->toPlainText(), QString::fromStdString(joined(path)));
+        // Switching is undoable like everything else.
+        action("actionUndo")->trigger();
+        QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("1 of 2"));
+        action("actionRedo")->trigger();
+        QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
+        QTRY_COMPARE(editor()->toPlainText(), QString::fromStdString(joined(path)));
+    }
+
+    void typedTextIsAutosaved() {
+        auto db = openDb(m_db);
+        const auto before = *db->stories().currentPath(m_story);
+        const QString text = editor()->toPlainText();
+        m_window->activateWindow();
         editor()->setFocus();
-        QTest::keyClicks(editor(), QStringLiteral(" More."));
-        QCOMPARE(editor()->lossRangeCount(), 0);
-        QVERIFY(ruler->windows().empty());
-        QVERIFY(!loss->isChecked());
-        for (int i = 0; i < 6; ++i)
-            QTest::keyClick(editor(), Qt::Key_Backspace);
-        QVERIFY(editor()->typedText().isEmpty());
+        editor()->moveCursor(QTextCursor::End);
+        QTest::keyClicks(editor(), QStringLiteral(" A draft."));
+        QCOMPARE(editor()->typedText(), QStringLiteral(" A draft."));
+        // After a pause in typing it is saved as the user's passage (a kill now loses
+        // nothing).
+        QTRY_VERIFY_WITH_TIMEOUT(editor()->typedText().isEmpty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(db->stories().currentPath(m_story)->back().text,
+                                  std::string(" A draft."), 10000);
+        QCOMPARE(db->stories().currentPath(m_story)->back().author, storage::PassageAuthor::User);
+        QCOMPARE(editor()->toPlainText(), text + QStringLiteral(" A draft."));
+        // Undo takes it back (the editor's own undo is empty after the save).
+        QTest::keyClick(editor(), Qt::Key_Z, Qt::ControlModifier);
+        QTRY_COMPARE(editor()->toPlainText(), text);
+        QTRY_COMPARE(db->stories().currentPath(m_story)->back().id, before.back().id);
+    }
+
+    void memoryAndNoteAreSavedAndRead() {
+        auto* memory = m_window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit"));
+        auto* note = m_window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"));
+        QVERIFY(memory && note);
+        auto db = openDb(m_db);
+        QVERIFY(*db->states().countForStory(m_story) > 0);
+        memory->setPlainText(QStringLiteral("Ada keeps the Tern lighthouse."));
+        note->setPlainText(QStringLiteral("Stormy."));
+        QTRY_COMPARE_WITH_TIMEOUT(db->stories().get(m_story)->memory,
+                                  std::string("Ada keeps the Tern lighthouse."), 10000);
+        QTRY_COMPARE(db->stories().get(m_story)->authorsNote, std::string("Stormy."));
+        // A new memory: the saved states were computed without it.
+        QCOMPARE(*db->states().countForStory(m_story), int64_t(0));
+        const QString text = editor()->toPlainText();
+        setSpin("maxTokens", 8);
+        action("actionContinue")->trigger();
+        waitIdle();
+        // Read: the memory, a blank line, the story, then the note.
+        QCOMPARE(session()->resumedFromPassage(), qint64(0));
+        QCOMPARE(session()->encodedChars(),
+                 qint64(QStringLiteral("Ada keeps the Tern lighthouse.\n\n").size() + text.size() +
+                        QStringLiteral("\n[Author's note: Stormy.]\n").size()));
+        // Neither is story text.
+        QVERIFY(!editor()->toPlainText().contains(QStringLiteral("Tern")));
+        QVERIFY(!editor()->toPlainText().contains(QStringLiteral("Stormy")));
+        // They come back with the story.
+        stopApp();
+        startApp();
+        loadFixture();
+        m_window->library()->select(m_story);
+        QTRY_COMPARE(session()->storyId(), m_story);
+        QCOMPARE(memory = m_window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit")),
+                 memory);
+        QCOMPARE(memory->toPlainText(), QStringLiteral("Ada keeps the Tern lighthouse."));
+        QCOMPARE(
+            m_window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"))->toPlainText(),
+            QStringLiteral("Stormy."));
+    }
+
+    void frameTurn_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<QString>("before");
+        QTest::addColumn<QString>("framed");
+        const int doIt = int(ui::TurnKind::Do), say = int(ui::TurnKind::Say),
+                  story = int(ui::TurnKind::Story);
+        QTest::newRow("do") << doIt << "open the door"
+                            << ""
+                            << "> You open the door.\n\n";
+        QTest::newRow("do, I") << doIt << "I look around!"
+                               << "x."
+                               << "\n\n> You look around!\n\n";
+        QTest::newRow("do, you, capital") << doIt << "You Climb"
+                                          << "x\n"
+                                          << "\n> You climb.\n\n";
+        QTest::newRow("do, name") << doIt << "call NASA"
+                                  << "x\n\n"
+                                  << "> You call NASA.\n\n";
+        QTest::newRow("say") << say << "\"where is the key?\""
+                             << ""
+                             << "> You say, \u201CWhere is the key?\u201D\n\n";
+        QTest::newRow("say, period") << say << "hello"
+                                     << ""
+                                     << "> You say, \u201CHello.\u201D\n\n";
+        QTest::newRow("story") << story << "  A storm rises.  "
+                               << "x"
+                               << "\n\nA storm rises.";
+        QTest::newRow("empty") << doIt << "   "
+                               << "x"
+                               << "";
+        QTest::newRow("only a subject") << doIt << "I "
+                                        << ""
+                                        << "";
+    }
+    void frameTurn() {
+        QFETCH(int, kind);
+        QFETCH(QString, input);
+        QFETCH(QString, before);
+        QFETCH(QString, framed);
+        QCOMPARE(ui::frameTurn(ui::TurnKind(kind), input, before), framed);
     }
 
     void libraryRenamesSearchesAndUndoesADelete() {
@@ -444,6 +605,108 @@ private Q_SLOTS:
         QCOMPARE(stories.size(), size_t(1));
         QCOMPARE(stories[0].id, m_story);
         QCOMPARE(*db->integrityCheck(), std::string("ok"));
+    }
+
+    void adventureTurns() {
+        // (After the library's test, which closes the app.)
+        startApp();
+        loadFixture();
+        action("actionNewAdventure")->trigger();
+        QTRY_VERIFY(session()->isOpen() && session()->storyId() != m_story);
+        QCOMPARE(session()->story().mode, storage::StoryMode::Adventure);
+        const qint64 id = session()->storyId();
+        ui::AdventureBar* bar = m_window->adventureBar();
+        QTRY_VERIFY(bar->isVisible());
+        setSpin("maxTokens", 24);
+        auto* input = m_window->findChild<QLineEdit*>(QStringLiteral("turnInput"));
+        QVERIFY(input && input->isEnabled());
+        input->setFocus();
+        QTest::keyClicks(input, QStringLiteral("open the door"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QVERIFY(session()->busy());
+        waitIdle();
+        QVERIFY(input->text().isEmpty());
+        const QString first = editor()->toPlainText();
+        QVERIFY(first.startsWith(QStringLiteral("> You open the door.\n\n")));
+        QVERIFY(first.size() > 22);
+        auto db = openDb(m_db);
+        auto path = *db->stories().currentPath(id);
+        QCOMPARE(path[0].author, storage::PassageAuthor::User);
+        QCOMPARE(path[0].text, std::string("> You open the door.\n\n"));
+        // The reply never writes the player's next action.
+        for (size_t i = 1; i < path.size(); ++i)
+            QVERIFY(path[i].text.find("\n>") == std::string::npos);
+
+        // A second turn, said.
+        bar->setKind(ui::TurnKind::Say);
+        QTest::keyClicks(input, QStringLiteral("hello?"));
+        QTest::keyClick(input, Qt::Key_Return);
+        waitIdle();
+        QVERIFY(editor()->toPlainText().startsWith(first));
+        QVERIFY(editor()->toPlainText().contains(QStringLiteral("> You say, \u201CHello?\u201D")));
+        screenshot(QStringLiteral("adventure.png"));
+
+        // Retry turn: another reply to the same words.
+        const auto two = *db->stories().currentPath(id);
+        auto* retry = m_window->findChild<QPushButton*>(QStringLiteral("turnRetry"));
+        QVERIFY(retry->isEnabled());
+        QTest::mouseClick(retry, Qt::LeftButton);
+        waitIdle();
+        const auto retried = *db->stories().currentPath(id);
+        QVERIFY(editor()->toPlainText().contains(QStringLiteral("> You say, \u201CHello?\u201D")));
+        QVERIFY(retried.back().id != two.back().id);
+
+        // Undo turn: back to the end of the first reply.
+        auto* undo = m_window->findChild<QPushButton*>(QStringLiteral("turnUndo"));
+        QVERIFY(undo->isEnabled());
+        QTest::mouseClick(undo, Qt::LeftButton);
+        QTRY_COMPARE(editor()->toPlainText(), first);
+        // And once more: the story is empty again; the turns stay in the tree.
+        QTRY_VERIFY(undo->isEnabled());
+        QTest::mouseClick(undo, Qt::LeftButton);
+        QTRY_COMPARE(editor()->toPlainText(), QString());
+        QVERIFY(*db->stories().passageCount(id) > int64_t(retried.size()));
+        // The story's undo takes the undo of the turn back.
+        action("actionUndo")->trigger();
+        QTRY_COMPARE(editor()->toPlainText(), first);
+    }
+
+    void windowRulerAndLossColours() {
+        QVERIFY(session()->isOpen());
+        QVERIFY(editor()->savedLength() > 0);
+        setSpin("window", 16);
+        setSpin("overlap", 4);
+        auto* ruler = m_window->ruler();
+        QVERIFY(ruler->windows().empty());
+        QAction* loss = action("actionShowLoss");
+        QVERIFY(loss->isEnabled());
+        loss->trigger();
+        QVERIFY(loss->isChecked());
+        QTRY_VERIFY_WITH_TIMEOUT(!ruler->windows().empty(), 60000);
+        // Windows of 16 starting every 12 tokens, each but the first re-reading 4.
+        const auto& w = ruler->windows();
+        QCOMPARE(w[0].firstToken, int64_t(0));
+        QCOMPARE(w[0].overlap, 0);
+        if (w.size() > 1) {
+            QCOMPARE(w[1].firstToken, int64_t(12));
+            QCOMPARE(w[1].overlap, 4);
+            QVERIFY(w[1].startChar > 0);
+        }
+        for (const auto& x : w)
+            QVERIFY(x.meanLoss > 0);
+        // Every token but the first is coloured.
+        QVERIFY(editor()->lossRangeCount() > 10);
+        QTest::qWait(50);
+        screenshot(QStringLiteral("write_windows_and_loss.png"));
+        // New text makes the colours stale: they go.
+        editor()->setFocus();
+        QTest::keyClicks(editor(), QStringLiteral(" More."));
+        QCOMPARE(editor()->lossRangeCount(), 0);
+        QVERIFY(ruler->windows().empty());
+        QVERIFY(!loss->isChecked());
+        for (int i = 0; i < 6; ++i)
+            QTest::keyClick(editor(), Qt::Key_Backspace);
+        QVERIFY(editor()->typedText().isEmpty());
     }
 
     void cleanupTestCase() {

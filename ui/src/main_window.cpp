@@ -1,5 +1,6 @@
 #include <baton/ui/main_window.h>
 
+#include "adventure_bar.h"
 #include "app_icon.h"
 #include "compare_panel.h"
 #include "error_text.h"
@@ -9,7 +10,9 @@
 #include "model_catalog.h"
 #include "models_panel.h"
 #include "story_editor.h"
+#include "story_notes_panel.h"
 #include "story_session.h"
+#include "story_tree_panel.h"
 #include "window_ruler.h"
 
 #include <baton/engine/engine_controller.h>
@@ -39,7 +42,9 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextDocument>
+#include <QTimer>
 #include <QToolBar>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -85,6 +90,13 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_library = new LibraryPanel(storage, this);
     m_editor = new StoryEditor;
     m_settings = new GenerationSettingsPanel;
+    m_tree = new StoryTreePanel(storage);
+    m_notes = new StoryNotesPanel;
+    m_adventure = new AdventureBar;
+    m_adventure->hide();
+    m_editTimer = new QTimer(this);
+    m_editTimer->setSingleShot(true);
+    m_editTimer->setInterval(1200); // an edit is saved after a pause in typing
 
     // The centre: a notice while no model is loaded, then the story.
     m_noModelBar = new QFrame;
@@ -112,6 +124,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     cl->setSpacing(0);
     cl->addWidget(m_noModelBar);
     cl->addWidget(m_editor, 1);
+    cl->addWidget(m_adventure);
     m_ruler = new WindowRuler;
     cl->addWidget(m_ruler);
     connect(m_ruler, &WindowRuler::windowClicked, this, [this](int startChar) {
@@ -160,12 +173,17 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
             setNoModelHint(tr("No model: the bundled models are not installed. Import a Hugging "
                               "Face GPT-2 folder in Models."));
     });
-    // The settings dock belongs to the Write page.
+    // The docks belong to the Write page: hidden on the others, back as they were.
     connect(m_pages, &QTabWidget::currentChanged, this, [this](int index) {
-        if (index == 0)
-            m_settingsDock->show();
-        else
-            m_settingsDock->hide();
+        for (QDockWidget* dock : {m_settingsDock, m_treeDock, m_notesDock}) {
+            if (index == 0) {
+                if (dock->property("visibleOnWrite").toBool())
+                    dock->show();
+            } else if (dock->isVisible() || !dock->property("visibleOnWrite").isValid()) {
+                dock->setProperty("visibleOnWrite", dock->isVisible());
+                dock->hide();
+            }
+        }
         updateActions();
     });
 
@@ -179,6 +197,19 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_settingsDock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
     m_settings->setMinimumWidth(240);
     addDockWidget(Qt::RightDockWidgetArea, m_settingsDock);
+    m_treeDock = new QDockWidget(tr("Branches"), this);
+    m_treeDock->setObjectName(QStringLiteral("branchesDock"));
+    m_treeDock->setWidget(m_tree);
+    m_treeDock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
+    addDockWidget(Qt::RightDockWidgetArea, m_treeDock);
+    m_notesDock = new QDockWidget(tr("Memory and note"), this);
+    m_notesDock->setObjectName(QStringLiteral("notesDock"));
+    m_notesDock->setWidget(m_notes);
+    m_notesDock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
+    addDockWidget(Qt::RightDockWidgetArea, m_notesDock);
+    tabifyDockWidget(m_treeDock, m_notesDock);
+    m_treeDock->raise();
+    resizeDocks({m_settingsDock, m_treeDock}, {500, 280}, Qt::Vertical);
 
     m_modelLabel = new QLabel;
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
@@ -197,8 +228,11 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
 
     // Library -> session.
     connect(m_library, &LibraryPanel::storyActivated, this, [this](qint64 id) {
-        if (id != m_session->storyId())
+        if (id != m_session->storyId()) {
+            saveDraft();
+            m_notes->flush();
             m_session->open(id);
+        }
     });
     connect(m_library, &LibraryPanel::storyRemoved, this, [this](qint64 id) {
         if (id == m_session->storyId())
@@ -216,11 +250,23 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     connect(m_session, &StorySession::opened, this,
             [this](const storage::Story& story, const std::vector<storage::Passage>& path) {
                 dropLoss(QString());
+                m_editTimer->stop();
                 m_editor->setPassages(path);
+                m_notes->setNotes(QString::fromStdString(story.memory),
+                                  QString::fromStdString(story.authorsNote));
+                m_tree->showStory(story.id, path);
+                const bool adventure = story.mode == storage::StoryMode::Adventure;
+                m_adventure->setVisible(adventure);
                 m_editor->setEnabled(true);
-                m_editor->setPlaceholderText(tr("Begin your story here, then press Ctrl+Enter "
-                                                "to let the model continue it."));
-                m_editor->setFocus();
+                m_editor->setPlaceholderText(
+                    adventure ? tr("Say what you do in the line below, or set the scene here "
+                                   "and press Ctrl+Enter.")
+                              : tr("Begin your story here, then press Ctrl+Enter to let the "
+                                   "model continue it."));
+                if (adventure)
+                    m_adventure->focusInput();
+                else
+                    m_editor->setFocus();
                 m_settings->loadJson(story.settingsJson);
                 setWindowTitle(tr("%1 — Baton").arg(QString::fromStdString(story.title)));
                 // The story continues with the model it was written with.
@@ -237,7 +283,42 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 m_speedLabel->clear();
                 updateActions();
             });
+    connect(m_session, &StorySession::pathChanged, this,
+            [this](const std::vector<storage::Passage>& path) {
+                m_editor->showPath(path);
+                m_tree->showStory(m_session->storyId(), path);
+                updateActions();
+            });
+    connect(m_session->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::updateActions);
+    connect(m_tree, &StoryTreePanel::switchRequested, this,
+            [this](qint64 leaf, const QString& what) {
+                saveDraft();
+                m_session->switchTo(leaf, what);
+            });
+    connect(m_tree, &StoryTreePanel::refreshed, this, &MainWindow::updateActions);
+    connect(m_tree, &StoryTreePanel::storageFailed, this, &MainWindow::showStorageError);
+    connect(
+        m_notes, &StoryNotesPanel::notesChanged, this,
+        [this](const QString& memory, const QString& note) { m_session->saveNotes(memory, note); });
+    connect(m_adventure, &AdventureBar::sendRequested, this,
+            [this](TurnKind kind, const QString& input) { sendTurn(int(kind), input); });
+    connect(m_adventure, &AdventureBar::undoTurnRequested, this, [this] {
+        saveDraft();
+        m_session->undoTurn();
+    });
+    connect(m_adventure, &AdventureBar::retryTurnRequested, this, &MainWindow::retry);
+    connect(m_editTimer, &QTimer::timeout, this, &MainWindow::saveDraft);
+    connect(m_editor, &StoryEditor::savedTextEdited, this, [this] {
+        m_editTimer->start();
+        updateActions();
+    });
+    connect(m_editor, &StoryEditor::storyUndoRequested, this, &MainWindow::storyUndo);
+    connect(m_editor, &StoryEditor::storyRedoRequested, this, &MainWindow::storyRedo);
     connect(m_session, &StorySession::closed, this, [this] {
+        m_editTimer->stop();
+        m_tree->clear();
+        m_notes->setNotes(QString(), QString());
+        m_adventure->hide();
         m_editor->clearStory();
         m_editor->setEnabled(false);
         m_editor->setPlaceholderText(noStoryHint());
@@ -246,8 +327,12 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     });
     connect(m_session, &StorySession::phaseChanged, this, [this](StorySession::Phase phase) {
         m_editor->setReadOnly(phase != StorySession::Phase::Idle);
-        if (phase == StorySession::Phase::Idle)
-            m_editor->setFocus();
+        if (phase == StorySession::Phase::Idle) {
+            if (m_adventure->isVisible())
+                m_adventure->focusInput();
+            else
+                m_editor->setFocus();
+        }
         updateActions();
     });
     connect(m_session, &StorySession::truncated, m_editor, &StoryEditor::truncate);
@@ -273,13 +358,10 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     connect(m_session, &StorySession::message, this,
             [this](const QString& text) { statusBar()->showMessage(text, 10000); });
     connect(m_session, &StorySession::failed, this, &MainWindow::showError);
-    connect(m_editor, &StoryEditor::typedTextChanged, this, &MainWindow::updateActions);
-    connect(m_editor, &StoryEditor::savedTextDamaged, this, [this] {
-        statusBar()->showMessage(tr("Saved text cannot be edited yet: the story was reloaded."),
-                                 8000);
-        const qint64 id = m_session->storyId();
-        if (id)
-            m_session->open(id);
+    connect(m_editor, &StoryEditor::typedTextChanged, this, [this] {
+        if (!m_editor->typedText().isEmpty())
+            m_editTimer->start(); // autosave after a pause in typing
+        updateActions();
     });
 
     // Storage: the database.
@@ -367,7 +449,25 @@ void MainWindow::createActions() {
         return a;
     };
     m_newAction = make(tr("&New story"), QStringLiteral("actionNewStory"), QKeySequence::New,
-                       &MainWindow::newStory);
+                       [this] { newStory(false); });
+    m_newAdventureAction =
+        make(tr("New &adventure"), QStringLiteral("actionNewAdventure"),
+             QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N), [this] { newStory(true); });
+    m_newAdventureAction->setToolTip(tr("A text adventure: you act and speak, the model tells "
+                                        "what happens (Ctrl+Shift+N)"));
+    m_undoAction =
+        make(tr("&Undo"), QStringLiteral("actionUndo"), QKeySequence::Undo, &MainWindow::storyUndo);
+    m_redoAction =
+        make(tr("&Redo"), QStringLiteral("actionRedo"), QKeySequence::Redo, &MainWindow::storyRedo);
+    m_prevAltAction = make(tr("&Previous alternative"), QStringLiteral("actionPreviousAlternative"),
+                           QKeySequence(Qt::ALT | Qt::Key_Left), [this] { switchAlternative(-1); });
+    m_nextAltAction = make(tr("&Next alternative"), QStringLiteral("actionNextAlternative"),
+                           QKeySequence(Qt::ALT | Qt::Key_Right), [this] { switchAlternative(1); });
+    m_undoTurnAction =
+        make(tr("Undo &turn"), QStringLiteral("actionUndoTurn"), QKeySequence(), [this] {
+            saveDraft();
+            m_session->undoTurn();
+        });
     m_openModelAction = make(tr("Open &model…"), QStringLiteral("actionOpenModel"),
                              QKeySequence::Open, &MainWindow::openModelDialog);
     m_quitAction =
@@ -555,7 +655,11 @@ void MainWindow::createMenus() {
     file->addAction(m_openModelAction);
     file->addSeparator();
     file->addAction(m_quitAction);
+    file->insertAction(m_openModelAction, m_newAdventureAction);
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_undoAction);
+    edit->addAction(m_redoAction);
+    edit->addSeparator();
     edit->addAction(m_renameAction);
     edit->addAction(m_duplicateAction);
     edit->addAction(m_deleteAction);
@@ -566,12 +670,18 @@ void MainWindow::createMenus() {
     story->addAction(m_retryAction);
     story->addAction(m_stopAction);
     story->addSeparator();
+    story->addAction(m_prevAltAction);
+    story->addAction(m_nextAltAction);
+    story->addAction(m_undoTurnAction);
+    story->addSeparator();
     story->addAction(m_lossAction);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QAction* a : m_pageActions)
         view->addAction(a);
     view->addSeparator();
     view->addAction(m_settingsDock->toggleViewAction());
+    view->addAction(m_treeDock->toggleViewAction());
+    view->addAction(m_notesDock->toggleViewAction());
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(m_aboutAction);
 
@@ -585,6 +695,9 @@ void MainWindow::createMenus() {
     bar->addAction(m_continueAction);
     bar->addAction(m_retryAction);
     bar->addAction(m_stopAction);
+    bar->addSeparator();
+    bar->addAction(m_undoAction);
+    bar->addAction(m_redoAction);
 }
 
 void MainWindow::openDatabase(const QString& path) {
@@ -615,21 +728,105 @@ void MainWindow::openModelDialog() {
         loadModel(dir);
 }
 
-void MainWindow::newStory() {
-    if (!m_databaseOpen)
+void MainWindow::newStory(bool adventure) {
+    if (!m_databaseOpen || m_session->busy())
         return;
+    saveDraft();
+    m_notes->flush();
     storage::Story s;
-    s.title = tr("Untitled story").toStdString();
+    s.title = (adventure ? tr("Untitled adventure") : tr("Untitled story")).toStdString();
+    s.mode = adventure ? storage::StoryMode::Adventure : storage::StoryMode::Story;
     if (m_engine.model())
         s.modelPath = m_engine.model()->path;
     s.settingsJson = m_settings->toJson();
     m_library->createStory(s);
 }
 
+GenerationSettings MainWindow::generationSettings() const {
+    GenerationSettings s = m_settings->settings();
+    // An adventure's reply ends where the player's next action would begin.
+    if (m_session->isOpen() && m_session->story().mode == storage::StoryMode::Adventure)
+        s.sampling.stopStrings.push_back(adventureStopString());
+    return s;
+}
+
+void MainWindow::commitEdits() {
+    m_editTimer->stop();
+    if (!m_editor->hasPendingEdits())
+        return;
+    const auto edits = m_editor->pendingEdits();
+    if (m_session->isOpen())
+        m_session->saveEdits(edits);
+    m_editor->acceptEdits();
+    if (!edits.empty())
+        statusBar()->showMessage(tr("Edit saved; the model reads the story again from the "
+                                    "edit on (Ctrl+Z undoes it)."),
+                                 6000);
+}
+
+void MainWindow::saveDraft() {
+    commitEdits();
+    const QString typed = m_editor->typedText();
+    if (typed.isEmpty() || !m_session->isOpen() || m_session->busy() || m_editor->isReadOnly())
+        return;
+    m_session->saveTyped(typed);
+    m_editor->commitTypedText();
+}
+
+void MainWindow::storyUndo() {
+    // The typing since the last save first (the editor's own undo), then the story's.
+    if (m_editor->hasFocus() && m_editor->document()->isUndoAvailable() &&
+        !m_editor->isReadOnly()) {
+        m_editor->undo();
+        return;
+    }
+    saveDraft();
+    if (m_session->canUndo()) {
+        statusBar()->showMessage(tr("Undo: %1").arg(m_session->undoStack()->undoText()), 5000);
+        m_session->undo();
+    }
+}
+
+void MainWindow::storyRedo() {
+    if (m_editor->hasFocus() && m_editor->document()->isRedoAvailable() &&
+        !m_editor->isReadOnly()) {
+        m_editor->redo();
+        return;
+    }
+    saveDraft();
+    if (m_session->canRedo()) {
+        statusBar()->showMessage(tr("Redo: %1").arg(m_session->undoStack()->redoText()), 5000);
+        m_session->redo();
+    }
+}
+
+void MainWindow::switchAlternative(int step) {
+    if (!m_session->isOpen() || m_session->busy())
+        return;
+    const auto leaf = m_tree->alternative(step);
+    if (!leaf)
+        return;
+    saveDraft();
+    m_session->switchTo(*leaf, tr("Switch alternative"));
+}
+
+void MainWindow::sendTurn(int kind, const QString& input) {
+    if (!m_generateAction->isEnabled())
+        return;
+    const QString framed = frameTurn(TurnKind(kind), input, m_editor->toPlainText().right(2));
+    if (framed.isEmpty())
+        return;
+    m_editor->appendTyped(framed);
+    m_adventure->clearInput();
+    generate();
+}
+
 void MainWindow::generate() {
     if (!m_generateAction->isEnabled())
         return;
-    const GenerationSettings s = m_settings->settings();
+    commitEdits();
+    m_notes->flush();
+    const GenerationSettings s = generationSettings();
     m_session->saveSettings(m_settings->toJson());
     // The typed text becomes saved text only when the generation starts.
     if (m_session->generate(m_editor->typedText(), s))
@@ -639,15 +836,19 @@ void MainWindow::generate() {
 void MainWindow::continueStory() {
     if (!m_continueAction->isEnabled())
         return;
+    commitEdits();
+    m_notes->flush();
     m_session->saveSettings(m_settings->toJson());
-    m_session->generate(QString(), m_settings->settings());
+    m_session->generate(QString(), generationSettings());
 }
 
 void MainWindow::retry() {
     if (!m_retryAction->isEnabled())
         return;
+    commitEdits();
+    m_notes->flush();
     m_session->saveSettings(m_settings->toJson());
-    m_session->retry(m_settings->settings());
+    m_session->retry(generationSettings());
 }
 
 void MainWindow::updateActions() {
@@ -656,6 +857,22 @@ void MainWindow::updateActions() {
     const bool model = m_engine.model().has_value() && m_loadJob == 0;
     const bool typed = !m_editor->typedText().isEmpty();
     m_newAction->setEnabled(m_databaseOpen && !busy);
+    m_newAdventureAction->setEnabled(m_databaseOpen && !busy);
+    const bool editing = m_editor->hasPendingEdits();
+    m_undoAction->setEnabled(open && !busy && (m_session->canUndo() || editing));
+    m_redoAction->setEnabled(open && !busy && m_session->canRedo());
+    m_undoAction->setText(m_session->canUndo() && !editing
+                              ? tr("&Undo %1").arg(m_session->undoStack()->undoText())
+                              : tr("&Undo"));
+    m_redoAction->setText(m_session->canRedo()
+                              ? tr("&Redo %1").arg(m_session->undoStack()->redoText())
+                              : tr("&Redo"));
+    const bool alternatives = open && !busy && m_tree->alternative(1).has_value();
+    m_prevAltAction->setEnabled(alternatives);
+    m_nextAltAction->setEnabled(alternatives);
+    m_undoTurnAction->setEnabled(open && !busy && m_session->canRetry());
+    m_adventure->setReady(open && model && !busy, m_session->canRetry(),
+                          m_session->canRetry() && model);
     m_renameAction->setEnabled(m_library->selectedStory() != 0);
     m_duplicateAction->setEnabled(m_library->selectedStory() != 0 && !busy);
     m_deleteAction->setEnabled(m_library->selectedStory() != 0 && !busy);
@@ -731,6 +948,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         while (m_session->busy() && t.elapsed() < 10000)
             QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     }
+    saveDraft();
+    m_notes->flush();
     m_library->commitPendingDelete();
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());

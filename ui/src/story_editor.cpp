@@ -16,6 +16,7 @@ namespace baton::ui {
 namespace {
 
 constexpr int kAuthorProperty = QTextFormat::UserProperty + 1;
+constexpr int kPassageProperty = QTextFormat::UserProperty + 2;
 constexpr double kMaxColumnEm = 42.0;
 
 QFont storyFont() {
@@ -44,9 +45,9 @@ StoryEditor::StoryEditor(QWidget* parent)
     setObjectName(QStringLiteral("storyEditor"));
     setAcceptRichText(false);
     setFrameShape(QFrame::NoFrame);
-    // Undo and redo of the document would undo saved text the database still holds:
-    // off in this slice (story-level undo comes with editing in place).
-    document()->setUndoRedoEnabled(false);
+    // The document's undo covers the user's typing since the editor last changed the
+    // document itself (endInternalChange); the story's undo goes further.
+    document()->setUndoRedoEnabled(true);
     document()->setDefaultFont(storyFont());
     setFont(storyFont());
     setTabChangesFocus(false);
@@ -93,17 +94,69 @@ void StoryEditor::insertAt(int pos, const QString& text, const QTextCharFormat& 
     blocks.setPosition(start);
     blocks.setPosition(c.position(), QTextCursor::KeepAnchor);
     blocks.mergeBlockFormat(m_blockFormat);
-    m_internal = false;
+    endInternalChange();
     if (atBottom)
         bar->setValue(bar->maximum());
 }
 
+void StoryEditor::endInternalChange() {
+    m_internal = false;
+    document()->clearUndoRedoStacks();
+}
+
 void StoryEditor::setPassages(const std::vector<storage::Passage>& path) {
     clearStory();
-    for (const auto& p : path)
-        appendSaved(toDisplayText(p.text), p.author);
+    for (const auto& p : path) {
+        const QString text = toDisplayText(p.text);
+        QTextCharFormat f =
+            p.author == storage::PassageAuthor::Model ? m_modelFormat : m_userFormat;
+        f.setProperty(kPassageProperty, qint64(p.id));
+        insertAt(m_saved, text, f);
+        m_saved += int(text.size());
+        m_order.push_back(p.id);
+        m_savedTexts[p.id] = text;
+    }
     moveToEnd();
     verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+}
+
+void StoryEditor::showPath(const std::vector<storage::Passage>& path) {
+    QString saved;
+    for (const auto& p : path)
+        saved += toDisplayText(p.text);
+    if (!m_edited && saved == toPlainText().left(m_saved)) {
+        // The same text (what was streamed is now saved): attach the passage ids.
+        m_order.clear();
+        m_savedTexts.clear();
+        m_internal = true;
+        int pos = 0;
+        for (const auto& p : path) {
+            const QString text = toDisplayText(p.text);
+            QTextCursor c(document());
+            c.setPosition(pos);
+            c.setPosition(pos + int(text.size()), QTextCursor::KeepAnchor);
+            QTextCharFormat f;
+            f.setProperty(kPassageProperty, qint64(p.id));
+            c.mergeCharFormat(f);
+            pos += int(text.size());
+            m_order.push_back(p.id);
+            m_savedTexts[p.id] = text;
+        }
+        endInternalChange();
+        return;
+    }
+    const QString typed = typedText();
+    const int scroll = verticalScrollBar()->value();
+    setPassages(path);
+    if (!typed.isEmpty()) {
+        QTextCursor c(document());
+        c.movePosition(QTextCursor::End);
+        c.insertText(typed, m_userFormat);
+        m_lastTyped = typed;
+        document()->clearUndoRedoStacks();
+        moveToEnd();
+    }
+    verticalScrollBar()->setValue(std::min(scroll, verticalScrollBar()->maximum()));
 }
 
 void StoryEditor::clearStory() {
@@ -111,8 +164,11 @@ void StoryEditor::clearStory() {
     document()->clear();
     QTextCursor c(document());
     c.setBlockFormat(m_blockFormat);
-    m_internal = false;
+    endInternalChange();
     m_saved = 0;
+    m_edited = false;
+    m_order.clear();
+    m_savedTexts.clear();
     m_lastTyped.clear();
     setCurrentCharFormat(m_userFormat);
     updateColumn();
@@ -130,6 +186,13 @@ QString StoryEditor::typedText() const {
     return all.mid(m_saved);
 }
 
+void StoryEditor::appendTyped(const QString& text) {
+    insertAt(documentLength(), text, m_userFormat);
+    m_lastTyped = typedText();
+    moveToEnd();
+    Q_EMIT typedTextChanged();
+}
+
 QString StoryEditor::commitTypedText() {
     const QString typed = typedText();
     if (typed.isEmpty())
@@ -139,7 +202,7 @@ QString StoryEditor::commitTypedText() {
     c.setPosition(m_saved);
     c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
     c.setCharFormat(m_userFormat);
-    m_internal = false;
+    endInternalChange();
     m_saved = documentLength();
     m_lastTyped.clear();
     Q_EMIT typedTextChanged();
@@ -152,7 +215,7 @@ void StoryEditor::truncate(int savedChars) {
     c.setPosition(qBound(0, savedChars, documentLength()));
     c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
     c.removeSelectedText();
-    m_internal = false;
+    endInternalChange();
     m_saved = documentLength();
     m_lastTyped.clear();
     moveToEnd();
@@ -167,9 +230,52 @@ storage::PassageAuthor StoryEditor::authorAt(int pos) const {
                                                         : storage::PassageAuthor::User;
 }
 
-bool StoryEditor::cursorInSaved() const {
-    const QTextCursor c = textCursor();
-    return c.selectionStart() < m_saved;
+qint64 StoryEditor::passageAt(int pos) const {
+    if (pos < 0 || pos >= m_saved)
+        return 0;
+    QTextCursor c(document());
+    c.setPosition(pos + 1);
+    return c.charFormat().property(kPassageProperty).toLongLong();
+}
+
+std::vector<StoryEditor::PassageEdit> StoryEditor::pendingEdits() const {
+    std::vector<PassageEdit> edits;
+    if (!m_edited || m_order.empty())
+        return edits;
+    // The saved part of the document, character by character, to the passage each
+    // belongs to; a character without one (a line break typed at a passage's end)
+    // joins the passage before it.
+    std::map<qint64, QString> now;
+    qint64 last = m_order.front();
+    for (QTextBlock b = document()->begin(); b.isValid() && b.position() < m_saved; b = b.next()) {
+        for (auto it = b.begin(); !it.atEnd(); ++it) {
+            const QTextFragment f = it.fragment();
+            if (f.position() >= m_saved)
+                break;
+            QString text = f.text().left(m_saved - f.position());
+            text.replace(QChar::LineSeparator, QLatin1Char('\n'));
+            const qint64 id = f.charFormat().property(kPassageProperty).toLongLong();
+            if (id != 0 && m_savedTexts.count(id))
+                last = id;
+            now[last] += text;
+        }
+        if (b.position() + b.length() - 1 < m_saved)
+            now[last] += QLatin1Char('\n');
+    }
+    for (qint64 id : m_order) {
+        const QString after = now.count(id) ? now[id] : QString();
+        const QString& before = m_savedTexts.at(id);
+        if (after != before)
+            edits.push_back({id, before.toStdString(), after.toStdString()});
+    }
+    return edits;
+}
+
+void StoryEditor::acceptEdits() {
+    for (const PassageEdit& e : pendingEdits())
+        m_savedTexts[e.passageId] = QString::fromStdString(e.after);
+    m_edited = false;
+    document()->clearUndoRedoStacks();
 }
 
 void StoryEditor::moveToEnd() {
@@ -184,65 +290,25 @@ void StoryEditor::keyPressEvent(QKeyEvent* event) {
         QTextEdit::keyPressEvent(event);
         return;
     }
-    const bool inserts =
-        (!event->text().isEmpty() && event->text().at(0).isPrint() &&
-         !(event->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))) ||
-        ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) &&
-         !(event->modifiers() & Qt::ControlModifier)) ||
-        event->matches(QKeySequence::Paste) || event->key() == Qt::Key_Tab;
-    const bool deletes = event->key() == Qt::Key_Backspace || event->key() == Qt::Key_Delete ||
-                         event->matches(QKeySequence::Cut) ||
-                         event->matches(QKeySequence::DeleteStartOfWord) ||
-                         event->matches(QKeySequence::DeleteEndOfWord) ||
-                         event->matches(QKeySequence::DeleteEndOfLine) ||
-                         event->matches(QKeySequence::DeleteCompleteLine);
-    if (inserts) {
-        if (cursorInSaved())
-            moveToEnd();
+    if (event->matches(QKeySequence::Undo) && !document()->isUndoAvailable()) {
+        Q_EMIT storyUndoRequested();
+        return;
+    }
+    if (event->matches(QKeySequence::Redo) && !document()->isRedoAvailable()) {
+        Q_EMIT storyRedoRequested();
+        return;
+    }
+    // Text typed right after the saved text is new text, not part of the last passage.
+    const QTextCursor c = textCursor();
+    if (!c.hasSelection() && c.position() == m_saved && m_saved > 0)
         setCurrentCharFormat(m_userFormat);
-        QTextEdit::keyPressEvent(event);
-        return;
-    }
-    if (deletes) {
-        QTextCursor c = textCursor();
-        if (c.hasSelection()) {
-            if (c.selectionEnd() <= m_saved)
-                return;                         // saved text is not edited in this slice
-            if (c.selectionStart() < m_saved) { // keep only the typed part of the selection
-                const int end = c.selectionEnd();
-                c.setPosition(m_saved);
-                c.setPosition(end, QTextCursor::KeepAnchor);
-                setTextCursor(c);
-            }
-            if (event->matches(QKeySequence::Cut)) {
-                cut();
-                return;
-            }
-            textCursor().removeSelectedText();
-            return;
-        }
-        if (c.position() < m_saved)
-            return;
-        const bool backwards =
-            event->key() == Qt::Key_Backspace || event->matches(QKeySequence::DeleteStartOfWord);
-        if (backwards && c.position() == m_saved)
-            return;
-        if (event->matches(QKeySequence::DeleteStartOfWord)) {
-            c.movePosition(QTextCursor::PreviousWord, QTextCursor::KeepAnchor);
-            if (c.selectionStart() < m_saved)
-                c.setPosition(m_saved, QTextCursor::KeepAnchor);
-            c.removeSelectedText();
-            return;
-        }
-        QTextEdit::keyPressEvent(event);
-        return;
-    }
     QTextEdit::keyPressEvent(event);
 }
 
 void StoryEditor::inputMethodEvent(QInputMethodEvent* event) {
-    if (!isReadOnly() && cursorInSaved() && !event->commitString().isEmpty())
-        moveToEnd();
+    const QTextCursor c = textCursor();
+    if (!isReadOnly() && !c.hasSelection() && c.position() == m_saved)
+        setCurrentCharFormat(m_userFormat);
     QTextEdit::inputMethodEvent(event);
 }
 
@@ -253,17 +319,27 @@ bool StoryEditor::canInsertFromMimeData(const QMimeData* source) const {
 void StoryEditor::insertFromMimeData(const QMimeData* source) {
     if (isReadOnly() || !source->hasText())
         return;
-    if (cursorInSaved())
-        moveToEnd();
-    textCursor().insertText(toDisplayText(source->text().toStdString()), m_userFormat);
+    // Pasted inside a passage, it joins that passage (in its format); after the
+    // saved text, it is new text.
+    QTextCursor c = textCursor();
+    const QString text = toDisplayText(source->text().toStdString());
+    if (!c.hasSelection() && c.position() == m_saved)
+        c.insertText(text, m_userFormat);
+    else
+        c.insertText(text);
+    setTextCursor(c);
 }
 
 void StoryEditor::onContentsChange(int position, int removed, int added) {
-    if (m_internal)
+    if (m_internal || (removed == 0 && added == 0))
         return;
-    if (position < m_saved && (removed > 0 || added > 0)) {
-        Q_EMIT savedTextDamaged();
-        return;
+    if (position < m_saved) {
+        // An edit of saved text: the saved part grows or shrinks by what it lost and
+        // gained (a change reaching into the typed text takes that part along).
+        const int savedRemoved = std::min(position + removed, m_saved) - position;
+        m_saved += added - savedRemoved;
+        m_edited = true;
+        Q_EMIT savedTextEdited();
     }
     const QString typed = typedText();
     if (typed != m_lastTyped) {

@@ -1,9 +1,11 @@
 // The story's text: every saved passage (user text and model text in distinct
-// colours) followed by what the user is typing. Saved text is protected (this slice
-// has no editing in place): typing anywhere moves to the end, deletion stops at the
-// saved text, and only the typed tail is plain editable text. Long-form typography:
-// a serif face, generous line height, and a column of at most about 42 em centred
-// in the view.
+// colours) followed by what the user is typing. Saved text can be edited anywhere:
+// each character carries the id of the passage it belongs to (text typed inside a
+// passage joins it), and pendingEdits() gives the passages whose text changed, for
+// the owner to save (which invalidates the states after them). The document's own
+// undo covers the typing since the last save or generation; Undo beyond that is
+// the story's (storyUndoRequested). Long-form typography: a serif face, generous
+// line height, and a column of at most about 42 em centred in the view.
 #pragma once
 
 #include <baton/storage/records.h>
@@ -11,6 +13,7 @@
 #include <QTextCharFormat>
 #include <QTextEdit>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,11 +30,17 @@ public:
 
     // Replaces everything with these passages (nothing typed).
     void setPassages(const std::vector<storage::Passage>& path);
+    // Shows this path and keeps what is typed after it: when the saved text is the
+    // same (streamed text now saved) only the passage ids are attached, so the view
+    // and the cursor stay; otherwise the saved text is replaced.
+    void showPath(const std::vector<storage::Passage>& path);
     void clearStory();
     // Adds saved text after the saved text (before anything typed).
     void appendSaved(const QString& text, storage::PassageAuthor author);
     // The text typed after the saved text.
     QString typedText() const;
+    // Adds to the typed text (an adventure turn, framed for the model).
+    void appendTyped(const QString& text);
     // Marks the typed text as saved user text; returns it.
     QString commitTypedText();
     // Removes everything from this character on (saved and typed).
@@ -39,6 +48,20 @@ public:
     int savedLength() const { return m_saved; }
     // Who wrote the character at pos (for tests and tooltips).
     storage::PassageAuthor authorAt(int pos) const;
+    // The passage the character at pos belongs to (0: typed, or not yet saved).
+    qint64 passageAt(int pos) const;
+
+    // Saved text the user changed and the owner has not saved yet: one entry per
+    // changed passage, in story order (a passage whose text was all deleted has an
+    // empty `after`).
+    struct PassageEdit {
+        qint64 passageId = 0;
+        std::string before, after;
+    };
+    std::vector<PassageEdit> pendingEdits() const;
+    bool hasPendingEdits() const { return m_edited; }
+    // The pending edits were saved: they become the saved text.
+    void acceptEdits();
 
     QColor userColor() const { return m_userFormat.foreground().color(); }
     QColor modelColor() const { return m_modelFormat.foreground().color(); }
@@ -55,9 +78,11 @@ public:
 Q_SIGNALS:
     // The typed text changed (empty or not).
     void typedTextChanged();
-    // Something changed the saved text by a path this editor does not allow (a
-    // defence): the owner reloads the story to show what is saved.
-    void savedTextDamaged();
+    // The user changed saved text (pendingEdits() is not empty).
+    void savedTextEdited();
+    // Undo / Redo with nothing left in the document's own undo stack: the story's.
+    void storyUndoRequested();
+    void storyRedoRequested();
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
@@ -69,16 +94,20 @@ protected:
 private:
     void insertAt(int pos, const QString& text, const QTextCharFormat& format);
     void updateColumn();
-    bool cursorInSaved() const;
     void moveToEnd();
     int documentLength() const;
     void onContentsChange(int position, int removed, int added);
+    // After the editor changed the document itself: the document's undo starts anew.
+    void endInternalChange();
 
     QTextCharFormat m_userFormat, m_modelFormat;
     QTextBlockFormat m_blockFormat;
     int m_saved = 0;         // characters of saved text at the start of the document
     bool m_internal = false; // the editor itself is changing the document
     QString m_lastTyped;
+    bool m_edited = false;                  // saved text changed since the last save
+    std::vector<qint64> m_order;            // the passages shown, in story order
+    std::map<qint64, QString> m_savedTexts; // their saved (display) texts
 };
 
 } // namespace baton::ui

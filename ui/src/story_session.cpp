@@ -4,6 +4,11 @@
 
 #include <baton/engine/generator.h>
 #include <baton/engine/windows.h>
+#include <baton/storage/database.h>
+#include <baton/storage/story_prompt.h>
+#include <baton/storage/story_store.h>
+
+#include <QUndoStack>
 
 namespace baton::ui {
 
@@ -15,6 +20,26 @@ int displayLength(const std::vector<storage::Passage>& path, size_t count) {
         n += int(toDisplayText(path[i].text).size());
     return n;
 }
+
+// One step of the story's undo history. The step has already happened when it is
+// pushed, so the stack's first redo() does nothing.
+class StoryStep : public QUndoCommand {
+public:
+    StoryStep(const QString& text, std::function<void()> undo, std::function<void()> redo)
+        : QUndoCommand(text)
+        , m_undo(std::move(undo))
+        , m_redo(std::move(redo)) {}
+    void undo() override { m_undo(); }
+    void redo() override {
+        if (m_done)
+            m_redo();
+        m_done = true;
+    }
+
+private:
+    std::function<void()> m_undo, m_redo;
+    bool m_done = false;
+};
 
 bool stateProblem(engine::ErrorCode code) {
     return code == engine::ErrorCode::StateCorrupt || code == engine::ErrorCode::StateMismatch ||
@@ -29,6 +54,7 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
     , m_storage(storage)
     , m_engine(engine) {
     qRegisterMetaType<ErrorText>();
+    m_undo = new QUndoStack(this);
     using SC = storage::StorageController;
     using EC = engine::EngineController;
     connect(&m_storage, &SC::storyLoaded, this,
@@ -37,7 +63,10 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
                 if (request != m_loadRequest)
                     return;
                 m_loadRequest = 0;
+                if (story.id != m_story.id)
+                    m_undo->clear();
                 m_story = story;
+                m_path = path;
                 computeRetryPoint(path);
                 Q_EMIT opened(story, path);
             });
@@ -47,6 +76,7 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
     connect(&m_storage, &SC::currentPassageSet, this,
             [done](quint64 r, qint64, qint64) { done(r); });
     connect(&m_storage, &SC::storyUpdated, this, [done](quint64 r, qint64) { done(r); });
+    connect(&m_storage, &SC::passageEdited, this, [done](quint64 r, qint64) { done(r); });
     connect(&m_storage, &SC::failed, this, &StorySession::onStorageFailed);
 
     connect(&m_engine, &EC::generationProgress, this,
@@ -85,6 +115,8 @@ void StorySession::close() {
     stop();
     m_loadRequest = 0;
     m_story = {};
+    m_path.clear();
+    m_undo->clear();
     m_retryParent = -1;
     Q_EMIT closed();
 }
@@ -127,6 +159,8 @@ bool StorySession::begin(const GenerationSettings& settings) {
 bool StorySession::generate(const QString& userText, const GenerationSettings& settings) {
     if (!begin(settings))
         return false;
+    m_leafBefore = leaf();
+    m_stepName = userText.isEmpty() ? tr("Continue") : tr("Generate");
     if (!userText.isEmpty())
         m_writes.insert(m_storage.appendPassage(m_story.id, userText.toStdString(),
                                                 storage::PassageAuthor::User),
@@ -142,6 +176,8 @@ void StorySession::retry(const GenerationSettings& settings) {
     // The current leaf goes back to where the last generation began; the resume
     // point is read after the move (requests run in order) and the new text becomes
     // an alternative there.
+    m_leafBefore = leaf();
+    m_stepName = tr("Retry");
     Q_EMIT truncated(m_retryChars);
     m_writes.insert(m_storage.setCurrentPassage(m_story.id, m_retryParent),
                     tr("Going back to where the last generation began"));
@@ -170,9 +206,13 @@ void StorySession::onResumePoint(quint64 request, qint64, const storage::ResumeP
     m_retryChars = displayLength(point.path, point.path.size());
 
     engine::GenerateRequest r;
-    if (point.hasState())
+    if (point.hasState()) {
         r.state = point.state.blob;
-    r.text = point.textAfterState();
+        r.text = point.textAfterState();
+    } else {
+        r.text = textWithoutState(point.path);
+    }
+    r.text += storage::authorsNoteText(m_story);
     r.startOfText = true;
     r.sampling = m_settings.sampling;
     r.windows = m_windows;
@@ -218,9 +258,7 @@ void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error
         // whole path's text instead.
         engine::GenerateRequest r = m_request;
         r.state.clear();
-        r.text.clear();
-        for (const auto& p : m_genPath)
-            r.text += p.text;
+        r.text = textWithoutState(m_genPath) + storage::authorsNoteText(m_story);
         m_resumedFrom = 0;
         m_encodedChars = qint64(toDisplayText(r.text).size());
         Q_EMIT message(tr("The saved state could not be used (%1); encoding the story's text.")
@@ -228,10 +266,12 @@ void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error
         startGeneration(r);
         return;
     }
-    setPhase(Phase::Idle);
     if (!ok) {
-        if (error.code != engine::ErrorCode::Cancelled)
-            Q_EMIT failed(tr("The model could not continue the story"), describeEngineError(error));
+        finishGeneration([this, error] {
+            if (error.code != engine::ErrorCode::Cancelled)
+                Q_EMIT failed(tr("The model could not continue the story"),
+                              describeEngineError(error));
+        });
         return;
     }
     const auto& r = m_lastResult;
@@ -252,11 +292,171 @@ void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error
     }
     const QString tokens =
         r.tokens.size() == 1 ? tr("1 token") : tr("%1 tokens").arg(r.tokens.size());
-    Q_EMIT generationFinished(tr("%1 in %2 s (%3 tokens/s), %4")
-                                  .arg(tokens)
-                                  .arg(r.seconds, 0, 'f', 1)
-                                  .arg(r.tokensPerSecond, 0, 'f', 1)
-                                  .arg(why));
+    const QString summary = tr("%1 in %2 s (%3 tokens/s), %4")
+                                .arg(tokens)
+                                .arg(r.seconds, 0, 'f', 1)
+                                .arg(r.tokensPerSecond, 0, 'f', 1)
+                                .arg(why);
+    finishGeneration([this, summary] { Q_EMIT generationFinished(summary); });
+}
+
+void StorySession::finishGeneration(std::function<void()> report) {
+    if (m_genStory != m_story.id || m_saveFailed) {
+        // The story is being read again (a failed save) or was closed.
+        setPhase(Phase::Idle);
+        report();
+        return;
+    }
+    const qint64 before = m_leafBefore;
+    const QString name = m_stepName;
+    reloadPath(true, [this, before, name, report] {
+        const qint64 after = leaf();
+        if (after != before)
+            m_undo->push(new StoryStep(
+                name, [this, before] { applyMove(before); }, [this, after] { applyMove(after); }));
+        setPhase(Phase::Idle);
+        report();
+    });
+}
+
+std::string StorySession::textWithoutState(const std::vector<storage::Passage>& path) const {
+    std::string text = storage::memoryPrefix(m_story);
+    for (const auto& p : path)
+        text += p.text;
+    return text;
+}
+
+void StorySession::reloadPath(bool show, std::function<void()> then) {
+    const qint64 id = m_story.id;
+    m_storage.call<std::vector<storage::Passage>>(
+        false,
+        [id](storage::Database& db) -> storage::Result<std::vector<storage::Passage>> {
+            return db.stories().currentPath(id);
+        },
+        this,
+        [this, id, show, then](std::vector<storage::Passage> path) {
+            if (id != m_story.id)
+                return;
+            m_path = std::move(path);
+            computeRetryPoint(m_path);
+            if (show)
+                Q_EMIT pathChanged(m_path);
+            if (then)
+                then();
+        },
+        [this, then](const storage::StorageError& error) {
+            if (then)
+                then();
+            Q_EMIT failed(tr("The story could not be read"), describeStorageError(error));
+        });
+}
+
+void StorySession::applyMove(qint64 leafId) {
+    if (!isOpen())
+        return;
+    m_writes.insert(m_storage.setCurrentPassage(m_story.id, leafId), tr("Moving in the story"));
+    reloadPath(true);
+}
+
+void StorySession::applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward) {
+    if (!isOpen())
+        return;
+    for (const auto& e : edits)
+        m_writes.insert(m_storage.editPassage(e.passageId, forward ? e.after : e.before),
+                        tr("Saving the edit"));
+    reloadPath(true);
+}
+
+void StorySession::switchTo(qint64 leafId, const QString& what) {
+    if (!isOpen() || busy() || leafId == leaf())
+        return;
+    const qint64 before = leaf();
+    applyMove(leafId);
+    m_undo->push(new StoryStep(
+        what, [this, before] { applyMove(before); }, [this, leafId] { applyMove(leafId); }));
+}
+
+bool StorySession::undoTurn() {
+    size_t first = m_path.size();
+    while (first > 0 && m_path[first - 1].author == storage::PassageAuthor::Model)
+        --first;
+    if (first == 0 || busy())
+        return false;
+    // m_path[first - 1] is the action; the turn ends before it.
+    switchTo(first >= 2 ? m_path[first - 2].id : 0, tr("Undo turn"));
+    return true;
+}
+
+void StorySession::saveEdits(const std::vector<StoryEditor::PassageEdit>& edits) {
+    if (edits.empty() || !isOpen())
+        return;
+    for (const auto& e : edits)
+        m_writes.insert(m_storage.editPassage(e.passageId, e.after), tr("Saving your edit"));
+    m_undo->push(new StoryStep(
+        edits.size() == 1 ? tr("Edit") : tr("Edit of %1 passages").arg(edits.size()),
+        [this, edits] { applyEdits(edits, false); }, [this, edits] { applyEdits(edits, true); }));
+    reloadPath(false);
+}
+
+void StorySession::saveTyped(const QString& text) {
+    if (text.isEmpty() || !isOpen() || busy())
+        return;
+    const qint64 before = leaf();
+    m_writes.insert(
+        m_storage.appendPassage(m_story.id, text.toStdString(), storage::PassageAuthor::User),
+        tr("Saving your text"));
+    reloadPath(true, [this, before] {
+        const qint64 after = leaf();
+        if (after != before)
+            m_undo->push(new StoryStep(
+                tr("Typing"), [this, before] { applyMove(before); },
+                [this, after] { applyMove(after); }));
+    });
+}
+
+bool StorySession::canUndo() const {
+    return isOpen() && !busy() && m_undo->canUndo();
+}
+
+bool StorySession::canRedo() const {
+    return isOpen() && !busy() && m_undo->canRedo();
+}
+
+void StorySession::undo() {
+    if (canUndo())
+        m_undo->undo();
+}
+
+void StorySession::redo() {
+    if (canRedo())
+        m_undo->redo();
+}
+
+void StorySession::saveNotes(const QString& memory, const QString& authorsNote) {
+    const std::string m = memory.toStdString(), n = authorsNote.toStdString();
+    if (!isOpen() || (m == m_story.memory && n == m_story.authorsNote))
+        return;
+    m_story.memory = m;
+    m_story.authorsNote = n;
+    const qint64 id = m_story.id;
+    // Only these two fields: the rest of the row is as the database has it.
+    m_storage.call<bool>(
+        true,
+        [id, m, n](storage::Database& db) -> storage::Result<bool> {
+            auto story = db.stories().get(id);
+            if (!story)
+                return story.error();
+            story->memory = m;
+            story->authorsNote = n;
+            if (auto r = db.stories().update(*story); !r)
+                return r.error();
+            return true;
+        },
+        this, [](bool) {},
+        [this](const storage::StorageError& error) {
+            Q_EMIT failed(tr("The memory and author's note could not be saved"),
+                          describeStorageError(error));
+        });
 }
 
 void StorySession::onStorageFailed(quint64 request, const storage::StorageError& error) {

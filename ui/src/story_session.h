@@ -6,11 +6,19 @@
 // generated. Retry moves the current leaf back to where the last generation began
 // and generates an alternative there (a sibling of its first passage). All storage
 // requests run in order on the storage thread, so each chunk goes under the one
-// before it.
+// before it. The story's memory is read before its first passage and the author's
+// note just before each generation (storage/story_prompt.h).
+//
+// The story's undo stack: a generation, a retry, a switch to another branch and an
+// edit of saved text are each one step. Nothing is deleted: undoing a generation
+// moves the current leaf back (the text stays in the tree, and redo moves forward
+// again); undoing an edit writes the old text back (the states after it are
+// recomputed when needed).
 #pragma once
 
 #include "error_text.h"
 #include "generation_settings_panel.h"
+#include "story_editor.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/storage/records.h>
@@ -20,7 +28,10 @@
 #include <QObject>
 #include <QSet>
 
+#include <functional>
 #include <vector>
+
+class QUndoStack;
 
 namespace baton::ui {
 
@@ -49,6 +60,29 @@ public:
     void stop();
     // Saves the story's generation settings (when they changed).
     void saveSettings(const std::string& json);
+    // Saves the memory and the author's note (when they changed; a new memory makes
+    // the next generation encode the story again).
+    void saveNotes(const QString& memory, const QString& authorsNote);
+    // Saves edits of saved text (one undo step).
+    void saveEdits(const std::vector<StoryEditor::PassageEdit>& edits);
+    // Saves typed text as a user passage at the end of the path without generating
+    // (autosave of a draft; one undo step).
+    void saveTyped(const QString& text);
+
+    // The current path, as last read.
+    const std::vector<storage::Passage>& path() const { return m_path; }
+    // Makes leafId (0: an empty path) the end of the current path (one undo step).
+    void switchTo(qint64 leafId, const QString& what);
+    // Adventure: moves the current leaf to before the player's last action (the last
+    // passage not written by the model) and the reply after it. False when there is
+    // no such action.
+    bool undoTurn();
+
+    QUndoStack* undoStack() const { return m_undo; }
+    bool canUndo() const;
+    bool canRedo() const;
+    void undo();
+    void redo();
     void setChunkTokens(int tokens) { m_chunkTokens = tokens; }
 
     // The passage whose saved state the last generation continued from (0: none, the
@@ -59,6 +93,9 @@ public:
 
 Q_SIGNALS:
     void opened(baton::storage::Story story, std::vector<baton::storage::Passage> path);
+    // The current path was read again (after a generation, an undo, a switch): the
+    // editor shows it.
+    void pathChanged(std::vector<baton::storage::Passage> path);
     void closed();
     void phaseChanged(baton::ui::StorySession::Phase phase);
     // The editor drops everything from this character on (a retry).
@@ -83,6 +120,16 @@ private:
     void onJobFinished(engine::JobId job, bool ok, const engine::Error& error);
     void onStorageFailed(quint64 request, const storage::StorageError& error);
     void computeRetryPoint(const std::vector<storage::Passage>& path);
+    qint64 leaf() const { return m_path.empty() ? 0 : m_path.back().id; }
+    // Reads the current path (after every request before it); with show, the editor
+    // shows it (pathChanged). `then` runs after.
+    void reloadPath(bool show, std::function<void()> then = {});
+    // The generation ended: read what was saved, record the undo step, go idle.
+    void finishGeneration(std::function<void()> report);
+    void applyMove(qint64 leafId);
+    void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
+    // The text the model reads without a state: the memory, then the path's text.
+    std::string textWithoutState(const std::vector<storage::Passage>& path) const;
 
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;
@@ -105,6 +152,10 @@ private:
     int m_chunkTokens = 16;
     bool m_saveFailed = false;
     engine::GenerationResult m_lastResult;
+    std::vector<storage::Passage> m_path; // the current path, as last read
+    QUndoStack* m_undo = nullptr;
+    qint64 m_leafBefore = 0; // the current leaf when the generation began
+    QString m_stepName;      // what the generation is called in the undo history
 };
 
 } // namespace baton::ui

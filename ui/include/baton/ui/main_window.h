@@ -17,6 +17,7 @@ class QDockWidget;
 class QFrame;
 class QLabel;
 class QTabWidget;
+class QTimer;
 
 namespace baton::engine {
 class EngineController;
@@ -38,8 +39,12 @@ class GenerationSettingsPanel;
 class LibraryPanel;
 class ModelCatalog;
 class ModelsPanel;
+class AdventureBar;
+struct GenerationSettings;
 class StoryEditor;
+class StoryNotesPanel;
 class StorySession;
+class StoryTreePanel;
 class WindowRuler;
 struct ErrorText;
 
@@ -75,6 +80,9 @@ public:
     ModelsPanel* modelsPanel() const { return m_models; }
     ComparePanel* comparePanel() const { return m_compare; }
     FineTunePanel* fineTunePanel() const { return m_fineTune; }
+    StoryTreePanel* storyTree() const { return m_tree; }
+    StoryNotesPanel* notesPanel() const { return m_notes; }
+    AdventureBar* adventureBar() const { return m_adventure; }
 
 Q_SIGNALS:
     void databaseOpened();
@@ -87,7 +95,18 @@ private:
     void createActions();
     void createMenus();
     void openModelDialog();
-    void newStory();
+    void newStory(bool adventure);
+    // Saves the edits of saved text the editor holds (before anything that reads or
+    // moves the story).
+    void commitEdits();
+    // commitEdits(), and the typed text saved as the user's passage (autosave).
+    void saveDraft();
+    // The panel's settings, with an adventure's stop string.
+    GenerationSettings generationSettings() const;
+    void sendTurn(int kind, const QString& input);
+    void storyUndo();
+    void storyRedo();
+    void switchAlternative(int step);
     void generate();
     void continueStory();
     void retry();
@@ -125,6 +144,18 @@ private:
     QLabel* m_speedLabel = nullptr;
     QLabel* m_windowLabel = nullptr;
     QAction* m_newAction = nullptr;
+    QAction* m_newAdventureAction = nullptr;
+    QAction* m_undoAction = nullptr;
+    QAction* m_redoAction = nullptr;
+    QAction* m_prevAltAction = nullptr;
+    QAction* m_nextAltAction = nullptr;
+    QAction* m_undoTurnAction = nullptr;
+    StoryTreePanel* m_tree = nullptr;
+    StoryNotesPanel* m_notes = nullptr;
+    AdventureBar* m_adventure = nullptr;
+    QDockWidget* m_treeDock = nullptr;
+    QDockWidget* m_notesDock = nullptr;
+    QTimer* m_editTimer = nullptr;
     QAction* m_openModelAction = nullptr;
     QAction* m_quitAction = nullptr;
     QAction* m_renameAction = nullptr;

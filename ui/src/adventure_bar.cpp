@@ -1,0 +1,139 @@
+#include "adventure_bar.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+
+namespace baton::ui {
+
+namespace {
+
+bool endsSentence(const QString& s) {
+    static const QString marks = QStringLiteral(".!?…\"'”’");
+    return !s.isEmpty() && marks.contains(s.back());
+}
+
+QString withPeriod(const QString& s) {
+    return endsSentence(s) ? s : s + QLatin1Char('.');
+}
+
+} // namespace
+
+QString frameTurn(TurnKind kind, const QString& input, const QString& before) {
+    QString text = input.simplified();
+    if (text.isEmpty())
+        return {};
+    QString lead;
+    if (!before.isEmpty()) {
+        int newlines = 0;
+        for (int i = int(before.size()) - 1; i >= 0 && before.at(i) == QLatin1Char('\n'); --i)
+            ++newlines;
+        lead = QString(qMax(0, 2 - newlines), QLatin1Char('\n'));
+    }
+    switch (kind) {
+    case TurnKind::Story:
+        return lead + text;
+    case TurnKind::Say: {
+        static const QRegularExpression quotes(QStringLiteral("^[\"“”']+|[\"“”']+$"));
+        text.remove(quotes);
+        text = text.trimmed();
+        if (text.isEmpty())
+            return {};
+        text[0] = text.at(0).toUpper();
+        return lead + QStringLiteral("> You say, \u201C%1\u201D\n\n").arg(withPeriod(text));
+    }
+    case TurnKind::Do:
+    default: {
+        // "I look", "you look", "look" -> "You look".
+        static const QRegularExpression subject(QStringLiteral("^(i|you)(\\s+|$)"),
+                                                QRegularExpression::CaseInsensitiveOption);
+        text.remove(subject);
+        if (text.isEmpty())
+            return {};
+        // A verb starts lower case (but "I" and names in capitals stay).
+        if (text.size() > 1 && text.at(0).isUpper() && text.at(1).isLower())
+            text[0] = text.at(0).toLower();
+        return lead + QStringLiteral("> You %1\n\n").arg(withPeriod(text));
+    }
+    }
+}
+
+AdventureBar::AdventureBar(QWidget* parent)
+    : QWidget(parent) {
+    setObjectName(QStringLiteral("adventureBar"));
+    setAutoFillBackground(true);
+    m_kind = new QComboBox;
+    m_kind->setObjectName(QStringLiteral("turnKind"));
+    m_kind->addItem(tr("Do"), int(TurnKind::Do));
+    m_kind->addItem(tr("Say"), int(TurnKind::Say));
+    m_kind->addItem(tr("Story"), int(TurnKind::Story));
+    m_kind->setToolTip(tr("Do: an action (\"open the door\"). Say: words spoken aloud. Story: "
+                          "narration the model continues."));
+    m_input = new QLineEdit;
+    m_input->setObjectName(QStringLiteral("turnInput"));
+    m_input->setPlaceholderText(tr("What do you do?"));
+    m_input->setClearButtonEnabled(true);
+    m_send = new QPushButton(tr("Send"));
+    m_send->setObjectName(QStringLiteral("turnSend"));
+    m_send->setDefault(true);
+    m_undo = new QPushButton(tr("Undo turn"));
+    m_undo->setObjectName(QStringLiteral("turnUndo"));
+    m_undo->setToolTip(tr("Take back your last action and the reply (kept as a branch)"));
+    m_retry = new QPushButton(tr("Retry turn"));
+    m_retry->setObjectName(QStringLiteral("turnRetry"));
+    m_retry->setToolTip(tr("Write another reply to your last action (Ctrl+R)"));
+    auto* l = new QHBoxLayout(this);
+    l->setContentsMargins(12, 8, 12, 8);
+    l->addWidget(m_kind);
+    l->addWidget(m_input, 1);
+    l->addWidget(m_send);
+    l->addSpacing(8);
+    l->addWidget(m_undo);
+    l->addWidget(m_retry);
+    auto send = [this] {
+        if (!m_input->text().trimmed().isEmpty() && m_send->isEnabled())
+            Q_EMIT sendRequested(kind(), m_input->text());
+    };
+    connect(m_input, &QLineEdit::returnPressed, this, send);
+    connect(m_send, &QPushButton::clicked, this, send);
+    connect(m_undo, &QPushButton::clicked, this, &AdventureBar::undoTurnRequested);
+    connect(m_retry, &QPushButton::clicked, this, &AdventureBar::retryTurnRequested);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+        const TurnKind k = kind();
+        m_input->setPlaceholderText(k == TurnKind::Do    ? tr("What do you do?")
+                                    : k == TurnKind::Say ? tr("What do you say?")
+                                                         : tr("What happens next?"));
+    });
+}
+
+TurnKind AdventureBar::kind() const {
+    return TurnKind(m_kind->currentData().toInt());
+}
+
+void AdventureBar::setKind(TurnKind kind) {
+    m_kind->setCurrentIndex(m_kind->findData(int(kind)));
+}
+
+QString AdventureBar::input() const {
+    return m_input->text();
+}
+
+void AdventureBar::clearInput() {
+    m_input->clear();
+}
+
+void AdventureBar::setReady(bool ready, bool canUndoTurn, bool canRetryTurn) {
+    m_input->setEnabled(ready);
+    m_kind->setEnabled(ready);
+    m_send->setEnabled(ready);
+    m_undo->setEnabled(ready && canUndoTurn);
+    m_retry->setEnabled(ready && canRetryTurn);
+}
+
+void AdventureBar::focusInput() {
+    m_input->setFocus();
+}
+
+} // namespace baton::ui

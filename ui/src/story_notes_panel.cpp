@@ -1,0 +1,77 @@
+#include "story_notes_panel.h"
+
+#include "panel_util.h"
+
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace baton::ui {
+
+StoryNotesPanel::StoryNotesPanel(QWidget* parent)
+    : QWidget(parent) {
+    setObjectName(QStringLiteral("storyNotesPanel"));
+    m_memory = new QPlainTextEdit;
+    m_memory->setObjectName(QStringLiteral("memoryEdit"));
+    m_memory->setPlaceholderText(
+        tr("Who is who, where the story takes place, what must not be forgotten…"));
+    m_memory->setTabChangesFocus(true);
+    m_note = new QPlainTextEdit;
+    m_note->setObjectName(QStringLiteral("authorsNoteEdit"));
+    m_note->setPlaceholderText(tr("The tone, or what should happen next…"));
+    m_note->setTabChangesFocus(true);
+    m_note->setMaximumHeight(110);
+    auto hint = [](const QString& text) {
+        auto* l = new QLabel(text);
+        l->setWordWrap(true);
+        l->setForegroundRole(QPalette::PlaceholderText);
+        return l;
+    };
+    auto* l = new QVBoxLayout(this);
+    l->setContentsMargins(10, 8, 10, 8);
+    l->addWidget(sectionTitle(tr("Memory")));
+    l->addWidget(hint(tr("Read before the story, every time. Changing it makes the next "
+                         "generation read the whole story again.")));
+    l->addWidget(m_memory, 2);
+    l->addSpacing(6);
+    l->addWidget(sectionTitle(tr("Author's note")));
+    l->addWidget(hint(tr("Read just before the model writes; never part of the story's text.")));
+    l->addWidget(m_note, 1);
+
+    m_timer = new QTimer(this);
+    m_timer->setSingleShot(true);
+    m_timer->setInterval(700);
+    connect(m_timer, &QTimer::timeout, this,
+            [this] { Q_EMIT notesChanged(memory(), authorsNote()); });
+    for (auto* e : {m_memory, m_note})
+        connect(e, &QPlainTextEdit::textChanged, this, [this] {
+            if (!m_loading)
+                m_timer->start();
+        });
+}
+
+void StoryNotesPanel::setNotes(const QString& memory, const QString& authorsNote) {
+    m_timer->stop();
+    m_loading = true;
+    m_memory->setPlainText(memory);
+    m_note->setPlainText(authorsNote);
+    m_loading = false;
+}
+
+QString StoryNotesPanel::memory() const {
+    return m_memory->toPlainText();
+}
+
+QString StoryNotesPanel::authorsNote() const {
+    return m_note->toPlainText();
+}
+
+void StoryNotesPanel::flush() {
+    if (m_timer->isActive()) {
+        m_timer->stop();
+        Q_EMIT notesChanged(memory(), authorsNote());
+    }
+}
+
+} // namespace baton::ui
