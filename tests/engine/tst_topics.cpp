@@ -4,6 +4,8 @@
 #include "test_support.h"
 #include "tiny_model.h"
 
+#include <baton/engine/engine_controller.h>
+#include <baton/engine/scoring.h>
 #include <baton/engine/topics.h>
 #include <baton/storage/database.h>
 #include <baton/storage/topic_store.h>
@@ -12,6 +14,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -277,6 +280,103 @@ private Q_SLOTS:
         CancelToken token;
         token.cancel();
         QCOMPARE(fitLda(m_docs, syntheticOptions(1), {}, token).error().code, ErrorCode::Cancelled);
+    }
+
+    void whatTheStateCarries() {
+        // The fixture plus a random recurrence module; windows of 16, disjoint.
+        const QString rec = m_tmp.filePath("recurrent-states");
+        QVERIFY(baton::test::copyFolder(baton::test::fixtureDir(), rec));
+        auto base = Model::load(baton::test::fixture());
+        QVERIFY(base.ok());
+        RecurrenceConfig rc;
+        rc.window = 16;
+        QVERIFY(baton::test::writeRecurrence(rec.toStdString(), (*base)->config(), rc,
+                                             (*base)->tokenizer()->identity()));
+        auto model = Model::load(rec.toStdString());
+        QVERIFY(model.ok());
+        std::vector<int32_t> ids;
+        for (int i = 0; i < 50; ++i)
+            ids.push_back(int32_t((i * 37 + 11) % 1000));
+        WindowSettings w{16, 0};
+        auto r = readStates(**model, ids, w, 5);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        QCOMPARE(r->size(), size_t(3)); // windows 1, 2 and 3 receive a state
+        for (size_t i = 0; i < r->size(); ++i) {
+            const StateReading& s = (*r)[i];
+            QCOMPARE(s.window, int64_t(i + 1));
+            QCOMPARE(s.firstToken, int64_t(16 * (i + 1)));
+            QCOMPARE(s.ids.size(), size_t(5));
+            for (size_t j = 1; j < s.probs.size(); ++j)
+                QVERIFY(s.probs[j] <= s.probs[j - 1]);
+            QVERIFY(s.probs[0] > 0 && s.probs[0] <= 1);
+        }
+        // The state window 1 receives comes from window 0 only: changing a later token
+        // leaves it, changing one in window 0 changes it.
+        auto later = ids;
+        later[20] = 5;
+        auto r2 = readStates(**model, later, w, 5);
+        QCOMPARE((*r2)[0].ids, (*r)[0].ids);
+        QVERIFY((*r2)[1].ids != (*r)[1].ids || (*r2)[1].probs != (*r)[1].probs);
+        auto earlier = ids;
+        earlier[3] = 5;
+        auto r3 = readStates(**model, earlier, w, 5);
+        QVERIFY((*r3)[0].ids != (*r)[0].ids || (*r3)[0].probs != (*r)[0].probs);
+        // A baseline has no state; bad settings are refused.
+        QCOMPARE(readStates(**base, ids, w, 5).error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(readStates(**model, ids, WindowSettings{16, 16}, 5).error().code,
+                 ErrorCode::InvalidArgument);
+
+        // The facade's topics view: per-window topics and states, and the context
+        // against the continuation.
+        const QString books = baton::test::sharedPath("corpus/books");
+        const QByteArray emma = baton::test::readFile(books + "/austen-emma.txt");
+        QVERIFY(emma.size() > 200000);
+        LdaOptions o;
+        o.topics = 4;
+        o.iterations = 20;
+        o.chunkWords = 300;
+        o.minDocFrequency = 2;
+        auto fitted = fitLda({emma.left(120000).toStdString()}, o);
+        QVERIFY(fitted.ok());
+        const std::string topicsPath = m_tmp.filePath("view-topics.json").toStdString();
+        QVERIFY(fitted->save(topicsPath).ok());
+        EngineController engine;
+        QSignalSpy finished(&engine, &EngineController::jobFinished);
+        QSignalSpy inspected(&engine, &EngineController::topicsInspected);
+        engine.loadModel(rec);
+        QVERIFY(finished.wait(60000));
+        TopicsInspectRequest req;
+        req.text = emma.mid(130000, 1500).toStdString();
+        req.windows = w;
+        req.topicModelPath = topicsPath;
+        req.continuationByte = 1000;
+        engine.inspectTopics(req);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 60000);
+        QVERIFY2(finished[1][1].toBool(),
+                 qPrintable(finished[1][2].value<Error>().message.c_str()));
+        QCOMPARE(inspected.size(), 1);
+        const auto view = inspected[0][1].value<TopicsInspection>();
+        QCOMPARE(view.topics, 4);
+        QCOMPARE(view.topWords.size(), size_t(4));
+        QCOMPARE(view.topWords[0].size(), size_t(8));
+        QVERIFY(view.recurrent);
+        QVERIFY(view.windows.size() > 10);
+        for (const WindowTopics& wt : view.windows) {
+            QCOMPARE(wt.theta.size(), size_t(4));
+            QVERIFY(std::abs(std::accumulate(wt.theta.begin(), wt.theta.end(), 0.0) - 1) < 1e-6);
+            QCOMPARE(wt.stateTokens.size(), wt.window == 0 ? size_t(0) : size_t(8));
+            QCOMPARE(wt.firstToken, 16 * wt.window);
+        }
+        QCOMPARE(view.windows[0].firstByte, int64_t(0));
+        QVERIFY(view.windows[1].firstByte > 0);
+        QCOMPARE(view.context.size(), size_t(4));
+        QVERIFY(view.jsdBits >= 0 && view.jsdBits <= 1);
+        QCOMPARE(view.jsdBits, jensenShannonBits(view.context, view.continuation));
+        // A topic model file that is not one is reported.
+        req.topicModelPath = m_tmp.filePath("missing.json").toStdString();
+        engine.inspectTopics(req);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 3, 60000);
+        QVERIFY(!finished[2][1].toBool());
     }
 
     void cliFitShowInferAndExperiment() {

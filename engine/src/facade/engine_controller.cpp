@@ -18,6 +18,7 @@ EngineController::EngineController(QObject* parent)
     qRegisterMetaType<ScoreResult>();
     qRegisterMetaType<TokenLosses>();
     qRegisterMetaType<TrainEvent>();
+    qRegisterMetaType<TopicsInspection>();
     qRegisterMetaType<Error>();
     m_thread.setObjectName(QStringLiteral("baton-engine"));
     m_worker = new EngineWorker;
@@ -50,6 +51,7 @@ void EngineController::connectWorker() {
     connect(m_worker, &EngineWorker::tokenLosses, this, &EngineController::tokenLosses);
     connect(m_worker, &EngineWorker::trainingEvent, this, &EngineController::trainingEvent);
     connect(m_worker, &EngineWorker::topicsFitted, this, &EngineController::topicsFitted);
+    connect(m_worker, &EngineWorker::topicsInspected, this, &EngineController::topicsInspected);
     connect(m_worker, &EngineWorker::jobFinished, this,
             [this](JobId job, bool ok, const Error& error) {
                 m_tokens.remove(job);
@@ -104,6 +106,12 @@ JobId EngineController::train(const TrainConfig& config) {
 JobId EngineController::fitTopics(const TopicsRequest& request) {
     return enqueue([request](EngineWorker& w, JobId job, const CancelToken& c) {
         w.runTopics(job, request, c);
+    });
+}
+
+JobId EngineController::inspectTopics(const TopicsInspectRequest& request) {
+    return enqueue([request](EngineWorker& w, JobId job, const CancelToken& c) {
+        w.runInspect(job, request, c);
     });
 }
 

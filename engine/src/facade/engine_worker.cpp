@@ -275,4 +275,107 @@ void EngineWorker::runTopics(JobId job, const TopicsRequest& request, const Canc
     succeed(job);
 }
 
+void EngineWorker::runInspect(JobId job, const TopicsInspectRequest& request,
+                              const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    if (!m_model) {
+        fail(job, noModel());
+        return;
+    }
+    auto topics = TopicModel::load(request.topicModelPath);
+    if (!topics) {
+        fail(job, topics.error());
+        return;
+    }
+    const WindowSettings w = resolveWindows(m_model->info(), request.windows);
+    if (auto ok = validateWindows(w, m_model->config().nPositions); !ok) {
+        fail(job, ok.error());
+        return;
+    }
+    const auto tokenizer = m_model->tokenizer();
+    const std::vector<int32_t> ids = tokenizer->encode(request.text);
+    std::vector<int64_t> byteEnd;
+    byteEnd.reserve(ids.size());
+    int64_t end = 0;
+    for (int32_t id : ids) {
+        end += int64_t(tokenizer->tokenBytes(id).size());
+        byteEnd.push_back(std::min<int64_t>(end, int64_t(request.text.size())));
+    }
+    TopicsInspection out;
+    out.topics = topics->topics();
+    for (int t = 0; t < out.topics; ++t) {
+        std::vector<std::string> words;
+        for (const auto& [word, p] : topics->topWords(t, request.topWords))
+            words.push_back(word);
+        out.topWords.push_back(std::move(words));
+    }
+    out.recurrent = m_model->recurrent();
+    QElapsedTimer timer;
+    timer.start();
+    bool first = true;
+    const auto spans = planWindows(int64_t(ids.size()), w);
+    // Topic distributions: about half of the work; the states the rest.
+    const double topicShare = out.recurrent ? 0.5 : 0.9;
+    for (const WindowSpan& span : spans) {
+        if (cancel.cancelled()) {
+            fail(job, Error{ErrorCode::Cancelled, "the topics view was cancelled"});
+            return;
+        }
+        WindowTopics wt;
+        wt.window = span.index;
+        wt.firstToken = span.start;
+        wt.firstByte = span.start > 0 ? byteEnd[size_t(span.start - 1)] : 0;
+        const std::vector<int32_t> window(ids.begin() + span.start,
+                                          ids.begin() + span.start + span.length);
+        wt.theta = topics->infer(tokenizer->decode(window), request.inferIterations).theta;
+        out.windows.push_back(std::move(wt));
+        if (due(timer, first))
+            Q_EMIT jobProgress(
+                job, topicShare * double(span.index + 1) / double(spans.size()),
+                QStringLiteral("topics of window %1 of %2").arg(span.index + 1).arg(spans.size()));
+    }
+    if (out.recurrent) {
+        auto readings = readStates(
+            *m_model, ids, w, request.stateTokens, cancel, [&](int64_t done, int64_t total) {
+                if (due(timer, first))
+                    Q_EMIT jobProgress(
+                        job, topicShare + (1 - topicShare) * double(done) / double(total),
+                        QStringLiteral("state of window %1 of %2").arg(done).arg(total));
+                return !cancel.cancelled();
+            });
+        if (!readings) {
+            fail(job, readings.error());
+            return;
+        }
+        for (const StateReading& r : *readings) {
+            if (r.window < 0 || r.window >= int64_t(out.windows.size()))
+                continue;
+            WindowTopics& wt = out.windows[size_t(r.window)];
+            for (size_t i = 0; i < r.ids.size(); ++i) {
+                wt.stateTokens.push_back(tokenizer->decode({r.ids[i]}));
+                wt.stateProbs.push_back(r.probs[i]);
+            }
+        }
+    }
+    const int64_t split = request.continuationByte;
+    if (split > 0 && split < int64_t(request.text.size())) {
+        // The context: the last T tokens that end before the continuation.
+        size_t n = 0;
+        while (n < byteEnd.size() && byteEnd[n] <= split)
+            ++n;
+        const size_t from = n > size_t(w.window) ? n - size_t(w.window) : 0;
+        const std::vector<int32_t> context(ids.begin() + int64_t(from), ids.begin() + int64_t(n));
+        out.context = topics->infer(tokenizer->decode(context), request.inferIterations).theta;
+        out.continuation = topics
+                               ->infer(std::string_view(request.text).substr(size_t(split)),
+                                       request.inferIterations)
+                               .theta;
+        out.jsdBits = jensenShannonBits(out.context, out.continuation);
+    }
+    Q_EMIT jobProgress(job, 1.0, QStringLiteral("done"));
+    Q_EMIT topicsInspected(job, std::move(out));
+    succeed(job);
+}
+
 } // namespace baton::engine

@@ -20,6 +20,7 @@ public:
     void runEvaluate(JobId job, const EvaluateRequest& request, const CancelToken& cancel);
     void runTrain(JobId job, const TrainConfig& config, const CancelToken& cancel);
     void runTopics(JobId job, const TopicsRequest& request, const CancelToken& cancel);
+    void runInspect(JobId job, const TopicsInspectRequest& request, const CancelToken& cancel);
 
 Q_SIGNALS:
     void jobStarted(baton::engine::JobId job);
@@ -32,6 +33,7 @@ Q_SIGNALS:
     void tokenLosses(baton::engine::JobId job, baton::engine::TokenLosses losses);
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
     void topicsFitted(baton::engine::JobId job, QString path);
+    void topicsInspected(baton::engine::JobId job, baton::engine::TopicsInspection inspection);
     void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
 
 private:

@@ -84,6 +84,40 @@ struct TopicsRequest {
     std::string outPath; // where the fitted model is saved
 };
 
+// The topics view of a text (the open story), with the loaded model and a fitted
+// topic model: per window, its topic distribution (fold-in) and, for a recurrent
+// model, the tokens the state handed to it points to (readStates); and the latest
+// generation's context against its continuation.
+struct TopicsInspectRequest {
+    std::string text;
+    WindowSettings windows; // window 0: the model's default
+    std::string topicModelPath;
+    // The byte where the latest generation begins (-1: none): its context is the T
+    // tokens before it, its continuation the text from it on.
+    int64_t continuationByte = -1;
+    int topWords = 8;
+    int stateTokens = 8;
+    int inferIterations = 60;
+};
+
+struct WindowTopics {
+    int64_t window = 0;
+    int64_t firstToken = 0;
+    int64_t firstByte = 0;
+    std::vector<double> theta;            // sums to 1
+    std::vector<std::string> stateTokens; // empty for window 0 and baseline models
+    std::vector<float> stateProbs;
+};
+
+struct TopicsInspection {
+    int topics = 0;
+    std::vector<std::vector<std::string>> topWords; // per topic, most probable first
+    std::vector<WindowTopics> windows;
+    bool recurrent = false;
+    std::vector<double> context, continuation; // empty without a continuation
+    double jsdBits = -1;                       // JSD(context, continuation); -1: none
+};
+
 class EngineController : public QObject {
     Q_OBJECT
 public:
@@ -97,6 +131,7 @@ public:
     JobId evaluate(const EvaluateRequest& request);
     JobId train(const TrainConfig& config);
     JobId fitTopics(const TopicsRequest& request);
+    JobId inspectTopics(const TopicsInspectRequest& request);
 
     void cancel(JobId job);
     void cancelAll();
@@ -118,6 +153,7 @@ Q_SIGNALS:
     void tokenLosses(baton::engine::JobId job, baton::engine::TokenLosses losses);
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
     void topicsFitted(baton::engine::JobId job, QString path);
+    void topicsInspected(baton::engine::JobId job, baton::engine::TopicsInspection inspection);
     // Always the last signal of a job. ok = false carries the error (Cancelled for a
     // cancelled load, evaluation, training or fit; a stopped generation is ok).
     void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
@@ -142,4 +178,5 @@ Q_DECLARE_METATYPE(baton::engine::GenerationDone)
 Q_DECLARE_METATYPE(baton::engine::ScoreResult)
 Q_DECLARE_METATYPE(baton::engine::TokenLosses)
 Q_DECLARE_METATYPE(baton::engine::TrainEvent)
+Q_DECLARE_METATYPE(baton::engine::TopicsInspection)
 Q_DECLARE_METATYPE(baton::engine::Error)

@@ -68,6 +68,24 @@ struct ScoreResult {
     std::vector<TokenScore> perToken;
 };
 
+// What a recurrent model's state carries (the app's topics view): the state h_prev
+// handed to each window after the first, projected through the final layer norm and
+// the LM head (the tied embedding), as its most probable tokens.
+struct StateReading {
+    int64_t window = 0;       // the window that receives the state (>= 1)
+    int64_t firstToken = 0;   // where that window starts in the token stream
+    std::vector<int32_t> ids; // the top tokens, most probable first
+    std::vector<float> probs; // their probabilities under softmax over the vocabulary
+};
+
+// One reading per window after the first, computed as scoring computes the states
+// (windows of T with overlap o, state on). InvalidArgument for a baseline model.
+// progress(windows done, windows in all) may return false to cancel.
+Result<std::vector<StateReading>>
+readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSettings& windows,
+           int top, const CancelToken& cancel = {},
+           const std::function<bool(int64_t, int64_t)>& progress = {});
+
 // Whitespace-separated pieces of a text (the word count of word-level perplexity).
 int64_t countWords(std::string_view text);
 

@@ -141,6 +141,70 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
 
 } // namespace
 
+Result<std::vector<StateReading>>
+readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSettings& windows,
+           int top, const CancelToken& cancel,
+           const std::function<bool(int64_t, int64_t)>& progress) {
+    Model::Impl& m = model.impl();
+    const ModelConfig& c = m.info.config;
+    if (!m.recurrent())
+        return makeError(ErrorCode::InvalidArgument,
+                         "the model has no recurrent state (a baseline model)");
+    if (top < 1)
+        return makeError(ErrorCode::InvalidArgument, "top must be at least 1");
+    const WindowSettings w = resolveWindows(m.info, windows);
+    if (auto r = validateWindows(w, c.nPositions); !r)
+        return r.error();
+    for (int32_t id : ids)
+        if (id < 0 || id >= c.vocabSize)
+            return makeError(ErrorCode::InvalidArgument,
+                             "token id " + std::to_string(id) + " is outside the vocabulary");
+    std::vector<StateReading> readings;
+    const auto spans = planWindows(static_cast<int64_t>(ids.size()), w);
+    try {
+        torch::NoGradGuard noGrad;
+        torch::Tensor state;
+        for (const WindowSpan& span : spans) {
+            if (cancel.cancelled())
+                return makeError(ErrorCode::Cancelled, "reading the states was cancelled");
+            if (state.defined()) {
+                // h_prev through ln_f and the LM head.
+                auto logits = m.net->logits(m.net->ln_f(state)).to(torch::kFloat32).reshape({-1});
+                auto probs = torch::softmax(logits, 0);
+                const int64_t k = std::min<int64_t>(top, probs.size(0));
+                auto best = torch::topk(probs, k);
+                auto p = std::get<0>(best).to(torch::kCPU).contiguous();
+                auto i = std::get<1>(best).to(torch::kCPU).contiguous();
+                StateReading r;
+                r.window = span.index;
+                r.firstToken = span.start;
+                for (int64_t j = 0; j < k; ++j) {
+                    r.ids.push_back(static_cast<int32_t>(i.data_ptr<int64_t>()[j]));
+                    r.probs.push_back(p.data_ptr<float>()[j]);
+                }
+                readings.push_back(std::move(r));
+            }
+            std::vector<int64_t> v(ids.begin() + span.start,
+                                   ids.begin() + span.start + span.length);
+            auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
+            ForwardArgs args;
+            args.layerWeights = m.layerWeights;
+            args.slotLayer = m.insertBlock();
+            args.slotBias = m.slotBias;
+            if (state.defined())
+                args.state = state;
+            auto out = m.net->forward(input, args);
+            state = m.stateFromPooled(out.pooled, span.length);
+            if (progress && !progress(span.index + 1, static_cast<int64_t>(spans.size())))
+                return makeError(ErrorCode::Cancelled, "reading the states was cancelled");
+        }
+    } catch (const c10::Error& e) {
+        return makeError(ErrorCode::Internal,
+                         std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+    return readings;
+}
+
 Result<ScoreResult> scoreTokens(const Model& model, const std::vector<int32_t>& ids,
                                 const ScoreOptions& options) {
     const auto tokenizer = model.tokenizer();
