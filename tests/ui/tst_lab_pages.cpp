@@ -12,6 +12,7 @@
 #include "finetune_panel.h"
 #include "model_catalog.h"
 #include "models_panel.h"
+#include "topics_panel.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/storage/database.h>
@@ -19,6 +20,7 @@
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/storage_controller.h>
+#include <baton/storage/topic_store.h>
 #include <baton/ui/main_window.h>
 
 #include "story_editor.h"
@@ -29,6 +31,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -304,6 +307,93 @@ private Q_SLOTS:
 
     // Settings out of range and texts that are not UTF-8 are refused with a reason,
     // and nothing starts; a limit that cuts a character in two is not an error.
+    void topicsFitAndAnalyseTheStory() {
+        QVERIFY2(!m_fineTuned.isEmpty(), "needs the fine-tuned model of an earlier test");
+        // A longer book, so that words recur in enough documents.
+        const QByteArray more =
+            test::readFile(test::sharedPath("corpus/books/austen-emma.txt")).mid(20000, 150000);
+        const QString longer = m_tmp.path() + "/emma-more.txt";
+        QVERIFY(test::writeFile(longer, more));
+        ui::FineTunePanel* fineTune = m_window->fineTunePanel();
+        QSignalSpy books(fineTune, &ui::FineTunePanel::booksChanged);
+        fineTune->importBooks({longer});
+        QVERIFY(books.wait(10000));
+        // The fine-tune page's shortcut opens the Topics page.
+        m_window->showPage(MainWindow::Page::FineTune);
+        auto* shortcut = m_window->findChild<QPushButton*>(QStringLiteral("fitTopicsOnBooks"));
+        QVERIFY(shortcut);
+        QTest::mouseClick(shortcut, Qt::LeftButton);
+        ui::TopicsPanel* topics = m_window->topicsPanel();
+        QVERIFY(topics->isVisible());
+        QCOMPARE(topics->topicModelCount(), 0);
+
+        // A long fit, cancelled: nothing is registered.
+        topics->setFitOptions(4, 5000, QStringLiteral("Emma topics"));
+        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("fitStart")),
+                          Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(topics->fitting(), 10000);
+        auto* cancel = m_window->findChild<QPushButton*>(QStringLiteral("fitCancel"));
+        QTRY_VERIFY(cancel->isEnabled());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!topics->fitting(), 60000);
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("fitStatus"))
+                    ->text()
+                    .contains(QStringLiteral("Cancelled")));
+        // A short one, to the end: saved beside the database and registered.
+        QSignalSpy fitted(topics, &ui::TopicsPanel::fitted);
+        topics->setFitOptions(4, 40, QStringLiteral("Emma topics"));
+        topics->fit();
+        QVERIFY(fitted.wait(120000));
+        const QString path = fitted.at(0).at(0).toString();
+        QVERIFY(path.startsWith(m_tmp.path() + "/topics/"));
+        QVERIFY(QFileInfo::exists(path));
+        QTRY_COMPARE(topics->topicModelCount(), 1);
+        {
+            auto db = openDb();
+            auto list = db->topics().list();
+            QCOMPARE(list->size(), size_t(1));
+            QCOMPARE(list->front().topics, 4);
+            QVERIFY(list->front().vocabularySize > 50);
+        }
+
+        // A story written with the recurrent model, then analysed.
+        QSignalSpy ready(m_window.get(), &MainWindow::modelReady);
+        m_window->loadModel(m_fineTuned);
+        QVERIFY(ready.wait(60000));
+        m_window->showPage(MainWindow::Page::Write);
+        QAction* newStory = m_window->findChild<QAction*>("actionNewStory");
+        QTRY_VERIFY(newStory->isEnabled());
+        newStory->trigger();
+        QTRY_VERIFY(m_window->session()->isOpen());
+        m_window->findChild<QSpinBox*>("maxTokens")->setValue(60);
+        m_window->editor()->setFocus();
+        QTest::keyClicks(m_window->editor(), QString::fromUtf8(more.mid(5000, 600)).simplified());
+        m_window->findChild<QAction*>("actionGenerate")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window->session()->busy(), 120000);
+        m_window->showPage(MainWindow::Page::Topics);
+        QSignalSpy analysed(topics, &ui::TopicsPanel::analyzed);
+        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
+                          Qt::LeftButton);
+        QVERIFY(analysed.wait(120000));
+        QVERIFY(topics->inspection().has_value());
+        const auto& view = *topics->inspection();
+        QVERIFY(view.recurrent);
+        QVERIFY(view.windows.size() >= 3); // windows of 32 over ~200 tokens
+        QVERIFY(view.jsdBits >= 0 && view.jsdBits <= 1);
+        auto* states = m_window->findChild<QTableWidget*>(QStringLiteral("stateTokens"));
+        QCOMPARE(states->rowCount(), int(view.windows.size()));
+        QVERIFY(states->item(1, 2)->text().contains(QLatin1Char('%')));
+        auto* words = m_window->findChild<QTableWidget*>(QStringLiteral("topicWords"));
+        QCOMPARE(words->rowCount(), 4);
+        QVERIFY(!words->item(0, 2)->text().isEmpty());
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("topicsStatus"))
+                    ->text()
+                    .contains(QStringLiteral("JSD")));
+        QTest::qWait(50);
+        screenshot(QStringLiteral("topics.png"));
+        m_window->showPage(MainWindow::Page::Write);
+    }
+
     void badInputsAreRefusedWithAReason() {
         ui::ComparePanel* compare = m_window->comparePanel();
         auto* status = compare->findChild<QLabel*>("compareStatus");

@@ -232,6 +232,11 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
     auto* bookButtons = new QHBoxLayout;
     bookButtons->addWidget(m_addBooks);
     bookButtons->addStretch(1);
+    auto* topics = new QPushButton(tr("Fit topics…"));
+    topics->setObjectName(QStringLiteral("fitTopicsOnBooks"));
+    topics->setToolTip(tr("Fit a topic model on these books (Topics page)"));
+    connect(topics, &QPushButton::clicked, this, &FineTunePanel::topicsRequested);
+    bookButtons->addWidget(topics);
     bookButtons->addWidget(m_removeBook);
     ll->addLayout(bookButtons);
     ll->addSpacing(6);

@@ -65,6 +65,8 @@ Q_SIGNALS:
     void useRequested(QString folder);
     void runFinished(bool ok);
     void booksChanged();
+    // "Fit topics on these books": the Topics page takes over.
+    void topicsRequested();
     void failed(QString what, baton::ui::ErrorText error);
 
 protected:

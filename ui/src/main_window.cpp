@@ -13,6 +13,7 @@
 #include "story_notes_panel.h"
 #include "story_session.h"
 #include "story_tree_panel.h"
+#include "topics_panel.h"
 #include "window_ruler.h"
 
 #include <baton/engine/engine_controller.h>
@@ -156,6 +157,33 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_pages->addTab(m_compare, tr("Compare overlaps"));
     m_pages->addTab(m_fineTune, tr("Fine-tune"));
     m_pages->addTab(m_models, tr("Models"));
+    m_topics = new TopicsPanel(m_storage, m_engine, m_lab);
+    m_topics->setStoryProvider([this]() -> std::optional<TopicsPanel::StoryText> {
+        if (!m_session->isOpen())
+            return std::nullopt;
+        saveDraft();
+        const QString text = m_editor->toPlainText().left(m_editor->savedLength());
+        if (text.isEmpty())
+            return std::nullopt;
+        // The latest generation: the model's text at the end of the story, after text
+        // of the user's.
+        int begin = int(text.size());
+        while (begin > 0 && m_editor->authorAt(begin - 1) == storage::PassageAuthor::Model)
+            --begin;
+        TopicsPanel::StoryText s;
+        s.text = text.toStdString();
+        s.continuationByte = begin > 0 && begin < text.size()
+                                 ? int64_t(text.left(begin).toUtf8().size())
+                                 : int64_t(-1);
+        s.windows = m_settings->settings().windows;
+        return s;
+    });
+    m_pages->addTab(m_topics, tr("Topics"));
+    connect(m_topics, &TopicsPanel::failed, this, &MainWindow::showError);
+    connect(m_fineTune, &FineTunePanel::topicsRequested, this, [this] {
+        showPage(Page::Topics);
+        m_topics->focusFit();
+    });
     setCentralWidget(m_pages);
     connect(m_models, &ModelsPanel::useRequested, this, &MainWindow::useModelForWriting);
     connect(m_fineTune, &FineTunePanel::useRequested, this, &MainWindow::useModelForWriting);
@@ -372,6 +400,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
         m_library->refresh();
         m_catalog->refresh();
         m_fineTune->refresh();
+        m_topics->refresh();
         updateActions();
         Q_EMIT databaseOpened();
     });
@@ -509,11 +538,11 @@ void MainWindow::createActions() {
                              QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D),
                              [this] { m_library->duplicateSelected(); });
     m_duplicateAction->setToolTip(tr("Copy the story with all its branches (Ctrl+Shift+D)"));
-    const char* pageNames[4] = {"actionPageWrite", "actionPageCompare", "actionPageFineTune",
-                                "actionPageModels"};
-    const QString pageTitles[4] = {tr("&Write"), tr("&Compare overlaps"), tr("&Fine-tune"),
-                                   tr("&Models")};
-    for (int i = 0; i < 4; ++i)
+    const char* pageNames[5] = {"actionPageWrite", "actionPageCompare", "actionPageFineTune",
+                                "actionPageModels", "actionPageTopics"};
+    const QString pageTitles[5] = {tr("&Write"), tr("&Compare overlaps"), tr("&Fine-tune"),
+                                   tr("&Models"), tr("&Topics")};
+    for (int i = 0; i < 5; ++i)
         m_pageActions[i] =
             make(pageTitles[i], QLatin1String(pageNames[i]),
                  QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), [this, i] { showPage(Page(i)); });
@@ -705,6 +734,7 @@ void MainWindow::openDatabase(const QString& path) {
     m_databasePath = path;
     // Fine-tuned models and their runs live beside the database.
     m_fineTune->setRunsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/runs"));
+    m_topics->setTopicsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/topics"));
     m_openRequest = m_storage.open(path);
     updateActions();
 }

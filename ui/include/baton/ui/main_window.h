@@ -45,6 +45,7 @@ class StoryEditor;
 class StoryNotesPanel;
 class StorySession;
 class StoryTreePanel;
+class TopicsPanel;
 class WindowRuler;
 struct ErrorText;
 
@@ -68,7 +69,7 @@ public:
     // With true, the default model of the model list is loaded once the database is
     // open (main() does this when no --model is given).
     void setLoadDefaultModel(bool load) { m_loadDefault = load; }
-    enum class Page { Write, Compare, FineTune, Models };
+    enum class Page { Write, Compare, FineTune, Models, Topics };
     void showPage(Page page);
 
     LibraryPanel* library() const { return m_library; }
@@ -83,6 +84,7 @@ public:
     StoryTreePanel* storyTree() const { return m_tree; }
     StoryNotesPanel* notesPanel() const { return m_notes; }
     AdventureBar* adventureBar() const { return m_adventure; }
+    TopicsPanel* topicsPanel() const { return m_topics; }
 
 Q_SIGNALS:
     void databaseOpened();
@@ -151,6 +153,7 @@ private:
     QAction* m_nextAltAction = nullptr;
     QAction* m_undoTurnAction = nullptr;
     StoryTreePanel* m_tree = nullptr;
+    TopicsPanel* m_topics = nullptr;
     StoryNotesPanel* m_notes = nullptr;
     AdventureBar* m_adventure = nullptr;
     QDockWidget* m_treeDock = nullptr;
@@ -171,7 +174,7 @@ private:
     WindowRuler* m_ruler = nullptr;
     quint64 m_lossJob = 0;
     QString m_lossText; // the text the shown losses belong to
-    QAction* m_pageActions[4] = {nullptr, nullptr, nullptr, nullptr};
+    QAction* m_pageActions[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
     QDockWidget* m_settingsDock = nullptr;
     quint64 m_openRequest = 0;
     quint64 m_loadJob = 0;

@@ -1,0 +1,513 @@
+#include "topics_panel.h"
+
+#include "bar_chart.h"
+#include "panel_util.h"
+
+#include <baton/engine/topics.h>
+#include <baton/storage/book_store.h>
+#include <baton/storage/database.h>
+#include <baton/storage/topic_store.h>
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace baton::ui {
+
+namespace {
+
+QColor topicColor(int topic, int topics) {
+    // Hues spread around the circle, alternating two lightnesses so that
+    // neighbours stay apart when there are many topics.
+    const int hue = int(360.0 * topic / std::max(1, topics));
+    return QColor::fromHsv(hue % 360, topic % 2 ? 120 : 170, topic % 2 ? 225 : 190);
+}
+
+QString visibleToken(const std::string& piece) {
+    QString s = QString::fromUtf8(piece.data(), qsizetype(piece.size()));
+    s.replace(QLatin1Char('\n'), QStringLiteral("\u23CE"));
+    s.replace(QLatin1Char('\t'), QStringLiteral("\u21E5"));
+    return QStringLiteral("\u201C%1\u201D").arg(s);
+}
+
+QTableWidget* makeTable(const QString& name, const QStringList& headers) {
+    auto* t = new QTableWidget(0, int(headers.size()));
+    t->setObjectName(name);
+    t->setHorizontalHeaderLabels(headers);
+    t->verticalHeader()->setVisible(false);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setWordWrap(false);
+    t->horizontalHeader()->setStretchLastSection(true);
+    return t;
+}
+
+} // namespace
+
+TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineController& engine,
+                         engine::EngineController& lab, QWidget* parent)
+    : QWidget(parent)
+    , m_storage(storage)
+    , m_engine(engine)
+    , m_lab(lab) {
+    setObjectName(QStringLiteral("topicsPanel"));
+    m_model = new QComboBox;
+    m_model->setObjectName(QStringLiteral("topicModel"));
+    m_model->setMinimumWidth(260);
+    m_analyze = new QPushButton(tr("Analyse the story"));
+    m_analyze->setObjectName(QStringLiteral("topicsAnalyze"));
+    m_analyze->setDefault(true);
+    m_cancel = new QPushButton(tr("Cancel"));
+    m_cancel->setObjectName(QStringLiteral("topicsCancel"));
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("topicsProgress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(220);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("topicsStatus"));
+    m_status->setWordWrap(true);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Topic model")));
+    top->addWidget(m_model);
+    top->addWidget(m_analyze);
+    top->addWidget(m_cancel);
+    top->addWidget(m_progress);
+    top->addWidget(m_status, 1);
+
+    m_windows = new BarChart(tr("Topics along the story"), tr("window"), tr("share"), true);
+    m_windows->setObjectName(QStringLiteral("topicsWindowsChart"));
+    m_windows->setEmptyText(tr("Each window's topic distribution appears here: open a story "
+                               "on the Write page and press Analyse the story."));
+    m_compare = new BarChart(tr("Latest generation: context against continuation"), tr("topic"),
+                             tr("share"), false);
+    m_compare->setObjectName(QStringLiteral("topicsCompareChart"));
+    m_compare->setEmptyText(tr("The topics of the latest generation's context (the window "
+                               "before it) and of what the model wrote appear here."));
+    m_words = makeTable(QStringLiteral("topicWords"), {tr("Topic"), tr("Share"), tr("Top words")});
+    m_states = makeTable(QStringLiteral("stateTokens"),
+                         {tr("Window"), tr("From token"), tr("What the state carries")});
+    m_states->setToolTip(tr("For each window, the state handed to it from the window before, "
+                            "projected through the final layer norm and the LM head: the tokens "
+                            "it points to, most probable first."));
+
+    // Fitting on the books stored for fine-tuning.
+    m_fitTopics = new QSpinBox;
+    m_fitTopics->setObjectName(QStringLiteral("fitTopics"));
+    m_fitTopics->setRange(2, 200);
+    m_fitTopics->setValue(20);
+    m_fitSweeps = new QSpinBox;
+    m_fitSweeps->setObjectName(QStringLiteral("fitSweeps"));
+    m_fitSweeps->setRange(10, 5000);
+    m_fitSweeps->setValue(300);
+    m_fitName = new QLineEdit;
+    m_fitName->setObjectName(QStringLiteral("fitName"));
+    m_fitName->setPlaceholderText(tr("Topics of my books"));
+    m_fit = new QPushButton(tr("Fit topics"));
+    m_fit->setObjectName(QStringLiteral("fitStart"));
+    m_fitCancel = new QPushButton(tr("Cancel"));
+    m_fitCancel->setObjectName(QStringLiteral("fitCancel"));
+    m_fitProgress = new QProgressBar;
+    m_fitProgress->setObjectName(QStringLiteral("fitProgress"));
+    m_fitProgress->setRange(0, 1000);
+    m_fitStatus = new QLabel(tr("LDA by collapsed Gibbs sampling on the books of the "
+                                "Fine-tune page (documents of about 1,000 words)."));
+    m_fitStatus->setObjectName(QStringLiteral("fitStatus"));
+    m_fitStatus->setWordWrap(true);
+    auto* form = new QFormLayout;
+    form->addRow(tr("Topics"), m_fitTopics);
+    form->addRow(tr("Sweeps"), m_fitSweeps);
+    form->addRow(tr("Name"), m_fitName);
+    auto* fitButtons = new QHBoxLayout;
+    fitButtons->addWidget(m_fitProgress, 1);
+    fitButtons->addWidget(m_fitCancel);
+    fitButtons->addWidget(m_fit);
+
+    auto* left = new QSplitter(Qt::Vertical);
+    left->addWidget(m_windows);
+    left->addWidget(m_compare);
+    left->setStretchFactor(0, 3);
+    left->setStretchFactor(1, 2);
+    auto* right = new QWidget;
+    auto* rl = new QVBoxLayout(right);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->addWidget(sectionTitle(tr("Topics")));
+    rl->addWidget(m_words, 2);
+    rl->addWidget(sectionTitle(tr("What the state carries")));
+    rl->addWidget(m_states, 3);
+    rl->addWidget(sectionTitle(tr("Fit a topic model")));
+    rl->addLayout(form);
+    rl->addLayout(fitButtons);
+    rl->addWidget(m_fitStatus);
+    auto* split = new QSplitter;
+    split->addWidget(left);
+    split->addWidget(right);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setChildrenCollapsible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(14, 10, 14, 10);
+    layout->addLayout(top);
+    layout->addWidget(split, 1);
+
+    connect(m_analyze, &QPushButton::clicked, this, &TopicsPanel::analyze);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        if (m_inspectJob)
+            m_engine.cancel(m_inspectJob);
+    });
+    connect(m_fit, &QPushButton::clicked, this, &TopicsPanel::fit);
+    connect(m_fitCancel, &QPushButton::clicked, this, [this] {
+        if (m_fitJob)
+            m_lab.cancel(m_fitJob);
+    });
+    using EC = engine::EngineController;
+    connect(&m_engine, &EC::jobProgress, this,
+            [this](engine::JobId job, double f, const QString& m) {
+                if (job != m_inspectJob)
+                    return;
+                m_progress->setValue(int(f * 1000));
+                m_status->setText(m);
+            });
+    connect(&m_engine, &EC::topicsInspected, this,
+            [this](engine::JobId job, const engine::TopicsInspection& view) {
+                if (job == m_inspectJob)
+                    show(view);
+            });
+    connect(&m_engine, &EC::jobFinished, this, &TopicsPanel::onFinished);
+    connect(&m_lab, &EC::jobProgress, this, [this](engine::JobId job, double f, const QString& m) {
+        if (job != m_fitJob)
+            return;
+        m_fitProgress->setValue(int(f * 1000));
+        m_fitStatus->setText(
+            tr("Fitting %1 on %2 book(s): %3").arg(m_fitLabel).arg(m_fitBooks).arg(m));
+    });
+    connect(&m_lab, &EC::jobFinished, this, &TopicsPanel::onFitFinished);
+    updateButtons();
+}
+
+void TopicsPanel::setStoryProvider(std::function<std::optional<StoryText>()> provider) {
+    m_provider = std::move(provider);
+}
+
+void TopicsPanel::setTopicsFolder(const QString& folder) {
+    m_folder = folder;
+}
+
+int TopicsPanel::topicModelCount() const {
+    return int(m_models.size());
+}
+
+void TopicsPanel::refresh() {
+    m_storage.call<std::vector<storage::TopicModelRecord>>(
+        false, [](storage::Database& db) { return db.topics().list(); }, this,
+        [this](std::vector<storage::TopicModelRecord> models) {
+            const QString selected = m_model->currentData().toString();
+            m_models = std::move(models);
+            m_model->clear();
+            for (const auto& m : m_models)
+                m_model->addItem(tr("%1 (%2 topics, %3 words)")
+                                     .arg(QString::fromStdString(m.name))
+                                     .arg(m.topics)
+                                     .arg(m.vocabularySize),
+                                 QString::fromStdString(m.path));
+            if (m_models.empty())
+                m_model->addItem(tr("No topic model yet: fit one below"), QString());
+            selectTopicModel(m_pendingSelect.isEmpty() ? selected : m_pendingSelect);
+            m_pendingSelect.clear();
+            updateButtons();
+        },
+        [this](const storage::StorageError& error) {
+            Q_EMIT failed(tr("The topic models could not be listed"), describeStorageError(error));
+        });
+}
+
+void TopicsPanel::selectTopicModel(const QString& path) {
+    const int i = m_model->findData(path);
+    if (i >= 0)
+        m_model->setCurrentIndex(i);
+}
+
+void TopicsPanel::setFitOptions(int topics, int sweeps, const QString& name) {
+    m_fitTopics->setValue(topics);
+    m_fitSweeps->setValue(sweeps);
+    m_fitName->setText(name);
+}
+
+void TopicsPanel::focusFit() {
+    m_fitName->setFocus();
+}
+
+void TopicsPanel::analyze() {
+    if (m_inspectJob)
+        return;
+    const QString path = m_model->currentData().toString();
+    if (path.isEmpty()) {
+        m_status->setText(tr("Fit a topic model first (below), then analyse."));
+        return;
+    }
+    if (!m_engine.model()) {
+        m_status->setText(tr("No model is loaded for writing."));
+        return;
+    }
+    const auto story = m_provider ? m_provider() : std::nullopt;
+    if (!story || story->text.empty()) {
+        m_status->setText(tr("Open a story with some text on the Write page first."));
+        return;
+    }
+    engine::TopicsInspectRequest r;
+    r.text = story->text;
+    r.continuationByte = story->continuationByte;
+    r.windows = story->windows;
+    r.topicModelPath = path.toStdString();
+    m_inspectJob = m_engine.inspectTopics(r);
+    m_progress->setValue(0);
+    m_status->setText(tr("Reading the story's topics…"));
+    updateButtons();
+}
+
+void TopicsPanel::cancel() {
+    if (m_inspectJob)
+        m_engine.cancel(m_inspectJob);
+    if (m_fitJob)
+        m_lab.cancel(m_fitJob);
+}
+
+void TopicsPanel::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
+    if (job != m_inspectJob)
+        return;
+    m_inspectJob = 0;
+    if (ok) {
+        m_progress->setValue(1000);
+        Q_EMIT analyzed();
+    } else if (error.code == engine::ErrorCode::Cancelled) {
+        m_status->setText(tr("Cancelled."));
+    } else {
+        m_status->setText(tr("The story could not be analysed."));
+        Q_EMIT failed(tr("The story's topics could not be read"), describeEngineError(error));
+    }
+    updateButtons();
+}
+
+void TopicsPanel::show(const engine::TopicsInspection& view) {
+    m_inspection = view;
+    const int k = view.topics;
+    QStringList windows;
+    for (const auto& w : view.windows)
+        windows << QString::number(w.window + 1);
+    std::vector<BarSet> sets;
+    std::vector<double> share(size_t(k), 0.0);
+    for (int t = 0; t < k; ++t) {
+        BarSet s{tr("topic %1").arg(t + 1), {}, topicColor(t, k)};
+        for (const auto& w : view.windows) {
+            const double v = t < int(w.theta.size()) ? w.theta[size_t(t)] : 0.0;
+            s.values.push_back(v);
+            share[size_t(t)] += v / double(std::max<size_t>(1, view.windows.size()));
+        }
+        sets.push_back(std::move(s));
+    }
+    m_windows->setBars(windows, sets);
+
+    m_words->setRowCount(k);
+    for (int t = 0; t < k; ++t) {
+        auto* name = new QTableWidgetItem(tr("%1").arg(t + 1));
+        name->setBackground(topicColor(t, k));
+        m_words->setItem(t, 0, name);
+        m_words->setItem(
+            t, 1,
+            new QTableWidgetItem(QStringLiteral("%1%").arg(100 * share[size_t(t)], 0, 'f', 0)));
+        QStringList words;
+        if (t < int(view.topWords.size()))
+            for (const auto& w : view.topWords[size_t(t)])
+                words << QString::fromStdString(w);
+        m_words->setItem(t, 2, new QTableWidgetItem(words.join(QStringLiteral(", "))));
+    }
+    m_words->resizeColumnsToContents();
+
+    if (view.jsdBits >= 0) {
+        QStringList topics;
+        for (int t = 0; t < k; ++t)
+            topics << QString::number(t + 1);
+        m_compare->setBars(topics,
+                           {{tr("context"), view.context, QColor(0x8a, 0x9b, 0xb0)},
+                            {tr("continuation"), view.continuation, QColor(0x2f, 0x4b, 0x6e)}});
+        m_compare->setTitle(tr("Latest generation: context against continuation, JSD %1 bits")
+                                .arg(view.jsdBits, 0, 'f', 3));
+    } else {
+        m_compare->setBars({}, {});
+        m_compare->setTitle(tr("Latest generation: context against continuation"));
+        m_compare->setEmptyText(tr("The story has no generated text after text of yours yet."));
+    }
+
+    m_states->setRowCount(0);
+    if (!view.recurrent) {
+        m_states->setRowCount(1);
+        m_states->setItem(0, 2,
+                          new QTableWidgetItem(tr("This model carries no state (a baseline).")));
+    } else {
+        m_states->setRowCount(int(view.windows.size()));
+        for (size_t i = 0; i < view.windows.size(); ++i) {
+            const auto& w = view.windows[i];
+            const int row = int(i);
+            m_states->setItem(row, 0, new QTableWidgetItem(QString::number(w.window + 1)));
+            m_states->setItem(row, 1, new QTableWidgetItem(QString::number(w.firstToken)));
+            QStringList tokens;
+            for (size_t j = 0; j < w.stateTokens.size(); ++j)
+                tokens << QStringLiteral("%1 %2%")
+                              .arg(visibleToken(w.stateTokens[j]))
+                              .arg(100.0 * w.stateProbs[j], 0, 'f', 1);
+            m_states->setItem(row, 2,
+                              new QTableWidgetItem(tokens.isEmpty()
+                                                       ? tr("(the first window: no state yet)")
+                                                       : tokens.join(QStringLiteral("  "))));
+        }
+    }
+    m_states->resizeColumnToContents(0);
+    m_states->resizeColumnToContents(1);
+    m_status->setText(
+        tr("%1 windows, %2 topics%3")
+            .arg(view.windows.size())
+            .arg(k)
+            .arg(view.jsdBits >= 0
+                     ? tr("; latest generation JSD %1 bits").arg(view.jsdBits, 0, 'f', 3)
+                     : QString()));
+}
+
+void TopicsPanel::fit() {
+    if (m_fitJob)
+        return;
+    if (m_folder.isEmpty()) {
+        m_fitStatus->setText(tr("The story database is not open."));
+        return;
+    }
+    QString name = m_fitName->text().trimmed();
+    if (name.isEmpty())
+        name = tr("Topics of my books");
+    QString file = name.toLower();
+    file.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+    file = QStringLiteral("%1/%2-%3.json")
+               .arg(m_folder, file.left(40),
+                    QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss")));
+    if (!QDir().mkpath(m_folder)) {
+        m_fitStatus->setText(tr("Cannot create %1.").arg(m_folder));
+        return;
+    }
+    engine::LdaOptions options;
+    options.topics = m_fitTopics->value();
+    options.iterations = m_fitSweeps->value();
+    m_fitLabel = name;
+    m_fitPath = file;
+    m_fitStatus->setText(tr("Reading the books…"));
+    m_fit->setEnabled(false);
+    // The books' texts from the database, then the fit on the lab engine.
+    m_storage.call<std::vector<std::string>>(
+        false,
+        [](storage::Database& db) -> storage::Result<std::vector<std::string>> {
+            auto list = db.books().list();
+            if (!list)
+                return list.error();
+            std::vector<std::string> texts;
+            for (const auto& b : *list) {
+                auto book = db.books().get(b.id);
+                if (!book)
+                    return book.error();
+                texts.push_back(std::move(book->text));
+            }
+            return texts;
+        },
+        this,
+        [this, options, file](std::vector<std::string> texts) {
+            if (texts.empty()) {
+                m_fitStatus->setText(
+                    tr("No books: add some on the Fine-tune page (text or Markdown)."));
+                updateButtons();
+                return;
+            }
+            m_fitBooks = int(texts.size());
+            engine::TopicsRequest r;
+            r.texts = std::move(texts);
+            r.options = options;
+            r.outPath = file.toStdString();
+            m_fitJob = m_lab.fitTopics(r);
+            m_fitProgress->setValue(0);
+            m_fitStatus->setText(tr("Fitting %1 on %2 book(s)…").arg(m_fitLabel).arg(m_fitBooks));
+            updateButtons();
+        },
+        [this](const storage::StorageError& error) {
+            updateButtons();
+            Q_EMIT failed(tr("The books could not be read"), describeStorageError(error));
+        });
+}
+
+void TopicsPanel::onFitFinished(engine::JobId job, bool ok, const engine::Error& error) {
+    if (job != m_fitJob)
+        return;
+    m_fitJob = 0;
+    updateButtons();
+    if (!ok) {
+        if (error.code == engine::ErrorCode::Cancelled) {
+            m_fitStatus->setText(tr("Cancelled; nothing was saved."));
+        } else {
+            m_fitStatus->setText(tr("The fit failed."));
+            Q_EMIT failed(tr("The topic model could not be fitted"), describeEngineError(error));
+        }
+        return;
+    }
+    m_fitProgress->setValue(1000);
+    // Registered with its vocabulary size, read from the saved file on the storage
+    // thread.
+    const std::string path = m_fitPath.toStdString();
+    const std::string name = m_fitLabel.toStdString();
+    const int books = m_fitBooks;
+    const int sweeps = m_fitSweeps->value();
+    m_storage.call<bool>(
+        true,
+        [path, name, books, sweeps](storage::Database& db) -> storage::Result<bool> {
+            auto model = engine::TopicModel::load(path);
+            if (!model)
+                return storage::makeStorageError(storage::StorageErrorCode::Io,
+                                                 model.error().message);
+            storage::TopicModelRecord r;
+            r.path = path;
+            r.name = name;
+            r.topics = model->topics();
+            r.vocabularySize = model->vocabularySize();
+            r.summary = "fitted in the app on " + std::to_string(books) + " book(s), " +
+                        std::to_string(sweeps) + " sweeps";
+            if (auto id = db.topics().add(r); !id)
+                return id.error();
+            return true;
+        },
+        this,
+        [this](bool) {
+            m_fitStatus->setText(tr("%1 is ready (%2).").arg(m_fitLabel, m_fitPath));
+            m_pendingSelect = m_fitPath;
+            refresh();
+            Q_EMIT fitted(m_fitPath);
+        },
+        [this](const storage::StorageError& error) {
+            Q_EMIT failed(tr("The topic model could not be registered"),
+                          describeStorageError(error));
+        });
+}
+
+void TopicsPanel::updateButtons() {
+    m_analyze->setEnabled(!m_inspectJob);
+    m_cancel->setEnabled(m_inspectJob != 0);
+    m_fit->setEnabled(!m_fitJob);
+    m_fitCancel->setEnabled(m_fitJob != 0);
+    m_model->setEnabled(!m_inspectJob);
+}
+
+} // namespace baton::ui

@@ -1,0 +1,111 @@
+// The Topics page (method.md section 6 in the app). For the open story, with the
+// writing engine's model and a fitted topic model: each window's topic distribution
+// along the story (stacked bars), the top words of each topic, the latest
+// generation's context against its continuation (bars and their Jensen-Shannon
+// divergence), and what the state carries: for each window, the tokens the state
+// handed to it points to through the final layer norm and the LM head. Below, a
+// topic model is fitted on the books stored for fine-tuning (on the lab engine),
+// saved beside the database and registered. Both run with progress and Cancel.
+#pragma once
+
+#include "error_text.h"
+
+#include <baton/engine/engine_controller.h>
+#include <baton/storage/records.h>
+#include <baton/storage/storage_controller.h>
+
+#include <QWidget>
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace baton::ui {
+
+class BarChart;
+
+class TopicsPanel : public QWidget {
+    Q_OBJECT
+public:
+    TopicsPanel(storage::StorageController& storage, engine::EngineController& engine,
+                engine::EngineController& lab, QWidget* parent = nullptr);
+
+    // What the page analyses: the open story's text, where its latest generation
+    // begins (a byte offset, -1: none) and the windows it is written with; nullopt
+    // when no story with text is open.
+    struct StoryText {
+        std::string text;
+        int64_t continuationByte = -1;
+        engine::WindowSettings windows;
+    };
+    void setStoryProvider(std::function<std::optional<StoryText>()> provider);
+    // Where fitted topic models are saved.
+    void setTopicsFolder(const QString& folder);
+    // Reads the registered topic models (after the database opened).
+    void refresh();
+
+    void analyze();
+    void fit();
+    void cancel();
+    bool analyzing() const { return m_inspectJob != 0; }
+    bool fitting() const { return m_fitJob != 0; }
+    int topicModelCount() const;
+    void selectTopicModel(const QString& path);
+    const std::optional<engine::TopicsInspection>& inspection() const { return m_inspection; }
+    // The fitting form (tests and the fine-tune page's shortcut).
+    void setFitOptions(int topics, int sweeps, const QString& name);
+    void focusFit();
+
+Q_SIGNALS:
+    void analyzed();
+    void fitted(QString path);
+    void failed(QString what, baton::ui::ErrorText error);
+
+private:
+    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onFitFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void show(const engine::TopicsInspection& view);
+    void updateButtons();
+
+    storage::StorageController& m_storage;
+    engine::EngineController& m_engine;
+    engine::EngineController& m_lab;
+    std::function<std::optional<StoryText>()> m_provider;
+    QString m_folder;
+    std::vector<storage::TopicModelRecord> m_models;
+
+    QComboBox* m_model = nullptr;
+    QPushButton* m_analyze = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    BarChart* m_windows = nullptr;
+    BarChart* m_compare = nullptr;
+    QTableWidget* m_words = nullptr;
+    QTableWidget* m_states = nullptr;
+
+    QSpinBox* m_fitTopics = nullptr;
+    QSpinBox* m_fitSweeps = nullptr;
+    QLineEdit* m_fitName = nullptr;
+    QPushButton* m_fit = nullptr;
+    QPushButton* m_fitCancel = nullptr;
+    QProgressBar* m_fitProgress = nullptr;
+    QLabel* m_fitStatus = nullptr;
+
+    engine::JobId m_inspectJob = 0;
+    engine::JobId m_fitJob = 0;
+    QString m_fitPath, m_fitLabel;
+    QString m_pendingSelect; // the topic model to select when the list is read
+    int m_fitBooks = 0;
+    std::optional<engine::TopicsInspection> m_inspection;
+};
+
+} // namespace baton::ui
