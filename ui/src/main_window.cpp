@@ -981,6 +981,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     saveDraft();
     m_notes->flush();
     m_library->commitPendingDelete();
+    // The docks are saved as the Write page shows them (other pages hide them).
+    m_pages->setCurrentIndex(int(Page::Write));
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
