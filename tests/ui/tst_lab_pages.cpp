@@ -471,7 +471,7 @@ private Q_SLOTS:
         QTRY_VERIFY(generate->isEnabled());
         generate->trigger();
         QTRY_VERIFY(m_window->session()->busy());
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->editor()->toPlainText().size() > 20, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->editor()->storyText().size() > 20, 60000);
         const double generating = measure(3000);
         QVERIFY(m_window->session()->busy());
         m_window->session()->stop();

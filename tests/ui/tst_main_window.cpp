@@ -202,10 +202,10 @@ private Q_SLOTS:
         QVERIFY(editor()->isReadOnly());
         QVERIFY(action("actionStop")->isEnabled());
         // Streamed text appears after the typed text, in the model's colour.
-        QTRY_VERIFY_WITH_TIMEOUT(editor()->toPlainText().size() > typed.size(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(editor()->storyText().size() > typed.size(), 60000);
         waitIdle();
         QVERIFY(!editor()->isReadOnly());
-        const QString text = editor()->toPlainText();
+        const QString text = editor()->storyText();
         QVERIFY(text.startsWith(typed));
         QVERIFY(text.size() > typed.size());
         QCOMPARE(editor()->authorAt(0), storage::PassageAuthor::User);
@@ -259,15 +259,15 @@ private Q_SLOTS:
         const auto alternatives = *db->stories().children(m_story, user);
         QCOMPARE(alternatives.size(), size_t(2)); // the first generation is kept
         QCOMPARE(alternatives[0].id, before[1].id);
-        QCOMPARE(editor()->toPlainText(), QString::fromStdString(joined(after)));
-        QVERIFY(editor()->toPlainText().startsWith(userText));
+        QCOMPARE(editor()->storyText(), QString::fromStdString(joined(after)));
+        QVERIFY(editor()->storyText().startsWith(userText));
     }
 
     void stopKeepsWhatWasWritten() {
         setSpin("maxTokens", 100000);
-        const int before = int(editor()->toPlainText().size());
+        const int before = int(editor()->storyText().size());
         action("actionContinue")->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(editor()->toPlainText().size() > before + 200, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(editor()->storyText().size() > before + 200, 60000);
         QVERIFY(session()->busy());
         QTest::keyClick(m_window.get(), Qt::Key_Escape); // Stop
         waitIdle();
@@ -275,7 +275,7 @@ private Q_SLOTS:
         QVERIFY(session()->lastResult().tokens.size() < 100000);
         auto db = openDb(m_db);
         const auto path = *db->stories().currentPath(m_story);
-        QCOMPARE(QString::fromStdString(joined(path)), editor()->toPlainText());
+        QCOMPARE(QString::fromStdString(joined(path)), editor()->storyText());
         // Windows of 128 tokens rolled over; one state per window is kept on the path
         // (the first generation's branch point keeps its own).
         const int64_t states = *db->states().countForStory(m_story);
@@ -284,7 +284,7 @@ private Q_SLOTS:
     }
 
     void reopenAndContinueFromTheSavedState() {
-        const QString text = editor()->toPlainText();
+        const QString text = editor()->storyText();
         stopApp();
         startApp();
         loadFixture();
@@ -295,7 +295,7 @@ private Q_SLOTS:
                           list->visualRect(list->model()->index(0, 0)).center());
         QTRY_VERIFY(session()->isOpen());
         QCOMPARE(session()->storyId(), m_story);
-        QCOMPARE(editor()->toPlainText(), text);
+        QCOMPARE(editor()->storyText(), text);
         // The story's settings came back with it (saved by the last Continue).
         QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("maxTokens"))->value(), 100000);
         setSpin("maxTokens", 40);
@@ -314,8 +314,8 @@ private Q_SLOTS:
         QVERIFY(after.size() > before.size());
         for (size_t i = 0; i < before.size(); ++i)
             QCOMPARE(after[i].id, before[i].id);
-        QVERIFY(editor()->toPlainText().startsWith(text));
-        QCOMPARE(editor()->toPlainText(), QString::fromStdString(joined(after)));
+        QVERIFY(editor()->storyText().startsWith(text));
+        QCOMPARE(editor()->storyText(), QString::fromStdString(joined(after)));
     }
 
     void editingSavedTextInPlace() {
@@ -323,7 +323,7 @@ private Q_SLOTS:
         const auto before = *db->stories().currentPath(m_story);
         QVERIFY(before.size() >= 3);
         QVERIFY(*db->states().countForStory(m_story) > 0);
-        const QString text = editor()->toPlainText();
+        const QString text = editor()->storyText();
         // Type inside the first passage (the user's): it joins that passage.
         m_window->activateWindow();
         editor()->setFocus();
@@ -331,7 +331,7 @@ private Q_SLOTS:
         c.setPosition(4);
         editor()->setTextCursor(c);
         QTest::keyClicks(editor(), QStringLiteral("XY"));
-        QCOMPARE(editor()->toPlainText(), text.left(4) + "XY" + text.mid(4));
+        QCOMPARE(editor()->storyText(), text.left(4) + "XY" + text.mid(4));
         QVERIFY(editor()->typedText().isEmpty());
         QVERIFY(editor()->hasPendingEdits());
         const auto edits = editor()->pendingEdits();
@@ -353,34 +353,34 @@ private Q_SLOTS:
         // Undo: first the typing since the last save (the editor's own undo), then
         // the saved edit (the story's undo writes the old text back).
         QTest::keyClick(editor(), Qt::Key_Z, Qt::ControlModifier);
-        QCOMPARE(editor()->toPlainText(), text.left(4) + "XY" + text.mid(4));
+        QCOMPARE(editor()->storyText(), text.left(4) + "XY" + text.mid(4));
         QTRY_VERIFY(!editor()->hasPendingEdits() || editor()->pendingEdits().empty());
         QTest::keyClick(editor(), Qt::Key_Z, Qt::ControlModifier);
         QTRY_COMPARE_WITH_TIMEOUT(db->stories().passage(before[0].id)->text, before[0].text, 10000);
-        QTRY_COMPARE(editor()->toPlainText(), text);
+        QTRY_COMPARE(editor()->storyText(), text);
         // Redo puts it back.
         QVERIFY(action("actionRedo")->isEnabled());
         action("actionRedo")->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(db->stories().passage(before[0].id)->text, edited, 10000);
-        QTRY_COMPARE(editor()->toPlainText(), text.left(4) + "XY" + text.mid(4));
+        QTRY_COMPARE(editor()->storyText(), text.left(4) + "XY" + text.mid(4));
         action("actionUndo")->trigger();
-        QTRY_COMPARE(editor()->toPlainText(), text);
+        QTRY_COMPARE(editor()->storyText(), text);
 
         // The model reads the story again (no state is left) and continues it.
         setSpin("maxTokens", 12);
         action("actionContinue")->trigger();
         waitIdle();
         QCOMPARE(session()->resumedFromPassage(), qint64(0));
-        QVERIFY(editor()->toPlainText().startsWith(text));
-        QVERIFY(editor()->toPlainText().size() > text.size());
+        QVERIFY(editor()->storyText().startsWith(text));
+        QVERIFY(editor()->storyText().size() > text.size());
         QVERIFY(*db->states().countForStory(m_story) > 0);
         // ... and undoing that generation returns to the text before it (kept in
         // the tree: redo comes back to it).
-        const QString generated = editor()->toPlainText();
+        const QString generated = editor()->storyText();
         action("actionUndo")->trigger();
-        QTRY_COMPARE(editor()->toPlainText(), text);
+        QTRY_COMPARE(editor()->storyText(), text);
         action("actionRedo")->trigger();
-        QTRY_COMPARE(editor()->toPlainText(), generated);
+        QTRY_COMPARE(editor()->storyText(), generated);
     }
 
     void branchTreeSwitchesAlternatives() {
@@ -399,7 +399,7 @@ private Q_SLOTS:
         const auto other = *db->stories().currentPath(m_story);
         QCOMPARE(other[0].id, path[0].id);
         QVERIFY(other[1].id != path[1].id);
-        QTRY_COMPARE(editor()->toPlainText(), QString::fromStdString(joined(other)));
+        QTRY_COMPARE(editor()->storyText(), QString::fromStdString(joined(other)));
         // A click on a node of the tree continues from it.
         QTreeWidget* view = tree->tree();
         QTreeWidgetItem* target = nullptr;
@@ -411,19 +411,19 @@ private Q_SLOTS:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
                           view->visualItemRect(target).center());
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
-        QTRY_COMPARE(editor()->toPlainText(), QString::fromStdString(joined(path)));
+        QTRY_COMPARE(editor()->storyText(), QString::fromStdString(joined(path)));
         // Switching is undoable like everything else.
         action("actionUndo")->trigger();
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("1 of 2"));
         action("actionRedo")->trigger();
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
-        QTRY_COMPARE(editor()->toPlainText(), QString::fromStdString(joined(path)));
+        QTRY_COMPARE(editor()->storyText(), QString::fromStdString(joined(path)));
     }
 
     void typedTextIsAutosaved() {
         auto db = openDb(m_db);
         const auto before = *db->stories().currentPath(m_story);
-        const QString text = editor()->toPlainText();
+        const QString text = editor()->storyText();
         m_window->activateWindow();
         editor()->setFocus();
         editor()->moveCursor(QTextCursor::End);
@@ -435,10 +435,10 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(db->stories().currentPath(m_story)->back().text,
                                   std::string(" A draft."), 10000);
         QCOMPARE(db->stories().currentPath(m_story)->back().author, storage::PassageAuthor::User);
-        QCOMPARE(editor()->toPlainText(), text + QStringLiteral(" A draft."));
+        QCOMPARE(editor()->storyText(), text + QStringLiteral(" A draft."));
         // Undo takes it back (the editor's own undo is empty after the save).
         QTest::keyClick(editor(), Qt::Key_Z, Qt::ControlModifier);
-        QTRY_COMPARE(editor()->toPlainText(), text);
+        QTRY_COMPARE(editor()->storyText(), text);
         QTRY_COMPARE(db->stories().currentPath(m_story)->back().id, before.back().id);
     }
 
@@ -455,7 +455,7 @@ private Q_SLOTS:
         QTRY_COMPARE(db->stories().get(m_story)->authorsNote, std::string("Stormy."));
         // A new memory: the saved states were computed without it.
         QCOMPARE(*db->states().countForStory(m_story), int64_t(0));
-        const QString text = editor()->toPlainText();
+        const QString text = editor()->storyText();
         setSpin("maxTokens", 8);
         action("actionContinue")->trigger();
         waitIdle();
@@ -465,8 +465,8 @@ private Q_SLOTS:
                  qint64(QStringLiteral("Ada keeps the Tern lighthouse.\n\n").size() + text.size() +
                         QStringLiteral("\n[Author's note: Stormy.]\n").size()));
         // Neither is story text.
-        QVERIFY(!editor()->toPlainText().contains(QStringLiteral("Tern")));
-        QVERIFY(!editor()->toPlainText().contains(QStringLiteral("Stormy")));
+        QVERIFY(!editor()->storyText().contains(QStringLiteral("Tern")));
+        QVERIFY(!editor()->storyText().contains(QStringLiteral("Stormy")));
         // They come back with the story.
         stopApp();
         startApp();
@@ -479,6 +479,26 @@ private Q_SLOTS:
         QCOMPARE(
             m_window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"))->toPlainText(),
             QStringLiteral("Stormy."));
+    }
+
+    void editorKeepsTheStorysCharacters() {
+        // No-break spaces stay (QTextEdit::toPlainText would make them spaces), line
+        // breaks are \n, and showing the same path again attaches ids only.
+        ui::StoryEditor e;
+        storage::Passage p;
+        p.id = 7;
+        p.text = "a\xC2\xA0"
+                 "b\r\nc";
+        p.author = storage::PassageAuthor::Model;
+        e.setPassages({p});
+        QCOMPARE(e.storyText(), QStringLiteral("a\u00A0b\nc"));
+        QVERIFY(e.typedText().isEmpty());
+        QCOMPARE(e.savedLength(), 5);
+        QCOMPARE(e.passageAt(4), qint64(7));
+        e.showPath({p});
+        QVERIFY(!e.hasPendingEdits());
+        QCOMPARE(e.storyText(), QStringLiteral("a\u00A0b\nc"));
+        QVERIFY(e.pendingEdits().empty());
     }
 
     void frameTurn_data() {
@@ -569,12 +589,12 @@ private Q_SLOTS:
         // Duplicate: the copy has the same text and is selected and opened.
         library->select(m_story);
         QTRY_COMPARE(session()->storyId(), m_story);
-        const QString original = editor()->toPlainText();
+        const QString original = editor()->storyText();
         action("actionDuplicateStory")->trigger();
         QTRY_COMPARE(library->model()->rowCount(), 3);
         QTRY_VERIFY(session()->storyId() != m_story && session()->storyId() != second);
         const qint64 copy = session()->storyId();
-        QTRY_COMPARE(editor()->toPlainText(), original);
+        QTRY_COMPARE(editor()->storyText(), original);
         QVERIFY(m_window->windowTitle().contains(QStringLiteral("(copy)")));
         library->select(copy);
         action("actionDeleteStory")->trigger();
@@ -626,7 +646,7 @@ private Q_SLOTS:
         QVERIFY(session()->busy());
         waitIdle();
         QVERIFY(input->text().isEmpty());
-        const QString first = editor()->toPlainText();
+        const QString first = editor()->storyText();
         QVERIFY(first.startsWith(QStringLiteral("> You open the door.\n\n")));
         QVERIFY(first.size() > 22);
         auto db = openDb(m_db);
@@ -642,8 +662,8 @@ private Q_SLOTS:
         QTest::keyClicks(input, QStringLiteral("hello?"));
         QTest::keyClick(input, Qt::Key_Return);
         waitIdle();
-        QVERIFY(editor()->toPlainText().startsWith(first));
-        QVERIFY(editor()->toPlainText().contains(QStringLiteral("> You say, \u201CHello?\u201D")));
+        QVERIFY(editor()->storyText().startsWith(first));
+        QVERIFY(editor()->storyText().contains(QStringLiteral("> You say, \u201CHello?\u201D")));
         screenshot(QStringLiteral("adventure.png"));
 
         // Retry turn: another reply to the same words.
@@ -653,22 +673,22 @@ private Q_SLOTS:
         QTest::mouseClick(retry, Qt::LeftButton);
         waitIdle();
         const auto retried = *db->stories().currentPath(id);
-        QVERIFY(editor()->toPlainText().contains(QStringLiteral("> You say, \u201CHello?\u201D")));
+        QVERIFY(editor()->storyText().contains(QStringLiteral("> You say, \u201CHello?\u201D")));
         QVERIFY(retried.back().id != two.back().id);
 
         // Undo turn: back to the end of the first reply.
         auto* undo = m_window->findChild<QPushButton*>(QStringLiteral("turnUndo"));
         QVERIFY(undo->isEnabled());
         QTest::mouseClick(undo, Qt::LeftButton);
-        QTRY_COMPARE(editor()->toPlainText(), first);
+        QTRY_COMPARE(editor()->storyText(), first);
         // And once more: the story is empty again; the turns stay in the tree.
         QTRY_VERIFY(undo->isEnabled());
         QTest::mouseClick(undo, Qt::LeftButton);
-        QTRY_COMPARE(editor()->toPlainText(), QString());
+        QTRY_COMPARE(editor()->storyText(), QString());
         QVERIFY(*db->stories().passageCount(id) > int64_t(retried.size()));
         // The story's undo takes the undo of the turn back.
         action("actionUndo")->trigger();
-        QTRY_COMPARE(editor()->toPlainText(), first);
+        QTRY_COMPARE(editor()->storyText(), first);
     }
 
     void windowRulerAndLossColours() {

@@ -148,7 +148,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_models = new ModelsPanel(*m_catalog, m_lab);
     m_compare = new ComparePanel(*m_catalog, m_lab, m_storage);
     m_compare->setStoryTextProvider(
-        [this] { return m_session->isOpen() ? m_editor->toPlainText() : QString(); });
+        [this] { return m_session->isOpen() ? m_editor->storyText() : QString(); });
     m_fineTune = new FineTunePanel(*m_catalog, m_lab, m_storage);
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("pages"));
@@ -162,7 +162,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
         if (!m_session->isOpen())
             return std::nullopt;
         saveDraft();
-        const QString text = m_editor->toPlainText().left(m_editor->savedLength());
+        const QString text = m_editor->storyText().left(m_editor->savedLength());
         if (text.isEmpty())
             return std::nullopt;
         // The latest generation: the model's text at the end of the story, after text
@@ -368,7 +368,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
         m_editor->appendSaved(text, storage::PassageAuthor::Model);
     });
     connect(m_editor->document(), &QTextDocument::contentsChanged, this, [this] {
-        if (!m_lossText.isNull() && m_editor->toPlainText() != m_lossText)
+        if (!m_lossText.isNull() && m_editor->storyText() != m_lossText)
             dropLoss(tr("The text changed: Ctrl+L measures it again"));
     });
     connect(&m_engine, &engine::EngineController::tokenLosses, this,
@@ -553,7 +553,7 @@ void MainWindow::showLoss(bool on) {
         dropLoss(QString());
         return;
     }
-    const QString text = m_editor->toPlainText();
+    const QString text = m_editor->storyText();
     if (!m_session->isOpen() || !m_engine.model() || m_session->busy() || text.isEmpty()) {
         m_lossAction->setChecked(false);
         statusBar()->showMessage(tr("Open a story with some text, with a model loaded and "
@@ -843,7 +843,7 @@ void MainWindow::switchAlternative(int step) {
 void MainWindow::sendTurn(int kind, const QString& input) {
     if (!m_generateAction->isEnabled())
         return;
-    const QString framed = frameTurn(TurnKind(kind), input, m_editor->toPlainText().right(2));
+    const QString framed = frameTurn(TurnKind(kind), input, m_editor->storyText().right(2));
     if (framed.isEmpty())
         return;
     m_editor->appendTyped(framed);

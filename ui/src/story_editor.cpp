@@ -124,7 +124,7 @@ void StoryEditor::showPath(const std::vector<storage::Passage>& path) {
     QString saved;
     for (const auto& p : path)
         saved += toDisplayText(p.text);
-    if (!m_edited && saved == toPlainText().left(m_saved)) {
+    if (!m_edited && saved == storyText().left(m_saved)) {
         // The same text (what was streamed is now saved): attach the passage ids.
         m_order.clear();
         m_savedTexts.clear();
@@ -181,9 +181,16 @@ void StoryEditor::appendSaved(const QString& text, storage::PassageAuthor author
     m_saved += int(t.size());
 }
 
+QString StoryEditor::storyText() const {
+    QString text = document()->toRawText();
+    text.truncate(documentLength());
+    text.replace(QChar::ParagraphSeparator, QLatin1Char('\n'));
+    text.replace(QChar::LineSeparator, QLatin1Char('\n'));
+    return text;
+}
+
 QString StoryEditor::typedText() const {
-    const QString all = toPlainText();
-    return all.mid(m_saved);
+    return storyText().mid(m_saved);
 }
 
 void StoryEditor::appendTyped(const QString& text) {

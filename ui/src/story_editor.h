@@ -37,6 +37,9 @@ public:
     void clearStory();
     // Adds saved text after the saved text (before anything typed).
     void appendSaved(const QString& text, storage::PassageAuthor author);
+    // The whole text as the story holds it: toPlainText() turns no-break spaces into
+    // spaces, this does not (line breaks are \n).
+    QString storyText() const;
     // The text typed after the saved text.
     QString typedText() const;
     // Adds to the typed text (an adventure turn, framed for the model).

@@ -10,6 +10,8 @@
 
 #include <QUndoStack>
 
+#include <memory>
+
 namespace baton::ui {
 
 namespace {
@@ -405,13 +407,16 @@ void StorySession::saveTyped(const QString& text) {
     m_writes.insert(
         m_storage.appendPassage(m_story.id, text.toStdString(), storage::PassageAuthor::User),
         tr("Saving your text"));
-    reloadPath(true, [this, before] {
-        const qint64 after = leaf();
-        if (after != before)
-            m_undo->push(new StoryStep(
-                tr("Typing"), [this, before] { applyMove(before); },
-                [this, after] { applyMove(after); }));
-    });
+    // The step is on the stack at once (an Undo right away must find it); the new
+    // passage's id arrives with the path, before any later request is answered.
+    auto after = std::make_shared<qint64>(0);
+    m_undo->push(new StoryStep(
+        tr("Typing"), [this, before] { applyMove(before); },
+        [this, after] {
+            if (*after != 0)
+                applyMove(*after);
+        }));
+    reloadPath(true, [this, after] { *after = leaf(); });
 }
 
 bool StorySession::canUndo() const {
