@@ -913,6 +913,8 @@ void MainWindow::updateActions() {
     m_lossAction->setEnabled(open && model && !busy);
     m_stopAction->setEnabled(busy);
     m_library->setEnabled(!busy);
+    // The memory is read at the start of a generation: it changes between them.
+    m_notes->setEnabled(open && !busy);
     m_openModelAction->setEnabled(!busy && m_loadJob == 0);
     m_noModelBar->setVisible(!m_engine.model().has_value());
 }
