@@ -229,7 +229,7 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(path[0].text), typed);
         for (size_t i = 1; i < path.size(); ++i)
             QCOMPARE(path[i].author, storage::PassageAuthor::Model);
-        QCOMPARE(QString::fromStdString(joined(path)), text);
+        QCOMPARE(toDisplay(joined(path)), text);
         QVERIFY(*db->states().countForStory(m_story) >= 1);
         const auto last = *db->states().forPassage(path.back().id);
         QCOMPARE(last.size(), size_t(1));
@@ -259,7 +259,7 @@ private Q_SLOTS:
         const auto alternatives = *db->stories().children(m_story, user);
         QCOMPARE(alternatives.size(), size_t(2)); // the first generation is kept
         QCOMPARE(alternatives[0].id, before[1].id);
-        QCOMPARE(editor()->storyText(), QString::fromStdString(joined(after)));
+        QCOMPARE(editor()->storyText(), toDisplay(joined(after)));
         QVERIFY(editor()->storyText().startsWith(userText));
     }
 
@@ -275,7 +275,7 @@ private Q_SLOTS:
         QVERIFY(session()->lastResult().tokens.size() < 100000);
         auto db = openDb(m_db);
         const auto path = *db->stories().currentPath(m_story);
-        QCOMPARE(QString::fromStdString(joined(path)), editor()->storyText());
+        QCOMPARE(toDisplay(joined(path)), editor()->storyText());
         // Windows of 128 tokens rolled over; one state per window is kept on the path
         // (the first generation's branch point keeps its own).
         const int64_t states = *db->states().countForStory(m_story);
@@ -315,7 +315,7 @@ private Q_SLOTS:
         for (size_t i = 0; i < before.size(); ++i)
             QCOMPARE(after[i].id, before[i].id);
         QVERIFY(editor()->storyText().startsWith(text));
-        QCOMPARE(editor()->storyText(), QString::fromStdString(joined(after)));
+        QCOMPARE(editor()->storyText(), toDisplay(joined(after)));
     }
 
     void editingSavedTextInPlace() {
@@ -399,7 +399,7 @@ private Q_SLOTS:
         const auto other = *db->stories().currentPath(m_story);
         QCOMPARE(other[0].id, path[0].id);
         QVERIFY(other[1].id != path[1].id);
-        QTRY_COMPARE(editor()->storyText(), QString::fromStdString(joined(other)));
+        QTRY_COMPARE(editor()->storyText(), toDisplay(joined(other)));
         // A click on a node of the tree continues from it.
         QTreeWidget* view = tree->tree();
         QTreeWidgetItem* target = nullptr;
@@ -411,13 +411,13 @@ private Q_SLOTS:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
                           view->visualItemRect(target).center());
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
-        QTRY_COMPARE(editor()->storyText(), QString::fromStdString(joined(path)));
+        QTRY_COMPARE(editor()->storyText(), toDisplay(joined(path)));
         // Switching is undoable like everything else.
         action("actionUndo")->trigger();
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("1 of 2"));
         action("actionRedo")->trigger();
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
-        QTRY_COMPARE(editor()->storyText(), QString::fromStdString(joined(path)));
+        QTRY_COMPARE(editor()->storyText(), toDisplay(joined(path)));
     }
 
     void typedTextIsAutosaved() {
@@ -499,6 +499,16 @@ private Q_SLOTS:
         QVERIFY(!e.hasPendingEdits());
         QCOMPARE(e.storyText(), QStringLiteral("a\u00A0b\nc"));
         QVERIFY(e.pendingEdits().empty());
+        // A lone \r and the Unicode line and paragraph separators are line breaks.
+        storage::Passage q;
+        q.id = 8;
+        q.text = "x\ry\xE2\x80\xA8z\xE2\x80\xA9w";
+        e.setPassages({p, q});
+        QCOMPARE(e.storyText(), QStringLiteral("a\u00A0b\ncx\ny\nz\nw"));
+        QCOMPARE(e.storyText(), ui::toDisplayText(p.text) + ui::toDisplayText(q.text));
+        e.showPath({p, q});
+        QVERIFY(e.pendingEdits().empty());
+        QCOMPARE(e.passageAt(int(e.storyText().size()) - 1), qint64(8));
     }
 
     void frameTurn_data() {

@@ -19,8 +19,8 @@
 
 namespace baton::ui {
 
-// The text a passage shows in the editor (line breaks normalised to \n): its
-// length is what the editor counts.
+// The text a passage shows in the editor (line breaks, \r\n, \r, U+2028 and U+2029,
+// normalised to \n): its length is what the editor counts.
 QString toDisplayText(const std::string& text);
 
 class StoryEditor : public QTextEdit {
