@@ -448,11 +448,11 @@ private Q_SLOTS:
         QVERIFY(memory && note);
         auto db = openDb(m_db);
         QVERIFY(*db->states().countForStory(m_story) > 0);
-        memory->setPlainText(QStringLiteral("Ada keeps the Tern lighthouse."));
-        note->setPlainText(QStringLiteral("Stormy."));
+        memory->setPlainText(QStringLiteral("Ada keeps the Qzxjv lighthouse."));
+        note->setPlainText(QStringLiteral("Wkvqz stormy."));
         QTRY_COMPARE_WITH_TIMEOUT(db->stories().get(m_story)->memory,
-                                  std::string("Ada keeps the Tern lighthouse."), 10000);
-        QTRY_COMPARE(db->stories().get(m_story)->authorsNote, std::string("Stormy."));
+                                  std::string("Ada keeps the Qzxjv lighthouse."), 10000);
+        QTRY_COMPARE(db->stories().get(m_story)->authorsNote, std::string("Wkvqz stormy."));
         // A new memory: the saved states were computed without it.
         QCOMPARE(*db->states().countForStory(m_story), int64_t(0));
         const QString text = editor()->storyText();
@@ -462,11 +462,11 @@ private Q_SLOTS:
         // Read: the memory, a blank line, the story, then the note.
         QCOMPARE(session()->resumedFromPassage(), qint64(0));
         QCOMPARE(session()->encodedChars(),
-                 qint64(QStringLiteral("Ada keeps the Tern lighthouse.\n\n").size() + text.size() +
-                        QStringLiteral("\n[Author's note: Stormy.]\n").size()));
+                 qint64(QStringLiteral("Ada keeps the Qzxjv lighthouse.\n\n").size() + text.size() +
+                        QStringLiteral("\n[Author's note: Wkvqz stormy.]\n").size()));
         // Neither is story text.
-        QVERIFY(!editor()->storyText().contains(QStringLiteral("Tern")));
-        QVERIFY(!editor()->storyText().contains(QStringLiteral("Stormy")));
+        QVERIFY(!editor()->storyText().contains(QStringLiteral("Qzxjv")));
+        QVERIFY(!editor()->storyText().contains(QStringLiteral("Wkvqz")));
         // They come back with the story.
         stopApp();
         startApp();
@@ -475,10 +475,10 @@ private Q_SLOTS:
         QTRY_COMPARE(session()->storyId(), m_story);
         QCOMPARE(memory = m_window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit")),
                  memory);
-        QCOMPARE(memory->toPlainText(), QStringLiteral("Ada keeps the Tern lighthouse."));
+        QCOMPARE(memory->toPlainText(), QStringLiteral("Ada keeps the Qzxjv lighthouse."));
         QCOMPARE(
             m_window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"))->toPlainText(),
-            QStringLiteral("Stormy."));
+            QStringLiteral("Wkvqz stormy."));
     }
 
     void editorKeepsTheStorysCharacters() {
@@ -565,21 +565,21 @@ private Q_SLOTS:
 
         // Rename in place.
         library->model()->setData(library->model()->index(library->model()->rowOf(second)),
-                                  QStringLiteral("Harbour lights"), Qt::EditRole);
-        QTRY_COMPARE(m_window->windowTitle(), QStringLiteral("Harbour lights — Baton"));
+                                  QStringLiteral("Qzxj harbour lights"), Qt::EditRole);
+        QTRY_COMPARE(m_window->windowTitle(), QStringLiteral("Qzxj harbour lights — Baton"));
         {
             QSignalSpy flushed(m_storage.get(), &storage::StorageController::flushed);
             m_storage->flush();
             QVERIFY(flushed.wait(10000));
             auto db = openDb(m_db);
-            QCOMPARE(db->stories().get(second)->title, std::string("Harbour lights"));
+            QCOMPARE(db->stories().get(second)->title, std::string("Qzxj harbour lights"));
         }
 
-        // Search by title.
+        // Search by title (a word the random model's text will not contain).
         auto* search = m_window->findChild<QLineEdit*>(QStringLiteral("librarySearch"));
         auto* list = m_window->findChild<QListView*>(QStringLiteral("storyList"));
         QSignalSpy applied(library, &ui::LibraryPanel::searchApplied);
-        QTest::keyClicks(search, QStringLiteral("harb"));
+        QTest::keyClicks(search, QStringLiteral("qzxj h"));
         QVERIFY(applied.wait(5000));
         QCOMPARE(list->model()->rowCount(), 1);
         QCOMPARE(list->model()->index(0, 0).data(ui::StoryListModel::IdRole).toLongLong(), second);
