@@ -141,8 +141,19 @@ int storyShow(const std::vector<std::string>& argv) {
               << "created: " << isoTime(story->createdAt) << "\n"
               << "updated: " << isoTime(story->updatedAt) << "\n"
               << "passages: " << path->size() << " on the current path, " << *count << " in all\n"
-              << "saved states: " << *states << "\n\n"
-              << text << "\n";
+              << "saved states: " << *states << "\n";
+    // Multi-line notes: the lines after the first indented under their label.
+    auto field = [](const char* label, const std::string& value) {
+        if (value.empty())
+            return;
+        std::string indented;
+        for (char c : value)
+            indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
+        std::cout << label << ": " << indented << "\n";
+    };
+    field("memory", story->memory);
+    field("author's note", story->authorsNote);
+    std::cout << "\n" << text << "\n";
     return 0;
 }
 

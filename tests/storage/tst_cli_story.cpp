@@ -235,8 +235,8 @@ private Q_SLOTS:
         // The memory is read exactly as if it opened the story: a story with memory M
         // writes what a story whose text is "M\n\n" writes after it.
         const QString memory = QStringLiteral("The keeper's name is Ada.");
-        const Run created = cli({"--db", m_db, "story", "new", "--title", "With memory",
-                                 "--model", m_model, "--memory", memory});
+        const Run created = cli({"--db", m_db, "story", "new", "--title", "With memory", "--model",
+                                 m_model, "--memory", memory});
         QVERIFY2(created.exitCode == 0, created.err.constData());
         const qint64 withMemory = created.out.trimmed().toLongLong();
         const QString txt = m_tmp.path() + "/memory.txt";
@@ -251,6 +251,9 @@ private Q_SLOTS:
         QVERIFY(!written.isEmpty());
         QVERIFY(!written.contains("Ada")); // read, not saved as story text
         QCOMPARE(exportTxt(asText), (memory + "\n\n").toUtf8() + written);
+        const Run show = cli({"--db", m_db, "story", "show", QString::number(withMemory)});
+        QVERIFY(show.out.contains("memory: The keeper's name is Ada.\n"));
+        QVERIFY(!show.out.contains("author's note:"));
 
         // An author's note changes what is written next, and is not saved either.
         const qint64 plain = newStory("Plain");
@@ -262,6 +265,24 @@ private Q_SLOTS:
         QCOMPARE(generate(noted, 10).exitCode, 0);
         QVERIFY(!exportTxt(noted).contains("storms"));
         QVERIFY(exportTxt(noted) != exportTxt(plain));
+        QVERIFY(cli({"--db", m_db, "story", "show", QString::number(noted)})
+                    .out.contains("author's note: Write about storms.\n"));
+
+        // A memory or note that is not UTF-8 is refused, naming the option (the
+        // bytes go through a shell: QProcess arguments are always UTF-8).
+        for (const char* option : {"--memory", "--note"}) {
+            QProcess sh;
+            sh.start(QStringLiteral("/bin/sh"),
+                     {QStringLiteral("-c"),
+                      QStringLiteral("\"$0\" --db \"$1\" story new --title T %1 \"$(printf "
+                                     "'caf\\351')\"")
+                          .arg(QLatin1String(option)),
+                      QStringLiteral(BATON_CLI_PATH), m_db});
+            QVERIFY(sh.waitForFinished(60000));
+            QCOMPARE(sh.exitCode(), 2);
+            QVERIFY2(sh.readAllStandardError().contains(QByteArray(option) + " is not valid UTF-8"),
+                     option);
+        }
     }
 
     void corruptDatabaseIsReportedAndKept() {

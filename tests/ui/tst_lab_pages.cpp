@@ -326,6 +326,13 @@ private Q_SLOTS:
         ui::TopicsPanel* topics = m_window->topicsPanel();
         QVERIFY(topics->isVisible());
         QCOMPARE(topics->topicModelCount(), 0);
+        // Nothing to analyse with yet: said, and no job starts.
+        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
+                          Qt::LeftButton);
+        QVERIFY(!topics->analyzing());
+        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("topicsStatus"))
+                    ->text()
+                    .contains(QStringLiteral("Fit a topic model first")));
 
         // A long fit, cancelled: nothing is registered.
         topics->setFitOptions(4, 5000, QStringLiteral("Emma topics"));

@@ -43,6 +43,15 @@ private:
     bool m_done = false;
 };
 
+// Where the trailing run of model passages begins (path.size(): none): the last
+// generation's text, which a retry replaces and a turn's reply ends with.
+size_t trailingModelStart(const std::vector<storage::Passage>& path) {
+    size_t first = path.size();
+    while (first > 0 && path[first - 1].author == storage::PassageAuthor::Model)
+        --first;
+    return first;
+}
+
 bool stateProblem(engine::ErrorCode code) {
     return code == engine::ErrorCode::StateCorrupt || code == engine::ErrorCode::StateMismatch ||
            code == engine::ErrorCode::StateVersion;
@@ -125,9 +134,7 @@ void StorySession::close() {
 
 void StorySession::computeRetryPoint(const std::vector<storage::Passage>& path) {
     // The trailing run of model passages is what a retry replaces.
-    size_t first = path.size();
-    while (first > 0 && path[first - 1].author == storage::PassageAuthor::Model)
-        --first;
+    const size_t first = trailingModelStart(path);
     if (first == path.size()) {
         m_retryParent = -1;
         return;
@@ -314,8 +321,7 @@ void StorySession::finishGeneration(std::function<void()> report) {
     reloadPath(true, [this, before, name, report] {
         const qint64 after = leaf();
         if (after != before)
-            m_undo->push(new StoryStep(
-                name, [this, before] { applyMove(before); }, [this, after] { applyMove(after); }));
+            pushMove(name, before, after);
         setPhase(Phase::Idle);
         report();
     });
@@ -374,14 +380,16 @@ void StorySession::switchTo(qint64 leafId, const QString& what) {
         return;
     const qint64 before = leaf();
     applyMove(leafId);
+    pushMove(what, before, leafId);
+}
+
+void StorySession::pushMove(const QString& name, qint64 before, qint64 after) {
     m_undo->push(new StoryStep(
-        what, [this, before] { applyMove(before); }, [this, leafId] { applyMove(leafId); }));
+        name, [this, before] { applyMove(before); }, [this, after] { applyMove(after); }));
 }
 
 bool StorySession::undoTurn() {
-    size_t first = m_path.size();
-    while (first > 0 && m_path[first - 1].author == storage::PassageAuthor::Model)
-        --first;
+    const size_t first = trailingModelStart(m_path);
     if (first == 0 || busy())
         return false;
     // m_path[first - 1] is the action; the turn ends before it.

@@ -127,6 +127,8 @@ private:
     // The generation ended: read what was saved, record the undo step, go idle.
     void finishGeneration(std::function<void()> report);
     void applyMove(qint64 leafId);
+    // Records a move of the current leaf that has happened (undo goes back to before).
+    void pushMove(const QString& name, qint64 before, qint64 after);
     void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
     // The text the model reads without a state: the memory, then the path's text.
     std::string textWithoutState(const std::vector<storage::Passage>& path) const;

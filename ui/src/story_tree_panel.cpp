@@ -193,28 +193,31 @@ std::optional<size_t> StoryTreePanel::deepestChoice() const {
     return std::nullopt;
 }
 
-std::optional<qint64> StoryTreePanel::alternative(int step) const {
+std::optional<std::pair<const std::vector<qint64>*, int>> StoryTreePanel::latestChoice() const {
     const auto choice = deepestChoice();
     if (!choice)
         return std::nullopt;
     const auto& siblings = m_children.at(m_path[*choice].parentId);
-    const int n = int(siblings.size());
-    int at = 0;
-    while (at < n && siblings[size_t(at)] != m_path[*choice].id)
-        ++at;
-    const int to = ((at + step) % n + n) % n;
-    return segmentEnd(siblings[size_t(to)]);
-}
-
-QString StoryTreePanel::alternativePosition() const {
-    const auto choice = deepestChoice();
-    if (!choice)
-        return {};
-    const auto& siblings = m_children.at(m_path[*choice].parentId);
     int at = 0;
     while (at < int(siblings.size()) && siblings[size_t(at)] != m_path[*choice].id)
         ++at;
-    return tr("%1 of %2").arg(at + 1).arg(siblings.size());
+    return std::pair{&siblings, at};
+}
+
+std::optional<qint64> StoryTreePanel::alternative(int step) const {
+    const auto choice = latestChoice();
+    if (!choice)
+        return std::nullopt;
+    const auto& [siblings, at] = *choice;
+    const int n = int(siblings->size());
+    return segmentEnd((*siblings)[size_t(((at + step) % n + n) % n)]);
+}
+
+QString StoryTreePanel::alternativePosition() const {
+    const auto choice = latestChoice();
+    if (!choice)
+        return {};
+    return tr("%1 of %2").arg(choice->second + 1).arg(choice->first->size());
 }
 
 void StoryTreePanel::activate(QTreeWidgetItem* item) {

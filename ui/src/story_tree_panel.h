@@ -51,6 +51,8 @@ private:
     qint64 segmentEnd(qint64 first) const;
     // The deepest passage on the current path whose parent has other children.
     std::optional<size_t> deepestChoice() const;
+    // Its alternatives (the children of its parent) and its index among them.
+    std::optional<std::pair<const std::vector<qint64>*, int>> latestChoice() const;
     void activate(QTreeWidgetItem* item);
 
     storage::StorageController& m_storage;

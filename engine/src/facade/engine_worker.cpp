@@ -15,6 +15,19 @@ Error noModel() {
     return Error{ErrorCode::InvalidArgument, "no model is loaded"};
 }
 
+// Where each token ends in the text it was encoded from (bytes, at most textBytes).
+std::vector<int64_t> tokenByteEnds(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
+                                   size_t textBytes) {
+    std::vector<int64_t> ends;
+    ends.reserve(ids.size());
+    int64_t end = 0;
+    for (int32_t id : ids) {
+        end += int64_t(tokenizer.tokenBytes(id).size());
+        ends.push_back(std::min<int64_t>(end, int64_t(textBytes)));
+    }
+    return ends;
+}
+
 } // namespace
 
 bool EngineWorker::begin(JobId job, const CancelToken& cancel) {
@@ -209,12 +222,7 @@ void EngineWorker::runEvaluate(JobId job, const EvaluateRequest& request,
             TokenLosses losses;
             losses.windows = r->windows;
             losses.withState = runs[i].second;
-            losses.byteEnd.reserve(ids.size());
-            int64_t end = 0;
-            for (int32_t id : ids) {
-                end += int64_t(tokenizer->tokenBytes(id).size());
-                losses.byteEnd.push_back(std::min<int64_t>(end, int64_t(request.text.size())));
-            }
+            losses.byteEnd = tokenByteEnds(*tokenizer, ids, request.text.size());
             losses.nll.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
             for (const TokenScore& t : r->perToken)
                 if (t.index >= 0 && t.index < int64_t(ids.size()))
@@ -295,13 +303,7 @@ void EngineWorker::runInspect(JobId job, const TopicsInspectRequest& request,
     }
     const auto tokenizer = m_model->tokenizer();
     const std::vector<int32_t> ids = tokenizer->encode(request.text);
-    std::vector<int64_t> byteEnd;
-    byteEnd.reserve(ids.size());
-    int64_t end = 0;
-    for (int32_t id : ids) {
-        end += int64_t(tokenizer->tokenBytes(id).size());
-        byteEnd.push_back(std::min<int64_t>(end, int64_t(request.text.size())));
-    }
+    const std::vector<int64_t> byteEnd = tokenByteEnds(*tokenizer, ids, request.text.size());
     TopicsInspection out;
     out.topics = topics->topics();
     for (int t = 0; t < out.topics; ++t) {

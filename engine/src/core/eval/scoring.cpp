@@ -38,17 +38,27 @@ torch::Tensor targetLogProbs(Gpt2Impl& net, const torch::Tensor& hidden,
     return logits.gather(1, targets).squeeze(1) - torch::logsumexp(logits, 1);
 }
 
-Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& ids,
-                              const ScoreOptions& options, int64_t words) {
-    Model::Impl& m = model.impl();
+// The windows to run (resolved and checked against the model) for these ids.
+Result<WindowSettings> checkedWindows(const Model::Impl& m, const WindowSettings& requested,
+                                      const std::vector<int32_t>& ids) {
     const ModelConfig& c = m.info.config;
-    const WindowSettings w = resolveWindows(m.info, options.windows);
+    const WindowSettings w = resolveWindows(m.info, requested);
     if (auto r = validateWindows(w, c.nPositions); !r)
         return r.error();
     for (int32_t id : ids)
         if (id < 0 || id >= c.vocabSize)
             return makeError(ErrorCode::InvalidArgument,
                              "token id " + std::to_string(id) + " is outside the vocabulary");
+    return w;
+}
+
+Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& ids,
+                              const ScoreOptions& options, int64_t words) {
+    Model::Impl& m = model.impl();
+    const auto checked = checkedWindows(m, options.windows, ids);
+    if (!checked)
+        return checked.error();
+    const WindowSettings w = *checked;
 
     ScoreResult result;
     result.windows = w;
@@ -146,19 +156,15 @@ readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSett
            int top, const CancelToken& cancel,
            const std::function<bool(int64_t, int64_t)>& progress) {
     Model::Impl& m = model.impl();
-    const ModelConfig& c = m.info.config;
     if (!m.recurrent())
         return makeError(ErrorCode::InvalidArgument,
                          "the model has no recurrent state (a baseline model)");
     if (top < 1)
         return makeError(ErrorCode::InvalidArgument, "top must be at least 1");
-    const WindowSettings w = resolveWindows(m.info, windows);
-    if (auto r = validateWindows(w, c.nPositions); !r)
-        return r.error();
-    for (int32_t id : ids)
-        if (id < 0 || id >= c.vocabSize)
-            return makeError(ErrorCode::InvalidArgument,
-                             "token id " + std::to_string(id) + " is outside the vocabulary");
+    const auto checked = checkedWindows(m, windows, ids);
+    if (!checked)
+        return checked.error();
+    const WindowSettings w = *checked;
     std::vector<StateReading> readings;
     const auto spans = planWindows(static_cast<int64_t>(ids.size()), w);
     try {
