@@ -160,11 +160,20 @@ double Args::getDouble(const std::string& name, double min, double max) const {
     return x;
 }
 
-std::vector<int64_t> Args::getIntList(const std::string& name, int64_t min, int64_t max) const {
-    std::vector<int64_t> out;
+std::vector<std::string> Args::getList(const std::string& name) const {
+    std::vector<std::string> out;
     std::stringstream in(get(name));
     std::string item;
-    while (std::getline(in, item, ',')) {
+    while (std::getline(in, item, ','))
+        out.push_back(item);
+    if (out.empty())
+        throw UsageError("--" + name + " needs at least one value");
+    return out;
+}
+
+std::vector<int64_t> Args::getIntList(const std::string& name, int64_t min, int64_t max) const {
+    std::vector<int64_t> out;
+    for (const std::string& item : getList(name)) {
         char* end = nullptr;
         errno = 0;
         const long long x = std::strtoll(item.c_str(), &end, 10);
@@ -175,8 +184,6 @@ std::vector<int64_t> Args::getIntList(const std::string& name, int64_t min, int6
                              ", " + std::to_string(max) + "]");
         out.push_back(x);
     }
-    if (out.empty())
-        throw UsageError("--" + name + " needs at least one value");
     return out;
 }
 

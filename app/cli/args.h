@@ -39,6 +39,8 @@ public:
 
     int64_t getInt(const std::string& name, int64_t min, int64_t max) const;
     double getDouble(const std::string& name, double min, double max) const;
+    // A comma-separated list (at least one item).
+    std::vector<std::string> getList(const std::string& name) const;
     // A comma-separated list of integers, each in [min, max].
     std::vector<int64_t> getIntList(const std::string& name, int64_t min, int64_t max) const;
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -16,20 +17,28 @@ namespace baton::cli {
 
 namespace {
 
+using Json = nlohmann::ordered_json;
+
+// One (model, T, o, state) over every file.
 struct Row {
+    std::string model; // "a" (--model) or "b" (--paired-with)
     engine::WindowSettings windows;
-    bool state = true;
+    engine::StateSource state = engine::StateSource::On;
+    bool recurrent = false;
     int64_t scored = 0, words = 0;
     double nll = 0, seconds = 0;
     std::vector<engine::PositionBand> bands;
+    std::vector<engine::WindowScore> perWindow; // every file's windows in turn
 
     double tokenPpl() const { return scored ? std::exp(nll / double(scored)) : 0.0; }
     double wordPpl() const { return words ? std::exp(nll / double(words)) : 0.0; }
+    std::string stateName() const { return recurrent ? engine::stateSourceName(state) : "-"; }
     void add(const engine::ScoreResult& r) {
         scored += r.scoredTokens;
         words += r.words;
         nll += r.nllSum;
         seconds += r.seconds;
+        perWindow.insert(perWindow.end(), r.perWindow.begin(), r.perWindow.end());
         if (bands.empty()) {
             bands = r.bands;
             return;
@@ -43,9 +52,28 @@ struct Row {
     }
 };
 
+// A paired difference between two rows of the same T and o.
+struct Pair {
+    size_t a, b; // indices into the rows
+    engine::PairedComparison diff;
+};
+
 std::string bandName(const engine::PositionBand& b) {
     return b.last == INT32_MAX ? std::to_string(b.first) + "+"
                                : std::to_string(b.first) + "-" + std::to_string(b.last);
+}
+
+std::string rowLabel(const Row& r) {
+    return r.model + (r.recurrent ? std::string(":") + engine::stateSourceName(r.state) : "");
+}
+
+Json differenceJson(const engine::PairedDifference& d) {
+    Json j;
+    j["mean"] = d.mean;
+    j["std_error"] = d.stdError;
+    j["windows"] = d.windows;
+    j["tokens"] = d.tokens;
+    return j;
 }
 
 } // namespace
@@ -58,7 +86,9 @@ int runEval(const std::vector<std::string>& argv) {
               "token as the paper counts them and with the LM head, and wall time. Each file "
               "is a separate document (a recurrent model's state starts fresh in each). For "
               "recurrent models it also reports, by window position band, the mean NLL and the "
-              "attention mass on the state slot.");
+              "attention mass on the state slots, and can replace the state by ablations. "
+              "Paired differences (per-window, with standard errors) compare each ablation "
+              "with the true state and, with --paired-with, this model with another one.");
     addModelOptions(args);
     args.option("window", "T[,T...]",
                 "Window sizes (default: the model's; for a recurrent "
@@ -66,9 +96,17 @@ int runEval(const std::vector<std::string>& argv) {
         .option("overlap", "O[,O...]",
                 "Overlaps, each less than T (default: the model's; 0 "
                 "for a baseline)")
-        .flag("no-state", "For a recurrent model, also evaluate every setting with the state "
-                          "switched off (same weights, no extra key and value) and compare")
-        .flag("json", "Print a JSON array with one object per row")
+        .option("state", "S[,S...]",
+                "For a recurrent model, the states its windows receive: on (the true "
+                "state), off (none), mean (the mean state over the text), far (the state of "
+                "the window half the text away), shuffled (the states permuted across windows)",
+                "on")
+        .flag("no-state", "The same as --state on,off")
+        .option("shuffle-seed", "N", "Seed of the shuffled ablation's permutation", "1")
+        .option("paired-with", "DIR",
+                "A second model (same tokenizer), scored on the same windows with its state "
+                "on; prints this model minus that one per window setting")
+        .flag("json", "Print a JSON object: the rows and the paired differences")
         .option("per-token", "FILE",
                 "Write every scored token's NLL, window index and "
                 "position to FILE (tab-separated, with a header)")
@@ -80,6 +118,30 @@ int runEval(const std::vector<std::string>& argv) {
         texts.push_back(readText(f));
     const auto model = loadModel(args);
     const auto& info = model->info();
+    const bool recurrent = model->recurrent();
+
+    std::vector<engine::StateSource> sources;
+    const auto names =
+        args.has("no-state") ? std::vector<std::string>{"on", "off"} : args.getList("state");
+    for (const auto& name : names) {
+        auto s = engine::parseStateSource(name);
+        if (!s)
+            throw UsageError("--state: " + s.error().message);
+        if (std::find(sources.begin(), sources.end(), *s) == sources.end())
+            sources.push_back(*s);
+    }
+    if (!recurrent && (sources.size() > 1 || sources[0] != engine::StateSource::On))
+        throw UsageError("--state and --no-state need a recurrent model");
+    if (args.has("no-state") && args.has("state"))
+        throw UsageError("give --state or --no-state, not both");
+
+    std::shared_ptr<engine::Model> other;
+    if (args.has("paired-with")) {
+        other = loadModelAt(args.get("paired-with"), args);
+        if (other->tokenizer()->identity() != model->tokenizer()->identity())
+            throw UsageError("--paired-with: " + args.get("paired-with") +
+                             " uses another tokenizer; paired windows need the same tokens");
+    }
 
     std::vector<int64_t> windowsList{0}, overlapList{0};
     if (args.has("window"))
@@ -94,115 +156,181 @@ int runEval(const std::vector<std::string>& argv) {
                 requested.overlap = info.recurrence->overlap < T ? info.recurrence->overlap : 0;
             const auto w = engine::resolveWindows(info, requested);
             check(engine::validateWindows(w, info.config.nPositions));
+            if (other)
+                check(engine::validateWindows(w, other->info().config.nPositions));
             settings.push_back(w);
         }
-    const bool recurrent = model->recurrent();
-    std::vector<bool> stateModes{true};
-    if (args.has("no-state")) {
-        if (!recurrent)
-            throw UsageError("--no-state needs a recurrent model");
-        stateModes.push_back(false);
-    }
+    const uint64_t seed = static_cast<uint64_t>(args.getInt("shuffle-seed", 0, INT64_MAX));
 
     std::ofstream perToken;
     if (args.has("per-token")) {
         perToken.open(args.get("per-token"));
         if (!perToken)
             throw CliError("cannot write " + args.get("per-token"));
-        perToken << "file\twindow_size\toverlap\tstate\tindex\twindow\tposition\ttoken_id\tnll\n";
+        perToken << "file\tmodel\twindow_size\toverlap\tstate\tindex\twindow\tposition\ttoken_"
+                    "id\tnll\n";
     }
 
     std::vector<Row> rows;
+    std::vector<Pair> pairs;
     std::vector<std::string> warnings;
+    auto score = [&](const engine::Model& m, const std::string& name,
+                     const engine::WindowSettings& w, engine::StateSource state) {
+        Row row;
+        row.model = name;
+        row.windows = w;
+        row.recurrent = m.recurrent();
+        row.state = row.recurrent ? state : engine::StateSource::Off;
+        for (size_t f = 0; f < texts.size(); ++f) {
+            engine::ScoreOptions options;
+            options.windows = w;
+            options.state = state;
+            options.shuffleSeed = seed;
+            options.keepPerToken = perToken.is_open();
+            const auto r = engine::scoreText(m, texts[f], options);
+            check(r);
+            row.add(*r);
+            for (const auto& s : r->perToken)
+                perToken << args.positional()[f] << "\t" << name << "\t" << w.window << "\t"
+                         << w.overlap << "\t" << row.stateName() << "\t" << s.index << "\t"
+                         << s.window << "\t" << s.position << "\t" << s.id << "\t" << -s.logprob
+                         << "\n";
+        }
+        return row;
+    };
     for (const auto& w : settings) {
         if (auto warning = engine::windowWarning(info, w); !warning.empty()) {
             std::cerr << "warning: " << warning << "\n";
             warnings.push_back(warning);
         }
-        for (bool state : stateModes) {
-            Row row;
-            row.windows = w;
-            row.state = state;
-            for (size_t f = 0; f < texts.size(); ++f) {
-                engine::ScoreOptions options;
-                options.windows = w;
-                options.useState = state;
-                options.keepPerToken = perToken.is_open();
-                const auto r = engine::scoreText(*model, texts[f], options);
-                check(r);
-                row.add(*r);
-                for (const auto& s : r->perToken)
-                    perToken << args.positional()[f] << "\t" << w.window << "\t" << w.overlap
-                             << "\t" << (state ? "on" : "off") << "\t" << s.index << "\t"
-                             << s.window << "\t" << s.position << "\t" << s.id << "\t" << -s.logprob
-                             << "\n";
-            }
-            rows.push_back(std::move(row));
-        }
+        const size_t first = rows.size();
+        for (auto state : sources)
+            rows.push_back(score(*model, "a", w, state));
+        if (other)
+            rows.push_back(score(*other, "b", w, engine::StateSource::On));
+        // Every ablation against the first state listed, and this model against the other.
+        const size_t ownRows = sources.size();
+        for (size_t i = 1; i < ownRows; ++i)
+            pairs.push_back({first + i, first, {}});
+        if (other)
+            pairs.push_back({first, first + ownRows, {}});
+    }
+    for (auto& p : pairs) {
+        auto d = engine::comparePaired(rows[p.a].perWindow, rows[p.b].perWindow);
+        check(d);
+        p.diff = *d;
     }
 
     if (args.has("json")) {
-        nlohmann::ordered_json out = nlohmann::ordered_json::array();
+        Json out;
+        out["model"] = info.path;
+        out["recurrent"] = recurrent;
+        if (other)
+            out["paired_with"] = other->info().path;
+        out["files"] = args.positional();
+        out["warnings"] = warnings;
+        auto& jrows = out["rows"] = Json::array();
         for (const auto& r : rows) {
-            nlohmann::ordered_json j;
-            j["model"] = info.path;
-            j["recurrent"] = recurrent;
-            j["state"] = recurrent ? (r.state ? "on" : "off") : "none";
+            Json j;
+            j["model"] = r.model == "a" ? info.path : other->info().path;
+            j["recurrent"] = r.recurrent;
+            j["state"] = r.recurrent ? engine::stateSourceName(r.state) : "none";
             j["window"] = r.windows.window;
             j["overlap"] = r.windows.overlap;
-            j["files"] = args.positional();
             j["scored_tokens"] = r.scored;
             j["words"] = r.words;
+            j["windows"] = static_cast<int64_t>(r.perWindow.size());
             j["nll_sum"] = r.nll;
+            j["mean_nll"] = r.scored ? r.nll / double(r.scored) : 0.0;
             j["token_ppl"] = r.tokenPpl();
             j["word_ppl"] = r.wordPpl();
-            j["flops_per_token"] = engine::flopsPerToken(info.config, r.windows, false);
-            j["flops_per_token_with_head"] = engine::flopsPerToken(info.config, r.windows, true);
+            const auto& c = (r.model == "a" ? info : other->info()).config;
+            j["flops_per_token"] = engine::flopsPerToken(c, r.windows, false);
+            j["flops_per_token_with_head"] = engine::flopsPerToken(c, r.windows, true);
             j["seconds"] = r.seconds;
-            auto& bands = j["bands"] = nlohmann::ordered_json::array();
+            auto& bands = j["bands"] = Json::array();
             for (const auto& b : r.bands) {
-                nlohmann::ordered_json jb;
+                Json jb;
                 jb["positions"] = bandName(b);
                 jb["tokens"] = b.tokens;
                 jb["mean_nll"] = b.meanNll();
-                if (recurrent && r.state)
+                if (r.recurrent && b.slotMassCount)
                     jb["slot_attention"] = b.meanSlotMass();
                 bands.push_back(jb);
             }
-            j["warnings"] = warnings;
-            out.push_back(j);
+            jrows.push_back(j);
+        }
+        auto& jpairs = out["paired"] = Json::array();
+        for (const auto& p : pairs) {
+            Json j;
+            const Row &a = rows[p.a], &b = rows[p.b];
+            j["window"] = a.windows.window;
+            j["overlap"] = a.windows.overlap;
+            j["a"] = rowLabel(a);
+            j["b"] = rowLabel(b);
+            j["difference"] = differenceJson(p.diff.all);
+            auto& bands = j["bands"] = Json::array();
+            for (size_t i = 0; i < p.diff.bands.size(); ++i) {
+                Json jb = differenceJson(p.diff.bands[i]);
+                jb["positions"] = bandName(a.bands[i]);
+                bands.push_back(jb);
+            }
+            jpairs.push_back(j);
         }
         std::cout << out.dump(2) << "\n";
         return 0;
     }
 
-    std::printf("model %s (%s)\n", info.path.c_str(),
+    std::printf("model a: %s (%s)\n", info.path.c_str(),
                 recurrent
                     ? ("recurrent, trained with T = " + std::to_string(info.recurrence->window) +
                        ", o = " + std::to_string(info.recurrence->overlap))
                           .c_str()
                     : "baseline");
-    std::printf("%5s %5s %5s %10s %9s %14s %10s %10s %11s %11s %8s\n", "T", "o", "state", "scored",
-                "words", "NLL (nats)", "token ppl", "word ppl", "FLOPs/tok", "+LM head", "time s");
-    for (const auto& r : rows)
-        std::printf("%5d %5d %5s %10lld %9lld %14.4f %10.4f %10.4f %11.3e %11.3e %8.2f\n",
-                    r.windows.window, r.windows.overlap, recurrent ? (r.state ? "on" : "off") : "-",
+    if (other)
+        std::printf("model b: %s (%s)\n", other->info().path.c_str(),
+                    other->recurrent() ? "recurrent" : "baseline");
+    std::printf("%5s %5s %-11s %10s %9s %14s %10s %10s %11s %11s %8s\n", "T", "o", "model",
+                "scored", "words", "NLL (nats)", "token ppl", "word ppl", "FLOPs/tok", "+LM head",
+                "time s");
+    for (const auto& r : rows) {
+        const auto& c = (r.model == "a" ? info : other->info()).config;
+        std::printf("%5d %5d %-11s %10lld %9lld %14.4f %10.4f %10.4f %11.3e %11.3e %8.2f\n",
+                    r.windows.window, r.windows.overlap, rowLabel(r).c_str(),
                     static_cast<long long>(r.scored), static_cast<long long>(r.words), r.nll,
-                    r.tokenPpl(), r.wordPpl(), engine::flopsPerToken(info.config, r.windows, false),
-                    engine::flopsPerToken(info.config, r.windows, true), r.seconds);
-    if (recurrent) {
-        std::printf("\nby window position (mean NLL in nats; attention on the state slot)\n");
-        std::printf("%5s %5s %5s %8s %10s %12s %10s\n", "T", "o", "state", "band", "tokens",
+                    r.tokenPpl(), r.wordPpl(), engine::flopsPerToken(c, r.windows, false),
+                    engine::flopsPerToken(c, r.windows, true), r.seconds);
+    }
+    if (recurrent || other) {
+        std::printf("\nby window position (mean NLL in nats; attention on the state slots)\n");
+        std::printf("%5s %5s %-11s %8s %10s %12s %10s\n", "T", "o", "model", "band", "tokens",
                     "mean NLL", "slot attn");
         for (const auto& r : rows)
             for (const auto& b : r.bands) {
                 char mass[16] = "-";
-                if (r.state && b.slotMassCount)
+                if (r.recurrent && b.slotMassCount)
                     std::snprintf(mass, sizeof(mass), "%.4f", b.meanSlotMass());
-                std::printf("%5d %5d %5s %8s %10lld %12.5f %10s\n", r.windows.window,
-                            r.windows.overlap, r.state ? "on" : "off", bandName(b).c_str(),
+                std::printf("%5d %5d %-11s %8s %10lld %12.5f %10s\n", r.windows.window,
+                            r.windows.overlap, rowLabel(r).c_str(), bandName(b).c_str(),
                             static_cast<long long>(b.tokens), b.meanNll(), mass);
             }
+    }
+    if (!pairs.empty()) {
+        std::printf("\npaired differences, a - b in mean NLL per token (nats) +- standard error "
+                    "over windows\n");
+        std::printf("%5s %5s %-11s %-11s %22s", "T", "o", "a", "b", "all");
+        for (const auto& b : rows[pairs.front().a].bands)
+            std::printf(" %22s", bandName(b).c_str());
+        std::printf("\n");
+        for (const auto& p : pairs) {
+            const Row &a = rows[p.a], &b = rows[p.b];
+            std::printf("%5d %5d %-11s %-11s %+11.5f +- %7.5f", a.windows.window, a.windows.overlap,
+                        rowLabel(a).c_str(), rowLabel(b).c_str(), p.diff.all.mean,
+                        p.diff.all.stdError);
+            for (const auto& d : p.diff.bands)
+                std::printf(" %+11.5f +- %7.5f", d.mean, d.stdError);
+            std::printf("\n");
+        }
     }
     return 0;
 }

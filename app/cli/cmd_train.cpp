@@ -182,6 +182,20 @@ int runTrain(const std::vector<std::string>& argv) {
                 "--slot-bias: its initial value (negative: the slot starts nearly ignored "
                 "instead of as an attention sink)",
                 "0")
+        .option("slots", "S",
+                "Recurrent: state slots, each pooled from its own segment of the window and "
+                "entering as its own key and value",
+                "1")
+        .option("pool-last", "K",
+                "Recurrent: pool only the last K positions of each window (0: all)", "0")
+        .flag("sink", "Recurrent: a learned per-head attention sink beside the state slots")
+        .option("episodes", "N",
+                "Mix N memory episodes into each training sequence (a fact stated in one "
+                "window and asked for 0-4 windows later; templates and names disjoint from "
+                "baton-cli probe's)",
+                "0")
+        .flag("no-unwrap", "Keep the corpus's hard line wraps and verse numbers (by default "
+                           "wrapped paragraphs are joined and verse numbers dropped)")
         .option("validate-every", "TOKENS",
                 "Validate every this many training tokens (0: at the end)", "200000")
         .option("val-tokens", "N", "Tokens of validation text scored per validation", "50000")
@@ -268,6 +282,11 @@ int runTrain(const std::vector<std::string>& argv) {
         c.recurrence.residual = !args.has("plain-ffn");
         c.recurrence.slotBias = args.has("slot-bias");
         c.slotBiasInit = args.getDouble("slot-bias-init", -100, 100);
+        c.recurrence.slots = int(args.getInt("slots", 1, 64));
+        c.recurrence.poolLast = int(args.getInt("pool-last", 0, 65536));
+        c.recurrence.sink = args.has("sink");
+        c.unwrap = !args.has("no-unwrap");
+        c.episodesPerSequence = int(args.getInt("episodes", 0, 100000));
         c.validateEveryTokens = args.getInt("validate-every", 0, INT64_MAX / 2);
         c.validationMaxTokens = args.getInt("val-tokens", 2, INT64_MAX / 2);
         c.patience = int(args.getInt("patience", 0, 1000000));

@@ -11,6 +11,7 @@ int runTokenize(const std::vector<std::string>& argv);
 int runScore(const std::vector<std::string>& argv);
 int runGenerate(const std::vector<std::string>& argv);
 int runEval(const std::vector<std::string>& argv);
+int runProbe(const std::vector<std::string>& argv);
 int runStory(const std::vector<std::string>& argv);
 // The global --db PATH (before the command); the story command's own --db wins.
 void setDatabasePath(const std::string& path);

@@ -38,6 +38,10 @@ std::string modelFolder(const Args& args) {
 
 std::shared_ptr<engine::Model> loadModel(const Args& args) {
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
+    return loadModelAt(modelFolder(args), args);
+}
+
+std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args) {
     engine::LoadOptions options;
     const std::string dtype = args.get("dtype");
     if (dtype == "f32")
@@ -47,7 +51,7 @@ std::shared_ptr<engine::Model> loadModel(const Args& args) {
     else
         throw UsageError("--dtype must be f32 or bf16, not '" + dtype + "'");
     options.device = args.get("device");
-    auto model = engine::Model::load(modelFolder(args), options);
+    auto model = engine::Model::load(folder, options);
     check(model);
     return *model;
 }

@@ -34,6 +34,8 @@ using app::kDefaultModel;
 
 void addModelOptions(Args& args);
 std::shared_ptr<engine::Model> loadModel(const Args& args);
+// Another model with the same --dtype and --device (after loadModel set the threads).
+std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args);
 std::string modelFolder(const Args& args);
 
 // Reads a text file ("-" is standard input); refuses invalid UTF-8 with the offset.

@@ -22,6 +22,8 @@ const Command kCommands[] = {
     {"score", baton::cli::runScore, "Per-token log-probabilities, NLL and perplexity of a text"},
     {"generate", baton::cli::runGenerate, "Continue a prompt, streaming the text"},
     {"eval", baton::cli::runEval, "Windowed evaluation: perplexity and FLOPs against T and o"},
+    {"probe", baton::cli::runProbe,
+     "Memory probe: does the model remember a fact from d windows back?"},
     {"story", baton::cli::runStory, "Stories: new, list, show, export, import, generate"},
     {"train", baton::cli::runTrain, "Fine-tune or pretrain a baseline or recurrent model"},
     {"topics", baton::cli::runTopics, "LDA topics: fit, show, infer, and the topic experiment"},

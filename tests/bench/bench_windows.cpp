@@ -142,12 +142,10 @@ int main(int argc, char** argv) {
             for (const auto& span : engine::planWindows(evalTokens, {T, o})) {
                 std::vector<int64_t> v(ids.begin() + span.start,
                                        ids.begin() + span.start + span.length);
-                engine::ForwardArgs args;
-                args.layerWeights = m.layerWeights;
-                args.slotLayer = m.insertBlock();
-                args.state = state;
-                auto out = m.net->forward(torch::tensor(v).unsqueeze(0), args);
-                state = m.stateFromPooled(out.pooled, span.length);
+                auto out = m.net->forward(torch::tensor(v).unsqueeze(0),
+                                          m.windowArgs(state, 0, span.length, T));
+                if (m.recurrent())
+                    state = m.nextState(out.pooled, T);
             }
         }
         const double blocks = secondsSince(b0);

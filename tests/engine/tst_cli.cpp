@@ -136,7 +136,7 @@ private Q_SLOTS:
         const Run r = cli({"eval", "--model", m_model, "--window", "16,32", "--overlap", "0,4",
                            "--json", "--per-token", perToken, m_text});
         QCOMPARE(r.exitCode, 0);
-        const auto rows = QJsonDocument::fromJson(r.out).array();
+        const auto rows = QJsonDocument::fromJson(r.out).object()["rows"].toArray();
         QCOMPARE(rows.size(), 4);
         const auto sums = m_ref["windowed_nll_sum"].toObject();
         for (const auto v : rows) {
@@ -154,7 +154,7 @@ private Q_SLOTS:
         }
         const auto lines = baton::test::readFile(perToken).trimmed().split('\n');
         QCOMPARE(lines.size(), 1 + 4 * 127);
-        QVERIFY(lines[0].startsWith("file\twindow_size\toverlap"));
+        QVERIFY(lines[0].startsWith("file\tmodel\twindow_size\toverlap"));
     }
 
     void evalRecurrentWithAndWithoutState() {
@@ -171,7 +171,7 @@ private Q_SLOTS:
         QVERIFY(baton::test::writeRecurrence(dir.toStdString(), c, rec, (*tok)->identity()));
         const Run r = cli({"eval", "--model", dir, "--no-state", "--json", m_text});
         QCOMPARE(r.exitCode, 0);
-        const auto rows = QJsonDocument::fromJson(r.out).array();
+        const auto rows = QJsonDocument::fromJson(r.out).object()["rows"].toArray();
         QCOMPARE(rows.size(), 2);
         QCOMPARE(rows[0].toObject()["state"].toString(), QString("on"));
         QCOMPARE(rows[1].toObject()["state"].toString(), QString("off"));
@@ -188,6 +188,47 @@ private Q_SLOTS:
         QVERIFY(other.out.contains("slot attn"));
         // --no-state needs a recurrent model.
         QCOMPARE(cli({"eval", "--model", m_model, "--no-state", m_text}).exitCode, 2);
+
+        // Every ablation, and the paired differences against the baseline.
+        const Run ablations = cli({"eval", "--model", dir, "--state", "on,off,mean,far,shuffled",
+                                   "--paired-with", m_model, "--json", m_text});
+        QVERIFY2(ablations.exitCode == 0, ablations.err.constData());
+        const auto all = QJsonDocument::fromJson(ablations.out).object();
+        QCOMPARE(all["rows"].toArray().size(), 6);
+        const auto pairs = all["paired"].toArray();
+        QCOMPARE(pairs.size(), 5);
+        QCOMPARE(pairs[0].toObject()["a"].toString(), QString("a:off"));
+        QCOMPARE(pairs[0].toObject()["b"].toString(), QString("a:on"));
+        QCOMPARE(pairs[4].toObject()["a"].toString(), QString("a:on"));
+        QCOMPARE(pairs[4].toObject()["b"].toString(), QString("b"));
+        for (const auto p : pairs) {
+            const auto d = p.toObject()["difference"].toObject();
+            QVERIFY(d["std_error"].toDouble() >= 0);
+            QVERIFY(d["windows"].toInt() > 1);
+            QCOMPARE(p.toObject()["bands"].toArray().size(), 3);
+        }
+        // The off ablation is the baseline computation (the module's weights are the
+        // fixture's): the paired difference of off against the baseline row is zero.
+        const auto ablationRows = all["rows"].toArray();
+        QCOMPARE(ablationRows[1].toObject()["nll_sum"].toDouble(),
+                 ablationRows[5].toObject()["nll_sum"].toDouble());
+        QCOMPARE(cli({"eval", "--model", dir, "--state", "sideways", m_text}).exitCode, 2);
+
+        // The memory probe on the recurrent model and the fixture as its baseline.
+        const QString book = baton::test::sharedPath("corpus/books/austen-pride-and-prejudice.txt");
+        const Run probe = cli({"probe", "--model", dir, "--baseline", m_model, "--episodes", "3",
+                               "--distances", "0,1", "--json", book});
+        QVERIFY2(probe.exitCode == 0, probe.err.constData());
+        const auto models = QJsonDocument::fromJson(probe.out).object()["models"].toArray();
+        QCOMPARE(models.size(), 2);
+        QCOMPARE(models[0].toObject()["results"].toArray().size(), 2 * 3); // on, off, shuffled
+        QCOMPARE(models[1].toObject()["results"].toArray().size(), 2);
+        QCOMPARE(models[1].toObject()["window"].toInt(), 16); // the model's windows
+        const Run human = cli({"probe", "--model", dir, "--episodes", "2", "--distances", "1",
+                               "--state", "on", book});
+        QCOMPARE(human.exitCode, 0);
+        QVERIFY(human.out.contains("chance 0.125"));
+        QCOMPARE(cli({"probe", "--model", dir, "--episodes", "0", book}).exitCode, 2);
     }
 
     void defaultModelIsTheBundledOne() {

@@ -5,6 +5,7 @@
 #include "tiny_model.h"
 
 #include "model/model_impl.h"
+#include "model/recurrence.h"
 #include "util/hash.h"
 
 #include <baton/engine/generator.h>
@@ -19,6 +20,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <map>
 
 using namespace baton::engine;
 
@@ -48,6 +50,67 @@ class TestRecurrence : public QObject {
         o.stopAtEndOfText = false;
         auto r = g.generate(o);
         return r.ok() ? r->tokens : std::vector<int32_t>{};
+    }
+
+    // Every generated token's log-probability, as the generator saw it, equals what
+    // windowed scoring of the finished stream gives.
+    void checkGenerationMatchesScoring(const std::shared_ptr<Model>& model,
+                                       const WindowSettings& w) {
+        auto g = Generator::create(model, w);
+        QVERIFY(g.ok());
+        std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 21); // rolls over while reading
+        QVERIFY((*g)->append(stream).ok());
+        std::vector<double> seen;
+        SamplingOptions o;
+        o.maxTokens = 1;
+        o.seed = 4;
+        o.temperature = 1.0;
+        o.stopAtEndOfText = false;
+        for (int i = 0; i < 50; ++i) {
+            const auto logits = (*g)->nextLogits();
+            auto r = (*g)->generate(o);
+            QVERIFY(r.ok());
+            const int32_t t = r->tokens[0];
+            double mx = *std::max_element(logits.begin(), logits.end()), sum = 0;
+            for (float x : logits)
+                sum += std::exp(double(x) - mx);
+            seen.push_back(double(logits[size_t(t)]) - mx - std::log(sum));
+            stream.push_back(t);
+        }
+        ScoreOptions so;
+        so.windows = w;
+        auto scored = scoreTokens(*model, stream, so);
+        QVERIFY(scored.ok());
+        for (size_t i = 0; i < seen.size(); ++i) {
+            const auto& s = scored->perToken[scored->perToken.size() - seen.size() + i];
+            QVERIFY2(std::abs(s.logprob - seen[i]) < 2e-4,
+                     qPrintable(QString("token %1: %2 vs %3").arg(i).arg(s.logprob).arg(seen[i])));
+        }
+    }
+
+    // N greedy tokens in one go equal k tokens, an exported state, a freshly loaded
+    // model and generator from it, and N - k more.
+    void checkExportImport(const std::string& dir, const WindowSettings& w, int k) {
+        const int N = 60;
+        auto modelA = Model::load(dir);
+        auto one = Generator::create(*modelA, w);
+        QVERIFY((*one)->appendText("It was a bright cold day in April").ok());
+        const auto all = greedyRun(**one, N);
+        QCOMPARE(all.size(), size_t(N));
+        auto first = Generator::create(*modelA, w);
+        QVERIFY((*first)->appendText("It was a bright cold day in April").ok());
+        auto part1 = greedyRun(**first, k);
+        auto blob = (*first)->exportState();
+        QVERIFY(blob.ok());
+        auto modelB = Model::load(dir);
+        auto resumed = Generator::importState(*modelB, *blob, w);
+        QVERIFY2(resumed.ok(), resumed.ok() ? "" : resumed.error().message.c_str());
+        QCOMPARE((*resumed)->streamLength(), (*first)->streamLength());
+        QCOMPARE((*resumed)->windowStart(), (*first)->windowStart());
+        QCOMPARE((*resumed)->currentState(), (*first)->currentState());
+        auto part2 = greedyRun(**resumed, N - k);
+        part1.insert(part1.end(), part2.begin(), part2.end());
+        QCOMPARE(part1, all);
     }
 
 private Q_SLOTS:
@@ -172,7 +235,7 @@ private Q_SLOTS:
             ForwardArgs b;
             b.blockOutputs = &withState;
             b.slotLayer = insert;
-            b.state = torch::randn({1, m.info.config.nEmbd});
+            b.state = torch::randn({1, 1, m.info.config.nEmbd});
             m.net->forward(ids, b);
             QCOMPARE(plain.size(), size_t(2));
             for (int l = 0; l < 2; ++l) {
@@ -210,7 +273,7 @@ private Q_SLOTS:
     void noStateIsTheBaselineComputation() {
         ScoreOptions on, off;
         on.windows = off.windows = {16, 4};
-        off.useState = false;
+        off.state = StateSource::Off;
         auto a = scoreTokens(*m_recurrent, m_ids, off), b = scoreTokens(*m_baseline, m_ids, on);
         QVERIFY(a.ok() && b.ok());
         QCOMPARE(a->nllSum, b->nllSum);
@@ -253,38 +316,184 @@ private Q_SLOTS:
     void generationMatchesScoring() {
         QFETCH(bool, recurrent);
         QFETCH(int, overlap);
-        auto model = recurrent ? m_recurrent : m_baseline;
-        const WindowSettings w{16, overlap};
-        auto g = Generator::create(model, w);
-        QVERIFY(g.ok());
-        std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 21); // rolls over while reading
-        QVERIFY((*g)->append(stream).ok());
-        std::vector<double> seen;
-        SamplingOptions o;
-        o.maxTokens = 1;
-        o.seed = 4;
-        o.temperature = 1.0;
-        o.stopAtEndOfText = false;
-        for (int i = 0; i < 50; ++i) {
-            const auto logits = (*g)->nextLogits();
-            auto r = (*g)->generate(o);
-            QVERIFY(r.ok());
-            const int32_t t = r->tokens[0];
-            double mx = *std::max_element(logits.begin(), logits.end()), sum = 0;
-            for (float x : logits)
-                sum += std::exp(double(x) - mx);
-            seen.push_back(double(logits[size_t(t)]) - mx - std::log(sum));
-            stream.push_back(t);
+        checkGenerationMatchesScoring(recurrent ? m_recurrent : m_baseline, {16, overlap});
+    }
+
+    // ---- design variants: several slots, pooling the last positions, a sink ----
+
+    void variants_data() {
+        QTest::addColumn<int>("slots");
+        QTest::addColumn<int>("poolLast");
+        QTest::addColumn<bool>("sink");
+        QTest::addColumn<bool>("slotBias");
+        QTest::newRow("3 slots") << 3 << 0 << false << false;
+        QTest::newRow("pool the last 5") << 1 << 5 << false << false;
+        QTest::newRow("sink") << 1 << 0 << true << false;
+        QTest::newRow("2 slots over the last 8, sink, slot bias") << 2 << 8 << true << true;
+    }
+    void variants() {
+        QFETCH(int, slots);
+        QFETCH(int, poolLast);
+        QFETCH(bool, sink);
+        QFETCH(bool, slotBias);
+        RecurrenceConfig rec = m_rec;
+        rec.slots = slots;
+        rec.poolLast = poolLast;
+        rec.sink = sink;
+        rec.slotBias = slotBias;
+        const QString dir = makeRecurrent(
+            QString("variant-%1-%2-%3-%4").arg(slots).arg(poolLast).arg(sink).arg(slotBias), rec);
+        // baton.json says version 2 and names the options; the module loads with them.
+        const QJsonObject desc = baton::test::readJsonObject(dir + "/baton.json");
+        QCOMPARE(desc["format_version"].toInt(), 2);
+        QCOMPARE(desc["slots"].toInt(), slots);
+        auto model = Model::load(dir.toStdString());
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        QCOMPARE((*model)->info().recurrence->slots, slots);
+        QCOMPARE((*model)->info().recurrence->poolLast, poolLast);
+        QCOMPARE((*model)->info().recurrence->sink, sink);
+        // The first window is still plain GPT-2; the CPU decoder agrees with LibTorch
+        // (slots, segments, sink), and a state blob resumes exactly.
+        auto a = m_baseline->windowLogits(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16));
+        auto b = (*model)->windowLogits(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16));
+        QCOMPARE(*a, *b);
+        checkGenerationMatchesScoring(*model, {16, 4});
+        checkGenerationMatchesScoring(*model, {16, 0});
+        checkExportImport(dir.toStdString(), {16, 4}, 23);
+        // Every slot enters: the state has S vectors.
+        auto g = Generator::create(*model, {16, 4});
+        QVERIFY((*g)->append(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 40)).ok());
+        QCOMPARE((*g)->currentState().size(), size_t(slots * m_baseline->config().nEmbd));
+    }
+
+    void segmentsCoverThePooledPositions() {
+        ModelConfig c = m_baseline->config();
+        RecurrenceConfig rec;
+        rec.slots = 3;
+        rec.poolLast = 6;
+        Recurrence last(c, rec);
+        const int expected[10] = {-1, -1, -1, -1, 0, 0, 1, 1, 2, 2};
+        for (int p = 0; p < 10; ++p)
+            QCOMPARE(last->segmentOf(p, 10), expected[p]);
+        rec.poolLast = 0;
+        Recurrence all(c, rec);
+        const int whole[10] = {0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
+        for (int p = 0; p < 10; ++p)
+            QCOMPARE(all->segmentOf(p, 10), whole[p]);
+        // The matrix that pools a call's positions agrees with segmentOf.
+        const auto m = all->segmentMatrix(3, 5, 10, torch::TensorOptions());
+        QCOMPARE(m.size(0), int64_t(3));
+        for (int i = 0; i < 5; ++i)
+            for (int j = 0; j < 3; ++j)
+                QCOMPARE(m[j][i].item<float>(), whole[3 + i] == j ? 1.f : 0.f);
+        RecurrenceConfig tooFew;
+        tooFew.slots = 4;
+        tooFew.poolLast = 3;
+        QVERIFY(!validateRecurrenceConfig(tooFew, c).ok());
+    }
+
+    void aSinkThatIsNeverChosenChangesNothing() {
+        RecurrenceConfig plain = m_rec, withSink = m_rec;
+        withSink.sink = true;
+        // The same seed gives the same weights: the sink is drawn last.
+        auto a = Model::load(makeRecurrent("nosink", plain, 5).toStdString());
+        auto b = Model::load(makeRecurrent("sink-off", withSink, 5).toStdString());
+        QVERIFY(a.ok() && b.ok());
+        {
+            torch::NoGradGuard noGrad;
+            (*b)->impl().recurrence->sink.fill_(-1e4);
+            (*b)->impl().refreshRecurrenceCaches();
         }
-        ScoreOptions so;
-        so.windows = w;
-        auto scored = scoreTokens(*model, stream, so);
-        QVERIFY(scored.ok());
-        for (size_t i = 0; i < seen.size(); ++i) {
-            const auto& s = scored->perToken[scored->perToken.size() - seen.size() + i];
-            QVERIFY2(std::abs(s.logprob - seen[i]) < 2e-4,
-                     qPrintable(QString("token %1: %2 vs %3").arg(i).arg(s.logprob).arg(seen[i])));
+        ScoreOptions o;
+        o.windows = {16, 4};
+        auto sa = scoreTokens(**a, m_ids, o), sb = scoreTokens(**b, m_ids, o);
+        QVERIFY(std::abs(sa->nllSum - sb->nllSum) < 1e-4);
+        {
+            torch::NoGradGuard noGrad;
+            (*b)->impl().recurrence->sink.fill_(2.0);
+            (*b)->impl().refreshRecurrenceCaches();
         }
+        auto sc = scoreTokens(**b, m_ids, o);
+        QVERIFY(std::abs(sa->nllSum - sc->nllSum) > 1e-3);
+        // A sink takes attention away from the slot.
+        QVERIFY(sc->bands[0].meanSlotMass() < sa->bands[0].meanSlotMass());
+    }
+
+    // ---- state ablations and paired differences ----
+
+    void ablationsReplaceTheState() {
+        ScoreOptions o;
+        o.windows = {16, 0};
+        std::map<StateSource, ScoreResult> r;
+        for (StateSource s : {StateSource::On, StateSource::Off, StateSource::Mean,
+                              StateSource::Far, StateSource::Shuffled}) {
+            o.state = s;
+            auto res = scoreTokens(*m_recurrent, m_ids, o); // 8 windows
+            QVERIFY(res.ok());
+            QCOMPARE(res->state, s);
+            QCOMPARE(res->perWindow.size(), size_t(8));
+            r[s] = *res;
+        }
+        for (auto& [s, res] : r) {
+            // Window 0 never has a state; every later window gets another one.
+            QCOMPARE(res.perWindow[0].nllSum, r[StateSource::On].perWindow[0].nllSum);
+            if (s != StateSource::On)
+                QVERIFY(std::abs(res.nllSum - r[StateSource::On].nllSum) > 1e-4);
+        }
+        // Another permutation with another seed; the same with the same seed.
+        o.state = StateSource::Shuffled;
+        o.shuffleSeed = 9;
+        auto again = scoreTokens(*m_recurrent, m_ids, o);
+        QVERIFY(again->nllSum != r[StateSource::Shuffled].nllSum);
+        o.shuffleSeed = 1;
+        QCOMPARE(scoreTokens(*m_recurrent, m_ids, o)->nllSum, r[StateSource::Shuffled].nllSum);
+        // With a single window carrying a state there is nothing else to take: far,
+        // shuffled and mean are the true state.
+        const std::vector<int32_t> two(m_ids.begin(), m_ids.begin() + 30);
+        o.state = StateSource::On;
+        const double on = scoreTokens(*m_recurrent, two, o)->nllSum;
+        for (StateSource s : {StateSource::Mean, StateSource::Far, StateSource::Shuffled}) {
+            o.state = s;
+            QVERIFY(std::abs(scoreTokens(*m_recurrent, two, o)->nllSum - on) < 1e-4);
+        }
+        QVERIFY(parseStateSource("far").ok());
+        QVERIFY(!parseStateSource("sideways").ok());
+    }
+
+    void pairedDifferencesAndTheirErrors() {
+        auto window = [](double nll, int64_t n, std::vector<double> bands) {
+            WindowScore w;
+            w.scored = n;
+            w.nllSum = nll;
+            w.bandNll = bands;
+            w.bandTokens = {n, 0, 0};
+            return w;
+        };
+        // a = b + 0.5 nats on every token: the difference is exactly 0.5, with no spread.
+        std::vector<WindowScore> a, b;
+        for (int i = 0; i < 5; ++i) {
+            b.push_back(window(10.0 + i, 4, {10.0 + i, 0, 0}));
+            a.push_back(window(12.0 + i, 4, {12.0 + i, 0, 0}));
+        }
+        auto d = comparePaired(a, b);
+        QVERIFY(d.ok());
+        QVERIFY(std::abs(d->all.mean - 0.5) < 1e-12);
+        QVERIFY(d->all.stdError < 1e-12);
+        QCOMPARE(d->all.windows, int64_t(5));
+        QCOMPARE(d->bands[1].windows, int64_t(0));
+        // Per-window differences 0, 4, 8 over 4 tokens each: mean 1 per token; residuals
+        // -4, 0, 4; SE = sqrt(32 * 3/2) / 12 = 0.57735.
+        std::vector<WindowScore> c, e;
+        for (int i = 0; i < 3; ++i) {
+            e.push_back(window(0, 4, {0, 0, 0}));
+            c.push_back(window(4.0 * i, 4, {4.0 * i, 0, 0}));
+        }
+        d = comparePaired(c, e);
+        QVERIFY(std::abs(d->all.mean - 1.0) < 1e-12);
+        QVERIFY(std::abs(d->all.stdError - std::sqrt(48.0) / 12.0) < 1e-9);
+        // Different windows are refused.
+        c.pop_back();
+        QVERIFY(!comparePaired(c, e).ok());
     }
 
     void costPerTokenStaysFlat() {
@@ -311,30 +520,7 @@ private Q_SLOTS:
         QFETCH(bool, recurrent);
         QFETCH(int, k);
         const std::string dir = recurrent ? m_recurrentDir.toStdString() : baton::test::fixture();
-        const int N = 60;
-        const WindowSettings w{16, 4};
-        auto modelA = Model::load(dir);
-        auto one = Generator::create(*modelA, w);
-        QVERIFY((*one)->appendText("It was a bright cold day in April").ok());
-        const auto all = greedyRun(**one, N);
-        QCOMPARE(all.size(), size_t(N));
-
-        auto first = Generator::create(*modelA, w);
-        QVERIFY((*first)->appendText("It was a bright cold day in April").ok());
-        auto part1 = greedyRun(**first, k);
-        auto blob = (*first)->exportState();
-        QVERIFY(blob.ok());
-        // A fresh engine: the model loaded again, a new generator from the blob.
-        auto modelB = Model::load(dir);
-        auto resumed = Generator::importState(*modelB, *blob, w);
-        QVERIFY2(resumed.ok(), resumed.ok() ? "" : resumed.error().message.c_str());
-        QCOMPARE((*resumed)->streamLength(), (*first)->streamLength());
-        QCOMPARE((*resumed)->windowStart(), (*first)->windowStart());
-        if (recurrent && (*first)->windowStart() > 0)
-            QCOMPARE((*resumed)->currentState(), (*first)->currentState());
-        auto part2 = greedyRun(**resumed, N - k);
-        part1.insert(part1.end(), part2.begin(), part2.end());
-        QCOMPARE(part1, all);
+        checkExportImport(dir, {16, 4}, k);
     }
 
     void blobsAreRefused() {
@@ -363,13 +549,30 @@ private Q_SLOTS:
         QCOMPARE(code(m_recurrent, truncated, w), QString("state-corrupt"));
         QCOMPARE(code(m_recurrent, {}, w), QString("state-corrupt"));
         // Another format version, with a valid checksum: refused as a version problem.
+        auto reseal = [](std::vector<uint8_t>& b) {
+            baton::engine::ContentHash h;
+            h.update(b.data(), b.size() - 8);
+            const uint64_t sum = h.digest();
+            std::memcpy(b.data() + b.size() - 8, &sum, 8);
+        };
         auto newer = *blob;
-        newer[8] = 2;
-        baton::engine::ContentHash h;
-        h.update(newer.data(), newer.size() - 8);
-        const uint64_t sum = h.digest();
-        std::memcpy(newer.data() + newer.size() - 8, &sum, 8);
+        newer[8] = 9;
+        reseal(newer);
         QCOMPARE(code(m_recurrent, newer, w), QString("state-version"));
+        // Version 1 (one slot, no slot count in the header) is still read, and continues
+        // exactly like the version 2 blob it was made from.
+        auto v1 = *blob;
+        const size_t slotsAt = 8 + 4 + 16 + 4 * 4; // magic, version, identity, T, o, k, block
+        v1.erase(v1.begin() + long(slotsAt), v1.begin() + long(slotsAt + 4));
+        v1[8] = 1;
+        reseal(v1);
+        auto fromV1 = Generator::importState(m_recurrent, v1, w);
+        auto fromV2 = Generator::importState(m_recurrent, *blob, w);
+        QVERIFY(fromV1.ok() && fromV2.ok());
+        SamplingOptions greedy;
+        greedy.temperature = 0;
+        greedy.maxTokens = 20;
+        QCOMPARE((*fromV1)->generate(greedy)->tokens, (*fromV2)->generate(greedy)->tokens);
     }
 
     // ---- recurrent checkpoints ----

@@ -29,8 +29,9 @@ using namespace baton::engine;
 
 namespace {
 
-// A tiny recurrent or baseline model with random weights (ids only, no tokenizer).
-std::shared_ptr<Model> tinyModel(bool recurrent, uint64_t seed, int window) {
+// A tiny recurrent or baseline model with random weights (ids only, no tokenizer);
+// `variants` switches on several slots over the last 6 positions, a sink and a slot bias.
+std::shared_ptr<Model> tinyModel(bool recurrent, uint64_t seed, int window, bool variants = false) {
     ModelConfig c;
     c.nLayer = 3;
     c.nHead = 2;
@@ -43,6 +44,12 @@ std::shared_ptr<Model> tinyModel(bool recurrent, uint64_t seed, int window) {
     rec.ffnWidth = 12;
     rec.ffnDepth = 2;
     rec.window = window;
+    if (variants) {
+        rec.slots = 2;
+        rec.poolLast = 6;
+        rec.sink = true;
+        rec.slotBias = true;
+    }
     auto m = createModel(c, nullptr, seed, {},
                          recurrent ? std::optional<RecurrenceConfig>(rec) : std::nullopt);
     return m.ok() ? *m : nullptr;
@@ -94,11 +101,7 @@ void unrolledGradients(Model::Impl& m, const WindowBatch& batch, double normaliz
     const int64_t V = m.info.config.vocabSize;
     torch::Tensor state, total = torch::zeros({});
     for (int64_t n = 0; n < W; ++n) {
-        ForwardArgs args;
-        args.layerWeights = m.recurrence->layerWeights();
-        args.slotLayer = m.insertBlock();
-        args.state = state;
-        auto out = m.net->forward(batch.inputs[n], args);
+        auto out = m.net->forward(batch.inputs[n], m.windowArgs(state, 0, T, T, true));
         auto logits = m.net->logits(out.hidden);
         auto nll = torch::nn::functional::cross_entropy(
             logits.reshape({-1, V}), batch.targets[n].reshape({-1}),
@@ -106,7 +109,7 @@ void unrolledGradients(Model::Impl& m, const WindowBatch& batch, double normaliz
                 torch::kSum));
         if (onlyWindow < 0 || onlyWindow == n)
             total = total + nll / normalizer;
-        state = m.recurrence->forward(out.pooled / double(T));
+        state = m.recurrence->forward(out.pooled, T);
     }
     total.backward();
 }
@@ -272,15 +275,19 @@ private Q_SLOTS:
     void recomputationEqualsUnrolledAutograd_data() {
         QTest::addColumn<bool>("recurrent");
         QTest::addColumn<int>("overlap");
-        QTest::newRow("recurrent o=0") << true << 0;
-        QTest::newRow("recurrent o=3") << true << 3;
-        QTest::newRow("baseline o=3") << false << 3;
+        QTest::addColumn<bool>("variants");
+        QTest::newRow("recurrent o=0") << true << 0 << false;
+        QTest::newRow("recurrent o=3") << true << 3 << false;
+        QTest::newRow("recurrent o=3, 2 slots over the last 6, sink, slot bias")
+            << true << 3 << true;
+        QTest::newRow("baseline o=3") << false << 3 << false;
     }
     void recomputationEqualsUnrolledAutograd() {
         QFETCH(bool, recurrent);
         QFETCH(int, overlap);
+        QFETCH(bool, variants);
         const int64_t W = 3, B = 2, T = 8;
-        auto model = tinyModel(true, 7, int(T));
+        auto model = tinyModel(true, 7, int(T), variants);
         QVERIFY(model);
         Model::Impl& m = model->impl();
         randomiseRecurrence(m, 11);
@@ -632,7 +639,7 @@ private Q_SLOTS:
         QVERIFY(!gen.out.isEmpty());
         CliRun eval = cli({"eval", "--model", modelDir, "--json", m_val});
         QVERIFY2(eval.exitCode == 0, eval.err.constData());
-        const QJsonArray rows = QJsonDocument::fromJson(eval.out).array();
+        const QJsonArray rows = QJsonDocument::fromJson(eval.out).object()["rows"].toArray();
         QVERIFY(!rows.isEmpty());
         QCOMPARE(rows[0].toObject()["window"].toInt(), 32);
         QVERIFY(rows[0].toObject()["token_ppl"].toDouble() > 1);
@@ -645,13 +652,14 @@ private Q_SLOTS:
     void cliHelpDocumentsEveryOption() {
         CliRun r = cli({"train", "--help"});
         QCOMPARE(r.exitCode, 0);
-        for (const char* o :
-             {"--scratch",    "--layers",   "--heads",        "--embd",          "--positions",
-              "--vocab-size", "--base",     "--mode",         "--corpus",        "--val",
-              "--window",     "--overlap",  "--bptt-windows", "--steps",         "--epochs",
-              "--lr",         "--out",      "--resume",       "--json-progress", "--train",
-              "--top-blocks", "--patience", "--schedule",     "--clip",          "--accumulate",
-              "--seed"})
+        for (const char* o : {"--scratch",      "--layers",     "--heads",          "--embd",
+                              "--positions",    "--vocab-size", "--base",           "--mode",
+                              "--corpus",       "--val",        "--window",         "--overlap",
+                              "--bptt-windows", "--steps",      "--epochs",         "--lr",
+                              "--out",          "--resume",     "--json-progress",  "--train",
+                              "--top-blocks",   "--patience",   "--schedule",       "--clip",
+                              "--accumulate",   "--seed",       "--slots",          "--pool-last",
+                              "--sink",         "--no-unwrap",  "--module-lr-scale"})
             QVERIFY2(r.out.contains(o), o);
         CliRun noOut = cli({"train", "--base", baton::test::fixtureDir(), "--corpus", m_corpus});
         QCOMPARE(noOut.exitCode, 2);

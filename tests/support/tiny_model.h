@@ -3,6 +3,7 @@
 
 #include "model/baton_json.h"
 #include "model/hf_config.h"
+#include "model/recurrence.h"
 #include "model/safetensors.h"
 #include "util/files.h"
 
@@ -73,16 +74,7 @@ inline bool writeRecurrence(const std::string& folder, const engine::ModelConfig
     using namespace engine;
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal(0.f, 1.f);
-    std::vector<std::pair<std::string, std::vector<int64_t>>> spec = {{"alpha", {model.nLayer}}};
-    int64_t in = model.nEmbd;
-    for (int i = 0; i <= rec.ffnDepth; ++i) {
-        const int64_t out = i == rec.ffnDepth ? model.nEmbd : rec.ffnWidth;
-        spec.push_back({"ffn." + std::to_string(i) + ".weight", {out, in}});
-        spec.push_back({"ffn." + std::to_string(i) + ".bias", {out}});
-        in = out;
-    }
-    if (rec.slotBias)
-        spec.push_back({"slot_bias", {model.nHead}});
+    const auto spec = expectedRecurrenceTensors(model, rec);
     std::vector<std::vector<float>> data;
     std::vector<StWriteTensor> tensors;
     for (const auto& [name, shape] : spec) {
@@ -90,7 +82,8 @@ inline bool writeRecurrence(const std::string& folder, const engine::ModelConfig
         for (auto d : shape)
             n *= d;
         std::vector<float> v(static_cast<size_t>(n));
-        const float scale = name == "alpha" ? 1.f : (name == "slot_bias" ? 0.5f : std);
+        const float scale =
+            name == "alpha" ? 1.f : ((name == "slot_bias" || name == "sink") ? 0.5f : std);
         for (auto& x : v)
             x = scale * normal(rng);
         data.push_back(std::move(v));

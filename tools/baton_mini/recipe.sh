@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
-# baton-mini: Baton's own default models, made with baton-cli alone from the
-# public-domain corpus in ../shared/corpus, and the paper's experiment at small
-# scale (../shared/docs/method.md section 7). See resources/models/README.md.
+# baton-mini v2: Baton's own default models, made with baton-cli alone from the
+# public-domain corpus in ../shared/corpus, and the research runs of
+# resources/models/README.md (state ablations, design variants, small windows, the
+# memory probe), every comparison paired by seed.
 #
 #   tools/baton_mini/recipe.sh [STAGE...]
 #
-# Stages (default: all, in order): split pretrain finetune eval package.
-# Every stage can be interrupted and run again: finished runs are skipped,
-# unfinished ones resume from their latest checkpoint (baton-cli train --resume).
+# Stages (default: all, in order): split pretrain finetune small variants probe eval
+# package. Every stage can be interrupted and run again: finished runs and evaluations
+# are skipped, unfinished runs resume from their latest checkpoint.
 #
 # Environment:
-#   BATON_CLI    baton-cli to use (default: build/app/cli/baton-cli)
+#   BATON_CLI    baton-cli to use (default: build/app/cli/baton-cli; the runs of one study
+#                should all use one binary: copy it aside while you keep developing)
 #   BATON_SHARED the shared folder (default: ../shared beside the checkout)
-#   RUNS         where runs, splits and results live (default: ~/baton-mini-runs)
-#   THREADS      compute threads (default: all cores)
-#   OMP_WAIT_POLICY  default PASSIVE (see README, "Measured")
+#   RUNS         where runs, splits and results live (default: ~/baton-mini-v2-runs)
+#   THREADS      compute threads per run (default: all cores; pairs of runs use 1 each)
+#   SEEDS        the paired seeds (default: 1 2 3 4)
+#   OMP_WAIT_POLICY  default PASSIVE (spinning OpenMP workers collapse under load)
+#
+# v1 (the models of the first release) came from the same script before the corpus was
+# unwrapped: `git log -- tools/baton_mini/recipe.sh` finds it; add --no-unwrap to its
+# train commands to repeat it with this baton-cli.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cli=${BATON_CLI:-$root/build/app/cli/baton-cli}
 shared=${BATON_SHARED:-$root/../shared}
-runs=${RUNS:-$HOME/baton-mini-runs}
+runs=${RUNS:-$HOME/baton-mini-v2-runs}
 threads=${THREADS:-0}
-# OpenMP threads that spin while waiting slow training down 3-6x whenever anything
-# else runs on this 2-core machine; passive waiting stays near one core's speed.
+read -r -a seeds <<<"${SEEDS:-1 2 3 4}"
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 stages=("$@")
-((${#stages[@]})) || stages=(split pretrain finetune eval package)
+((${#stages[@]})) || stages=(split pretrain finetune small variants probe eval package)
 
 books=$shared/corpus/books
 [[ -x $cli ]] || { echo "error: $cli not found: build Baton first" >&2; exit 1; }
@@ -33,135 +39,213 @@ books=$shared/corpus/books
 mkdir -p "$runs"
 
 # ---- the data split: whole books ----
-# Austen: three novels to train on, one to validate on (early stopping, model
-# choice), one to test on (the replication table only; never used for any choice).
+# Training: three Austen novels, the King James Bible and the 233 State of the Union
+# addresses (pretraining and every fine-tune). Validation (early stopping, every
+# choice of variant): Northanger Abbey. Test (the result tables only): Pride and
+# Prejudice, never used for any choice.
 train_books=(austen-emma austen-mansfield-park austen-sense-and-sensibility)
 val_book=austen-northanger-abbey
 test_book=austen-pride-and-prejudice
+test_file=$books/$test_book.txt
 
 split() {
   local d=$runs/data
   rm -rf "$d"
-  mkdir -p "$d/pretrain" "$d/austen-train" "$d/austen-val" "$d/austen-test"
-  for b in "${train_books[@]}"; do
-    ln -s "$books/$b.txt" "$d/pretrain/$b.txt"
-    ln -s "$books/$b.txt" "$d/austen-train/$b.txt"
-  done
-  ln -s "$books/kjv-bible.txt" "$d/pretrain/kjv-bible.txt"
-  ln -s "$shared/corpus/speeches" "$d/pretrain/speeches"
-  ln -s "$books/$val_book.txt" "$d/austen-val/$val_book.txt"
-  ln -s "$books/$test_book.txt" "$d/austen-test/$test_book.txt"
-  echo "split: pretrain = ${train_books[*]} + kjv-bible + 233 speeches; val = $val_book; test = $test_book"
+  mkdir -p "$d/train" "$d/val"
+  for b in "${train_books[@]}"; do ln -s "$books/$b.txt" "$d/train/$b.txt"; done
+  ln -s "$books/kjv-bible.txt" "$d/train/kjv-bible.txt"
+  ln -s "$shared/corpus/speeches" "$d/train/speeches"
+  ln -s "$books/$val_book.txt" "$d/val/$val_book.txt"
+  echo "split: train = ${train_books[*]} + kjv-bible + 233 speeches; val = $val_book; test = $test_book"
 }
 
 # train OUT ARGS...: runs (or resumes) one training run; skips a finished one.
 train() {
-  local out=$1 threads=${THREADS_OVERRIDE:-$threads}
+  local out=$1 t=${THREADS_OVERRIDE:-$threads}
   shift
   if [[ -f $out/model/config.json ]]; then
     echo "done already: $out/model"
     return
   fi
+  mkdir -p "$(dirname "$out")"
+  local start=$SECONDS
   if [[ -f $out/run.json ]]; then
-    "$cli" train --out "$out" --resume --threads "$threads" --json-progress 2>>"$out.log" >>"$out.progress.jsonl"
+    "$cli" train --out "$out" --resume --threads "$t" --json-progress 2>>"$out.log" >>"$out.progress.jsonl"
   else
-    mkdir -p "$(dirname "$out")"
-    "$cli" train --out "$out" --threads "$threads" --json-progress "$@" 2>>"$out.log" >>"$out.progress.jsonl"
+    "$cli" train --out "$out" --threads "$t" --json-progress "$@" 2>>"$out.log" >>"$out.progress.jsonl"
   fi
   [[ -f $out/model/config.json ]] || { echo "error: $out did not finish (see $out.log)" >&2; exit 1; }
+  echo "$((SECONDS - start))" >>"$out.seconds"
   echo "finished: $out/model"
 }
 
+# Runs the trainings given as "OUT|ARGS" strings two at a time, one thread each (on a
+# 2-core machine that beats one 2-thread run after another: no waiting between threads).
+parallel_pairs() {
+  local t=$threads
+  [[ $t == 0 ]] && t=1
+  local jobs=("$@") i
+  for ((i = 0; i < ${#jobs[@]}; i += 2)); do
+    local pids=() j
+    for j in "${jobs[@]:i:2}"; do
+      # shellcheck disable=SC2086
+      THREADS_OVERRIDE=$t train "${j%%|*}" ${j#*|} &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+  done
+}
+
 # The base model: a 4-layer, 256-wide GPT-2 with an 8,000-piece SentencePiece BPE
-# tokenizer, pretrained as a baseline on fixed windows of 256 tokens.
+# tokenizer, pretrained as a baseline on fixed windows of 256 tokens of the unwrapped
+# corpus, for as long as validation loss falls (the best checkpoint is kept).
 pretrain() {
   train "$runs/pretrain" --scratch --layers 4 --heads 4 --embd 256 --positions 256 \
     --vocab-size 8000 --tokenizer bpe --mode baseline \
-    --corpus "$runs/data/pretrain" --val "$runs/data/austen-val" \
-    --window 256 --overlap 0 --bptt-windows 1 --batch 16 --epochs 1.5 \
+    --corpus "$runs/data/train" --val "$runs/data/val" \
+    --window 256 --overlap 0 --bptt-windows 1 --batch 16 --epochs 3 \
     --lr 1e-3 --warmup 200 --schedule cosine --min-lr-ratio 0.1 --weight-decay 0.1 \
     --clip 1 --seed 1 --validate-every 1000000 --val-tokens 40000 \
     --checkpoint-every 100 --save-dtype f32
 }
 
-# Fine-tuning on the Austen training books, T = 128, W = 20 windows per sequence.
-# Every fine-tune uses the same batches (same seed, same sequences for the same o),
-# token count and schedule, so baseline and recurrent differ only in the module.
-finetune_common=(--corpus "$runs/data/austen-train" --val "$runs/data/austen-val"
-  --window 128 --bptt-windows 20 --batch 2 --epochs 2 --lr 3e-4 --warmup 50
-  --schedule cosine --min-lr-ratio 0.1 --weight-decay 0.01 --clip 1
-  --validate-every 100000 --val-tokens 40000 --checkpoint-every 50 --save-dtype f16)
-
-# Runs two trainings side by side, one thread each (on this 2-core machine that beats
-# one 2-thread run after another: no waiting between threads).
-pair() { # OUT1 "ARGS1" OUT2 "ARGS2" (the argument strings are split on spaces)
-  local t=$threads
-  [[ $t == 0 ]] && t=1
-  local pids=()
-  # shellcheck disable=SC2086
-  THREADS_OVERRIDE=$t train "$1" $2 &
-  pids+=($!)
-  if [[ -n ${3:-} ]]; then
-    # shellcheck disable=SC2086
-    THREADS_OVERRIDE=$t train "$3" $4 &
-    pids+=($!)
-  fi
-  for p in "${pids[@]}"; do wait "$p"; done
+# ---- fine-tuning: every run starts from the pretrained base, on the whole training
+# mix, 400 steps of 5,120 tokens (2.05 M tokens), the best validation checkpoint kept.
+# Runs of one seed see the same batches in the same order, the same token count and
+# schedule: baseline and recurrent differ only in the module.
+base=$runs/pretrain/model
+ft=$runs/finetune
+finetune_at() { # T B: the common options for windows of T with B sequences per step
+  echo "--base $base --corpus $runs/data/train --val $runs/data/val --window $1 --bptt-windows 20"
+  echo "--batch $2 --steps 400 --lr 3e-4 --warmup 50 --schedule cosine --min-lr-ratio 0.1"
+  echo "--weight-decay 0.01 --clip 1 --validate-every 200000 --val-tokens 40000"
+  echo "--checkpoint-every 50 --save-dtype f16"
 }
+common128=$(finetune_at 128 2 | tr '\n' ' ')
 
+# The reference design (method.md section 2 with the residual FFN) against the baseline.
 finetune() {
-  local base=$runs/pretrain/model
-  local ft=$runs/finetune
-  local common="${finetune_common[*]}"
-  pair "$ft/baseline-o0-s1" "--base $base --mode baseline --overlap 0 --seed 1 $common" \
-    "$ft/recurrent-o0-s1" "--base $base --mode recurrent --overlap 0 --seed 1 $common"
-  pair "$ft/recurrent-o16-s1" "--base $base --mode recurrent --overlap 16 --seed 1 $common" \
-    "$ft/baseline-o0-s2" "--base $base --mode baseline --overlap 0 --seed 2 $common"
-  # The second recurrent seed, and the remedies of method.md section 5 ("The state
-  # can die"), seed 1, o = 0: the paper's plain FFN, and a slot logit bias.
-  pair "$ft/recurrent-o0-s2" "--base $base --mode recurrent --overlap 0 --seed 2 $common" \
-    "$ft/recurrent-o0-plainffn-s1" "--base $base --mode recurrent --overlap 0 --seed 1 --plain-ffn $common"
-  pair "$ft/recurrent-o0-slotbias-s1" \
-    "--base $base --mode recurrent --overlap 0 --seed 1 --slot-bias --slot-bias-init -2 $common"
+  local jobs=() seed
+  for seed in "${seeds[@]}"; do
+    jobs+=("$ft/t128-baseline-s$seed|$common128 --mode baseline --overlap 0 --seed $seed")
+    jobs+=("$ft/t128-recurrent-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed")
+  done
+  parallel_pairs "${jobs[@]}"
 }
 
-# The replication table: every evaluation on the held-out test book.
-evaluate() {
-  local ft=$runs/finetune res=$runs/results test=$runs/data/austen-test/$test_book.txt
-  mkdir -p "$res"
-  ev() { # NAME MODEL ARGS...
-    local name=$1 model=$2
-    shift 2
-    [[ -s $res/$name.json ]] && return
-    local t0
-    t0=$(date +%s%N)
-    "$cli" eval --model "$model" --json --threads "$threads" "$@" "$test" >"$res/$name.json.tmp" 2>"$res/$name.log"
-    echo $((($(date +%s%N) - t0) / 1000000)) >"$res/$name.ms"
-    mv "$res/$name.json.tmp" "$res/$name.json"
-  }
-  for seed in 1 2; do
-    ev "baseline-s$seed-overlaps" "$ft/baseline-o0-s$seed/model" --window 128 --overlap 0,4,8,16,32,64
-    ev "recurrent-o0-s$seed" "$ft/recurrent-o0-s$seed/model" --window 128 --overlap 0 --no-state
-    ev "baseline-s$seed-windows" "$ft/baseline-o0-s$seed/model" --window 64,128,256 --overlap 0
-    ev "recurrent-o0-s$seed-windows" "$ft/recurrent-o0-s$seed/model" --window 64,128,256 --overlap 0
+# The design variants, one change each from the reference; seeds 1-2 of every variant
+# first, then the rest.
+variant_options=(
+  "plainffn:--plain-ffn"
+  "lr10:--module-lr-scale 10"
+  "last32:--pool-last 32"
+  "slots4:--slots 4"
+  "sink:--sink"
+)
+variants() {
+  local jobs=() half seed v
+  for half in first rest; do
+    for seed in "${seeds[@]}"; do
+      if [[ $half == first && $seed -gt 2 ]] || [[ $half == rest && $seed -le 2 ]]; then continue; fi
+      for v in "${variant_options[@]}"; do
+        jobs+=("$ft/t128-${v%%:*}-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed ${v#*:}")
+      done
+    done
   done
-  ev "recurrent-o16-s1" "$ft/recurrent-o16-s1/model" --window 128 --overlap 16 --no-state
-  ev "recurrent-o0-plainffn-s1" "$ft/recurrent-o0-plainffn-s1/model" --window 128 --overlap 0 --no-state
-  ev "recurrent-o0-slotbias-s1" "$ft/recurrent-o0-slotbias-s1/model" --window 128 --overlap 0 --no-state
-  ev "pretrained-overlaps" "$runs/pretrain/model" --window 128 --overlap 0,16
+  parallel_pairs "${jobs[@]}"
+}
+
+# The small-window control: the same comparison at T = 32 and T = 16, where the first
+# positions are a large share of every window (the same tokens per step).
+small() {
+  local jobs=() seed t
+  for seed in "${seeds[@]}"; do
+    for t in "32 8" "16 16"; do
+      local T=${t% *} common
+      common=$(finetune_at $t | tr '\n' ' ')
+      jobs+=("$ft/t$T-baseline-s$seed|$common --mode baseline --overlap 0 --seed $seed")
+      jobs+=("$ft/t$T-recurrent-s$seed|$common --mode recurrent --overlap 0 --seed $seed")
+    done
+  done
+  parallel_pairs "${jobs[@]}"
+}
+
+# Memory episodes mixed into fine-tuning (4 per sequence of 20 windows; the training
+# set of templates and names), baseline and recurrent, then the probe on the test book.
+probe_runs() {
+  local jobs=() seed
+  for seed in "${seeds[@]}"; do
+    jobs+=("$ft/t128-episodes-baseline-s$seed|$common128 --mode baseline --overlap 0 --seed $seed --episodes 4")
+    jobs+=("$ft/t128-episodes-recurrent-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed --episodes 4")
+    jobs+=("$ft/t128-episodes-slots4-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed --episodes 4 --slots 4")
+  done
+  parallel_pairs "${jobs[@]}"
+}
+
+# ---- evaluation on the test book; every result a JSON file in results/ ----
+res=$runs/results
+# ev NAME COMMAND ARGS...: runs baton-cli COMMAND once, keeps its JSON and wall time.
+ev() {
+  local name=$1
+  shift
+  [[ -s $res/$name.json ]] && return
+  mkdir -p "$res"
+  local t0=$SECONDS
+  "$cli" "$@" --json --threads "$threads" >"$res/$name.json.tmp" 2>"$res/$name.log"
+  echo $((SECONDS - t0)) >"$res/$name.seconds"
+  mv "$res/$name.json.tmp" "$res/$name.json"
+}
+# evaluate_pair T NAME: the recurrent run t$T-NAME-sSEED against t$T-baseline-sSEED with
+# every state ablation, for each seed whose two runs have finished.
+evaluate_pair() {
+  local T=$1 name=$2 seed
+  for seed in "${seeds[@]}"; do
+    local a=$ft/t$T-$name-s$seed/model b=$ft/t$T-baseline-s$seed/model
+    [[ -f $a/config.json && -f $b/config.json ]] || continue
+    ev "eval-t$T-$name-s$seed" eval --model "$a" --paired-with "$b" --window "$T" --overlap 0 \
+      --state on,off,mean,far,shuffled "$test_file"
+  done
+}
+evaluate() {
+  local seed v
+  ev pretrained-by-position eval --model "$base" --window 256 --overlap 0 --per-token "$res/pretrained-per-token.tsv" "$test_file"
+  evaluate_pair 128 recurrent
+  for v in "${variant_options[@]}"; do evaluate_pair 128 "${v%%:*}"; done
+  evaluate_pair 32 recurrent
+  evaluate_pair 16 recurrent
+  for seed in "${seeds[@]}"; do
+    local b=$ft/t128-baseline-s$seed/model
+    [[ -f $b/config.json ]] || continue
+    ev "eval-t128-baseline-overlaps-s$seed" eval --model "$b" --window 128 --overlap 0,4,8,16,32,64 "$test_file"
+  done
+  for seed in "${seeds[@]}"; do
+    local p=$ft/t128-episodes-recurrent-s$seed/model q=$ft/t128-episodes-baseline-s$seed/model
+    local r=$ft/t128-episodes-slots4-s$seed/model
+    [[ -f $p/config.json && -f $q/config.json ]] || continue
+    ev "probe-episodes-recurrent-s$seed" probe --model "$p" --baseline "$q" --state on,off,mean,shuffled "$test_file"
+    [[ -f $r/config.json ]] && ev "probe-episodes-slots4-s$seed" probe --model "$r" --state on,off,mean,shuffled "$test_file"
+    ev "eval-t128-episodes-recurrent-s$seed" eval --model "$p" --paired-with "$q" --window 128 --overlap 0 --state on,off "$test_file"
+  done
+  for seed in "${seeds[@]}"; do
+    local a=$ft/t128-recurrent-s$seed/model b=$ft/t128-baseline-s$seed/model
+    [[ -f $a/config.json && -f $b/config.json ]] || continue
+    ev "probe-t128-recurrent-s$seed" probe --model "$a" --baseline "$b" --state on,off "$test_file"
+  done
   echo "results in $res"
 }
 
-# The shipped models (F16): the recurrent model at o = 0 (the default), its o = 16
-# sibling, and the baseline twin, all seed 1.
+# The shipped models (F16): the default recurrent model (the best design on validation,
+# seed 1), its baseline twin, and the model trained with memory episodes.
 package() {
-  local ft=$runs/finetune dest=$root/resources/models
-  for pair in "baton-mini:recurrent-o0-s1" "baton-mini-o16:recurrent-o16-s1" \
-    "baton-mini-baseline:baseline-o0-s1"; do
-    local name=${pair%%:*} run=${pair#*:}
-    rm -rf "$dest/$name"
-    mkdir -p "$dest/$name"
-    cp "$ft/$run/model/"* "$dest/$name/"
+  local dest=$root/resources/models pair
+  for pair in "${PACKAGE:-baton-mini:t128-recurrent-s1 baton-mini-baseline:t128-baseline-s1}"; do
+    for p in $pair; do
+      local name=${p%%:*} run=${p#*:}
+      [[ -f $ft/$run/model/config.json ]] || { echo "error: $run has not finished" >&2; exit 1; }
+      rm -rf "${dest:?}/$name"
+      mkdir -p "$dest/$name"
+      cp "$ft/$run/model/"* "$dest/$name/"
+    done
   done
   du -sh "$dest"/baton-mini*
 }
@@ -171,6 +255,9 @@ for s in "${stages[@]}"; do
   split) split ;;
   pretrain) pretrain ;;
   finetune) finetune ;;
+  variants) variants ;;
+  small) small ;;
+  probe) probe_runs ;;
   eval) evaluate ;;
   package) package ;;
   *) echo "error: unknown stage $s" >&2; exit 2 ;;

@@ -198,7 +198,7 @@ void EngineWorker::runEvaluate(JobId job, const EvaluateRequest& request,
     for (size_t i = 0; i < runs.size(); ++i) {
         ScoreOptions o;
         o.windows = runs[i].first;
-        o.useState = runs[i].second;
+        o.state = runs[i].second ? StateSource::On : StateSource::Off;
         o.keepPerToken = request.keepPerToken;
         o.cancel = cancel;
         o.progress = [&](int64_t done, int64_t total) {

@@ -38,8 +38,9 @@ struct GenerationResult {
     int64_t rollovers = 0;
 };
 
-// The version of the state blobs exportState() writes; importState refuses others.
-constexpr uint32_t kStateFormatVersion = 1;
+// The version of the state blobs exportState() writes. importState reads it and
+// version 1 (one state slot) and refuses others.
+constexpr uint32_t kStateFormatVersion = 2;
 
 class Generator {
 public:

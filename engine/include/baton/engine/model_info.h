@@ -31,12 +31,26 @@ struct RecurrenceConfig {
     bool residual = true;  // h_prev = z + FFN(z), FFN's last layer zero-initialised;
                            // false is the paper's plain h_prev = FFN(z)
     bool slotBias = false; // a learned per-head logit bias on the state slot
-    int window = 0;        // T the module was trained with
-    int overlap = 0;       // o the module was trained with
+    // Several state slots (ReadOnce's multi-vector state): the pooled region is cut
+    // into `slots` equal segments, each pooled and passed through the FFN on its own,
+    // plus a learned embedding per slot; each enters as its own key and value.
+    int slots = 1;
+    // Pool over the last poolLast positions of the window only (0: the whole window).
+    int poolLast = 0;
+    // A learned per-head attention sink at the insertion block (a logit with a zero
+    // value, present together with the state), so that the state slot need not
+    // absorb the attention that has nowhere else to go.
+    bool sink = false;
+    int window = 0;  // T the module was trained with
+    int overlap = 0; // o the module was trained with
+
+    // Positions pooled in a window of T: the last poolLast, or all.
+    int pooledPositions(int T) const { return poolLast > 0 && poolLast < T ? poolLast : T; }
 };
 
-// The version of recurrent checkpoints (baton.json) this build reads and writes.
-constexpr int kRecurrentFormatVersion = 1;
+// The newest version of recurrent checkpoints (baton.json) this build reads. Version 1
+// is written while a module uses none of the version 2 options (slots, poolLast, sink).
+constexpr int kRecurrentFormatVersion = 2;
 
 enum class ComputeDtype { Float32, BFloat16 };
 const char* computeDtypeName(ComputeDtype dtype); // "f32" / "bf16"

@@ -16,11 +16,25 @@ namespace baton::engine {
 
 class Model;
 
+// Which state each window of a recurrent model receives: the true one, or one of the
+// ablations that show what the state carries. Window 0 never has a state.
+enum class StateSource {
+    On,       // the state pooled from the previous window
+    Off,      // none: the same weights with no extra key and value
+    Mean,     // the mean of the true states over the text, in every window
+    Far,      // the true state of the window half the text away (cyclically)
+    Shuffled, // the true states permuted so that no window keeps its own
+};
+const char* stateSourceName(StateSource source); // "on", "off", "mean", "far", "shuffled"
+Result<StateSource> parseStateSource(std::string_view name);
+
 struct ScoreOptions {
     WindowSettings windows; // see resolveWindows(): window 0 = the model's default
-    // false switches a recurrent model's state off (same weights, no extra key and
-    // value): the diagnostic that shows what the state contributes.
-    bool useState = true;
+    // Off switches a recurrent model's state off (same weights, no extra key and
+    // value); Mean, Far and Shuffled first compute the true states, then score with
+    // the replacements. Ignored for a baseline model.
+    StateSource state = StateSource::On;
+    uint64_t shuffleSeed = 1; // the permutation of Shuffled
     bool keepPerToken = true;
     CancelToken cancel;
     // Called after each window with (windows done, windows in all); false cancels.
@@ -52,8 +66,18 @@ struct PositionBand {
     }
 };
 
+// One window's share of the score: the unit of paired comparisons.
+struct WindowScore {
+    int64_t index = 0;
+    int64_t scored = 0;
+    double nllSum = 0;
+    std::vector<double> bandNll;     // by position band, as ScoreResult::bands
+    std::vector<int64_t> bandTokens; // idem
+};
+
 struct ScoreResult {
     WindowSettings windows;
+    StateSource state = StateSource::On;
     int64_t tokens = 0;       // tokens in the text
     int64_t scoredTokens = 0; // tokens - 1
     int64_t words = 0;        // whitespace-separated pieces of the text
@@ -66,7 +90,25 @@ struct ScoreResult {
     std::vector<PositionBand> bands; // window positions 0-15, 16-63 and the rest
     std::vector<std::string> warnings;
     std::vector<TokenScore> perToken;
+    std::vector<WindowScore> perWindow;
 };
+
+// a - b in mean NLL per scored token (nats) over the same windows of the same text,
+// with the standard error of that difference from the spread of the per-window
+// differences (a ratio estimator: windows of unequal size weigh by their tokens).
+struct PairedDifference {
+    double mean = 0;
+    double stdError = 0;
+    int64_t windows = 0; // windows with scored tokens in this band
+    int64_t tokens = 0;
+};
+struct PairedComparison {
+    PairedDifference all;
+    std::vector<PairedDifference> bands; // as ScoreResult::bands
+};
+// InvalidArgument when the two do not cover the same windows with the same tokens.
+Result<PairedComparison> comparePaired(const std::vector<WindowScore>& a,
+                                       const std::vector<WindowScore>& b);
 
 // What a recurrent model's state carries (the app's topics view): the state h_prev
 // handed to each window after the first, projected through the final layer norm and

@@ -12,4 +12,12 @@ size_t firstInvalidUtf8(std::string_view text);
 // Replaces every byte that is not part of valid UTF-8 with U+FFFD.
 std::string sanitizeUtf8(std::string_view text);
 
+// Joins the lines of hard-wrapped paragraphs (Project Gutenberg's ~70-column text)
+// into one line each and keeps deliberate breaks: blank lines (paragraphs, dialogue),
+// verse and other indented short lines, and lines that change the indentation.
+// Numbered verses (the Bible's "  12 And ...") start a line of their own without
+// their number. Text that is not hard-wrapped keeps its lines. The training corpus
+// reader and book import both use it.
+std::string unwrapText(std::string_view text);
+
 } // namespace baton::engine

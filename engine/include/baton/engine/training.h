@@ -37,9 +37,14 @@ struct TrainConfig {
     // attention sink (method.md section 5, "The state can die").
     double slotBiasInit = 0;
 
-    std::vector<std::string> corpus;     // files or folders (.txt, .md)
+    std::vector<std::string> corpus; // files or folders (.txt, .md)
+    bool unwrap = true;              // join hard-wrapped lines and drop verse numbers (unwrapText)
     std::vector<std::string> validation; // files or folders; empty = hold out documents
     double validationFraction = 0.1;     // share of documents held out when no --val
+
+    // Memory episodes (probe.h) mixed into each training sequence: facts stated in one
+    // window and asked for 0-4 windows later, with the training set's templates and names.
+    int episodesPerSequence = 0;
 
     int window = 128;     // T
     int overlap = 0;      // o

@@ -233,12 +233,15 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
         const float* vNew = q + 2 * k;
         float* K = cache.k[static_cast<size_t>(l)];
         float* V = cache.v[static_cast<size_t>(l)];
+        const int64_t S = cache.slots;
         for (int h = 0; h < H; ++h) {
-            std::copy(kNew + h * D, kNew + (h + 1) * D, K + (h * cache.stride + 1 + past) * D);
-            std::copy(vNew + h * D, vNew + (h + 1) * D, V + (h * cache.stride + 1 + past) * D);
+            std::copy(kNew + h * D, kNew + (h + 1) * D, K + (h * cache.stride + S + past) * D);
+            std::copy(vNew + h * D, vNew + (h + 1) * D, V + (h * cache.stride + S + past) * D);
         }
-        const int64_t first = (cache.slotLayer == l) ? 0 : 1;
-        const int64_t count = 1 + past + 1 - first; // keys visible to this query
+        const bool hasState = cache.slotLayer == l;
+        const int64_t first = hasState ? 0 : S;
+        const int64_t slots = hasState ? S : 0;
+        const int64_t count = S + past + 1 - first; // keys visible to this query
         m_scores.resize(static_cast<size_t>(H * count));
         m_mass.assign(static_cast<size_t>(H), 0.f);
         const int threads = (int64_t(H) * count * D >= 32768) ? g_threads.load() : 1;
@@ -252,11 +255,14 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
             float mx = -INFINITY;
             for (int64_t j = 0; j < count; ++j) {
                 s[j] *= scale;
-                if (j == 0 && first == 0 && cache.slotBias)
-                    s[0] += cache.slotBias[h];
+                if (j < slots && cache.slotBias)
+                    s[j] += cache.slotBias[h];
                 mx = std::max(mx, s[j]);
             }
-            float sum = 0.f;
+            const bool sink = slots > 0 && cache.sink;
+            if (sink)
+                mx = std::max(mx, cache.sink[h]);
+            float sum = sink ? std::exp(cache.sink[h] - mx) : 0.f;
             for (int64_t j = 0; j < count; ++j) {
                 s[j] = std::exp(s[j] - mx);
                 sum += s[j];
@@ -266,10 +272,12 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
             std::fill(o, o + D, 0.f);
             for (int64_t j = 0; j < count; ++j)
                 g_axpy(o, Vh + j * D, s[j] * inv, D);
-            if (first == 0)
-                m_mass[static_cast<size_t>(h)] = s[0] * inv;
+            float mass = 0.f;
+            for (int64_t j = 0; j < slots; ++j)
+                mass += s[j] * inv;
+            m_mass[static_cast<size_t>(h)] = mass;
         }
-        if (slotMass && first == 0) {
+        if (slotMass && hasState) {
             float massSum = 0.f;
             for (float m : m_mass)
                 massSum += m;

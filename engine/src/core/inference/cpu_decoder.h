@@ -37,13 +37,15 @@ struct DecoderWeights {
     std::vector<LayerWeights> layers;
 };
 
-// The KV cache as KvCache lays it out for batch 1: per layer [H, stride, D] with
-// index 0 reserved for the state slot and tokens at 1..
+// The KV cache as KvCache lays it out for batch 1: per layer [H, stride, D] with the
+// first `slots` indices reserved for the state slots and tokens after them.
 struct CacheView {
     std::vector<float*> k, v;
     int64_t stride = 0;
-    int slotLayer = -1;              // layer whose index 0 holds a state, -1 for none
-    const float* slotBias = nullptr; // [H] added to the slot's attention logits, or null
+    int64_t slots = 1;               // reserved indices in front of the tokens
+    int slotLayer = -1;              // layer whose reserved indices hold a state, -1 for none
+    const float* slotBias = nullptr; // [H] added to the slots' attention logits, or null
+    const float* sink = nullptr;     // [H] attention sink logits beside the slots, or null
 };
 
 class Decoder {
@@ -52,9 +54,9 @@ public:
 
     // Runs one token at window position `past` (the number of tokens already
     // cached), writes its key and value to the cache, and leaves the final hidden
-    // state (after ln_f) in hiddenOut [k]. When layerWeights [L] is given, adds
-    // sum_l w_l h^(l) to pooled [k]. slotMass, when given, receives the attention
-    // probability on the slot averaged over heads (0 without a slot).
+    // state (after ln_f) in hiddenOut [k]. When layerWeights [L] and pooled are
+    // given, adds sum_l w_l h^(l) to pooled [k]. slotMass, when given, receives the
+    // attention probability on the slots averaged over heads (0 without a state).
     void step(int32_t token, int64_t past, const CacheView& cache, const float* layerWeights,
               float* pooled, float* hiddenOut, float* slotMass = nullptr);
     // logits [vocab] = wte · hidden

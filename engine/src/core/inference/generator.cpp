@@ -90,37 +90,31 @@ public:
         , w(w_)
         , useState(useState_) {
         const ModelConfig& c = m.info.config;
-        cache.allocate(c, 1, w.window, m.dtype, m.device);
+        cache.allocate(c, 1, w.window, m.dtype, m.device, m.stateSlots());
         lastLogits.assign(static_cast<size_t>(c.vocabSize), 0.f);
         hidden.assign(static_cast<size_t>(c.nEmbd), 0.f);
         if (m.recurrent())
-            pooled = torch::zeros({1, c.nEmbd},
+            pooled = torch::zeros({1, m.stateSlots(), c.nEmbd},
                                   torch::TensorOptions().dtype(torch::kFloat32).device(m.device));
         if (m.decoder) {
             for (int l = 0; l < c.nLayer; ++l) {
                 view.k.push_back(cache.k[l].data_ptr<float>());
                 view.v.push_back(cache.v[l].data_ptr<float>());
             }
-            view.stride = cache.capacity + 1;
+            view.stride = cache.slots + cache.capacity;
+            view.slots = cache.slots;
             view.slotBias = m.slotBiasHost.empty() ? nullptr : m.slotBiasHost.data();
+            view.sink = m.sinkHost.empty() ? nullptr : m.sinkHost.data();
         }
-    }
-
-    ForwardArgs forwardArgs() {
-        ForwardArgs args;
-        args.cache = &cache;
-        if (m.recurrent()) {
-            args.layerWeights = m.layerWeights;
-            args.slotLayer = m.insertBlock();
-            args.slotBias = m.slotBias;
-        }
-        return args;
     }
 
     void prefill(const int32_t* ids, int64_t n, bool wantLogits) {
         std::vector<int64_t> v(ids, ids + n);
         auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
-        auto out = m.net->forward(input, forwardArgs());
+        ForwardArgs args =
+            m.windowArgs(torch::Tensor(), static_cast<int64_t>(window.size()), n, w.window);
+        args.cache = &cache;
+        auto out = m.net->forward(input, args);
         window.insert(window.end(), ids, ids + n);
         if (m.recurrent())
             pooled += out.pooled.to(torch::kFloat32);
@@ -137,9 +131,13 @@ public:
     void decode(int32_t id) {
         if (m.decoder) {
             view.slotLayer = cache.slotLayer;
-            const bool pool = m.recurrent();
+            const int segment =
+                m.recurrent() ? m.recurrence->segmentOf(cache.length, w.window) : -1;
+            float* pool = segment >= 0
+                              ? pooled.data_ptr<float>() + int64_t(segment) * m.info.config.nEmbd
+                              : nullptr;
             m.decoder->step(id, cache.length, view, pool ? m.layerWeightsHost.data() : nullptr,
-                            pool ? pooled.data_ptr<float>() : nullptr, hidden.data());
+                            pool, hidden.data());
             cache.length += 1;
             m.decoder->lmHead(hidden.data(), lastLogits.data());
             window.push_back(id);
@@ -148,12 +146,12 @@ public:
         }
     }
 
-    // Puts h_prev into the (empty) cache as the slot's key and value.
+    // Puts the state into the (empty) cache as the slots' keys and values.
     void enterState() {
         auto [slotK, slotV] = m.net->slotKeyValue(state, m.insertBlock());
         const int layer = m.insertBlock();
-        cache.k[static_cast<size_t>(layer)].narrow(2, 0, 1).copy_(slotK);
-        cache.v[static_cast<size_t>(layer)].narrow(2, 0, 1).copy_(slotV);
+        cache.k[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotK);
+        cache.v[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotV);
         cache.slotLayer = layer;
     }
 
@@ -162,7 +160,7 @@ public:
         const int64_t keep = w.overlap;
         std::vector<int32_t> tail(window.end() - keep, window.end());
         if (m.recurrent() && useState)
-            state = m.stateFromPooled(pooled, static_cast<int64_t>(window.size()));
+            state = m.nextState(pooled, static_cast<int64_t>(window.size()));
         windowStart += w.window - w.overlap;
         cache.clear();
         window.clear();
@@ -200,8 +198,8 @@ public:
     int64_t windowStart = 0;
     int64_t streamLength = 0;
     int64_t rollovers = 0;
-    torch::Tensor state;  // h_prev of the open window [1, k], compute dtype; undefined if none
-    torch::Tensor pooled; // running sum over the open window, float32 [1, k]; recurrent only
+    torch::Tensor state;  // the open window's state [1, S, k], compute dtype; undefined if none
+    torch::Tensor pooled; // running sums per slot over the open window, float32 [1, S, k]
     std::vector<float> lastLogits;
     std::vector<float> hidden;
 };
@@ -210,9 +208,9 @@ namespace {
 
 // ---- the state blob ----
 // "BATONST\0", u32 version, 16-byte model identity, i32 T, o, k, insert block,
-// u8 has-state, i64 window start, stream length, roll-overs, u32 token count,
-// i32 tokens..., f32 h_prev[k] (if has-state), f32 pool[k] (recurrent models),
-// u64 checksum of everything before it.
+// i32 slots S (version 2 on; 1 in version 1), u8 has-state, i64 window start, stream
+// length, roll-overs, u32 token count, i32 tokens..., f32 state[S * k] (if has-state),
+// f32 pool[S * k] (recurrent models), u64 checksum of everything before it.
 constexpr char kStateMagic[8] = {'B', 'A', 'T', 'O', 'N', 'S', 'T', '\0'};
 
 class BlobWriter {
@@ -294,6 +292,7 @@ Result<std::vector<uint8_t>> Generator::exportState() const {
         out.put(int32_t(g.w.overlap));
         out.put(int32_t(g.m.info.config.nEmbd));
         out.put(int32_t(g.m.insertBlock()));
+        out.put(int32_t(g.m.stateSlots()));
         out.put(uint8_t(g.state.defined() ? 1 : 0));
         out.put(int64_t(g.windowStart));
         out.put(int64_t(g.streamLength));
@@ -331,11 +330,12 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
         return corrupt("it is not a Baton state");
     uint32_t version = 0;
     std::memcpy(&version, blob.data() + sizeof(kStateMagic), 4);
-    if (version != kStateFormatVersion)
-        return makeError(ErrorCode::StateVersion,
-                         "the saved state has format version " + std::to_string(version) +
-                             "; this build reads version " + std::to_string(kStateFormatVersion) +
-                             " (it will be recomputed from the text)");
+    if (version != kStateFormatVersion && version != 1)
+        return makeError(ErrorCode::StateVersion, "the saved state has format version " +
+                                                      std::to_string(version) +
+                                                      "; this build reads versions 1 to " +
+                                                      std::to_string(kStateFormatVersion) +
+                                                      " (it will be recomputed from the text)");
     uint64_t stored = 0;
     std::memcpy(&stored, blob.data() + blob.size() - 8, 8);
     ContentHash h;
@@ -346,19 +346,21 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
     const ModelInfo& info = model->info();
     BlobReader in(blob, blob.size() - 8);
     char magic[8], identity[16];
-    int32_t T = 0, o = 0, k = 0, block = 0;
+    int32_t T = 0, o = 0, k = 0, block = 0, slots = 1;
     uint8_t hasState = 0;
     int64_t windowStart = 0, streamLength = 0, rollovers = 0;
     uint32_t count = 0;
     if (!in.getBytes(magic, 8) || !in.get(version) || !in.getBytes(identity, 16) || !in.get(T) ||
-        !in.get(o) || !in.get(k) || !in.get(block) || !in.get(hasState) || !in.get(windowStart) ||
-        !in.get(streamLength) || !in.get(rollovers) || !in.get(count))
+        !in.get(o) || !in.get(k) || !in.get(block) || (version >= 2 && !in.get(slots)) ||
+        !in.get(hasState) || !in.get(windowStart) || !in.get(streamLength) || !in.get(rollovers) ||
+        !in.get(count))
         return corrupt("it is too short");
     if (std::string(identity, 16) != info.identity)
         return makeError(ErrorCode::StateMismatch, "the saved state belongs to another model (" +
                                                        std::string(identity, 16) +
                                                        ", this one is " + info.identity + ")");
-    if (k != info.config.nEmbd || block != model->impl().insertBlock())
+    if (k != info.config.nEmbd || block != model->impl().insertBlock() ||
+        slots != model->impl().stateSlots())
         return makeError(ErrorCode::StateMismatch, "the saved state has another shape");
     const WindowSettings w{T, o};
     if (auto r = validateWindows(w, info.config.nPositions); !r)
@@ -378,11 +380,12 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
     for (int32_t t : tokens)
         if (t < 0 || t >= info.config.vocabSize)
             return corrupt("a token id is outside the vocabulary");
-    std::vector<float> state(hasState ? size_t(k) : 0), pooled;
+    const size_t width = size_t(slots) * size_t(k);
+    std::vector<float> state(hasState ? width : 0), pooled;
     if (hasState && !in.getBytes(state.data(), state.size() * sizeof(float)))
         return corrupt("it is too short");
     if (model->impl().recurrent()) {
-        pooled.resize(size_t(k));
+        pooled.resize(width);
         if (!in.getBytes(pooled.data(), pooled.size() * sizeof(float)))
             return corrupt("it is too short");
     }
@@ -397,8 +400,9 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
         torch::NoGradGuard noGrad;
         const auto opts = torch::TensorOptions().dtype(torch::kFloat32);
         if (hasState) {
-            g.state =
-                torch::from_blob(state.data(), {1, k}, opts).clone().to(g.m.device, g.m.dtype);
+            g.state = torch::from_blob(state.data(), {1, slots, k}, opts)
+                          .clone()
+                          .to(g.m.device, g.m.dtype);
             g.enterState();
         }
         if (!tokens.empty())
@@ -407,7 +411,7 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
             return makeError(ErrorCode::Cancelled, "cancelled while restoring the state");
         // The stored running pool continues the exported one exactly.
         if (g.pooled.defined())
-            g.pooled.copy_(torch::from_blob(pooled.data(), {1, k}, opts));
+            g.pooled.copy_(torch::from_blob(pooled.data(), {1, slots, k}, opts));
         g.windowStart = windowStart;
         g.streamLength = streamLength;
         g.rollovers = rollovers;

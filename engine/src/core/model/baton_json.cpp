@@ -60,9 +60,21 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
          {integer("window", 1, model.nPositions, r.window),
           integer("insert_block", 0, model.nLayer - 1, r.insertBlock),
           integer("ffn_width", 1, 65536, r.ffnWidth), integer("ffn_depth", 0, 64, r.ffnDepth),
-          boolean("residual", false, r.residual), boolean("slot_bias", false, r.slotBias)})
+          boolean("residual", false, r.residual), boolean("slot_bias", false, r.slotBias),
+          boolean("sink", false, r.sink)})
         if (!res)
             return res.error();
+    r.slots = 1;
+    r.poolLast = 0;
+    if (j.contains("slots"))
+        if (auto res = integer("slots", 1, 64, r.slots); !res)
+            return res.error();
+    if (j.contains("pool_last"))
+        if (auto res = integer("pool_last", 0, model.nPositions, r.poolLast); !res)
+            return res.error();
+    if (r.poolLast > 0 && r.poolLast < r.slots)
+        return bad("pool_last = " + std::to_string(r.poolLast) +
+                   " is less than slots = " + std::to_string(r.slots));
     if (auto res = integer("overlap", 0, r.window - 1, r.overlap); !res)
         return res.error();
     if (!j.contains("tokenizer") || !j["tokenizer"].is_string())
@@ -75,7 +87,8 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
 std::string batonJsonText(const RecurrenceConfig& r, const std::string& tokenizerIdentity) {
     nlohmann::ordered_json j;
     j["format"] = "baton-recurrent";
-    j["format_version"] = kRecurrentFormatVersion;
+    const bool version2 = r.slots != 1 || r.poolLast != 0 || r.sink;
+    j["format_version"] = version2 ? kRecurrentFormatVersion : 1;
     j["window"] = r.window;
     j["overlap"] = r.overlap;
     j["insert_block"] = r.insertBlock;
@@ -83,6 +96,11 @@ std::string batonJsonText(const RecurrenceConfig& r, const std::string& tokenize
     j["ffn_depth"] = r.ffnDepth;
     j["residual"] = r.residual;
     j["slot_bias"] = r.slotBias;
+    if (version2) {
+        j["slots"] = r.slots;
+        j["pool_last"] = r.poolLast;
+        j["sink"] = r.sink;
+    }
     j["tokenizer"] = tokenizerIdentity;
     return j.dump(2) + "\n";
 }

@@ -56,15 +56,16 @@ BlockImpl::BlockImpl(const ModelConfig& c) {
 }
 
 void KvCache::allocate(const ModelConfig& c, int64_t batch, int64_t cap, torch::ScalarType dtype,
-                       torch::Device device) {
+                       torch::Device device, int64_t reserved) {
     const auto options = torch::TensorOptions().dtype(dtype).device(device);
     k.clear();
     v.clear();
     for (int l = 0; l < c.nLayer; ++l) {
-        k.push_back(torch::zeros({batch, c.nHead, cap + 1, c.headDim()}, options));
-        v.push_back(torch::zeros({batch, c.nHead, cap + 1, c.headDim()}, options));
+        k.push_back(torch::zeros({batch, c.nHead, reserved + cap, c.headDim()}, options));
+        v.push_back(torch::zeros({batch, c.nHead, reserved + cap, c.headDim()}, options));
     }
     capacity = cap;
+    slots = reserved;
     clear();
 }
 
@@ -108,21 +109,22 @@ torch::Tensor Gpt2Impl::logits(const torch::Tensor& hidden) const {
 
 std::pair<torch::Tensor, torch::Tensor> Gpt2Impl::slotKeyValue(const torch::Tensor& state,
                                                                int layer) {
-    // The state enters block `layer` as one extra key and value: that block's
-    // ln_1 and c_attn are applied to it (no position embedding) and the query dropped.
+    // The state slots enter block `layer` as extra keys and values: that block's ln_1
+    // and c_attn are applied to them (no position embedding) and the queries dropped.
     const auto& block = blocks[static_cast<size_t>(layer)];
-    const int64_t batch = state.size(0), H = m_config.nHead, D = m_config.headDim();
-    const auto kv =
-        block->attn->c_attn->forward(block->ln_1->forward(state.unsqueeze(1))); // [B, 1, 3k]
+    const int64_t batch = state.size(0), S = state.size(1), H = m_config.nHead,
+                  D = m_config.headDim();
+    const auto kv = block->attn->c_attn->forward(block->ln_1->forward(state)); // [B, S, 3k]
     const auto parts = kv.split(m_config.nEmbd, -1);
-    auto slotK = parts[1].view({batch, 1, H, D}).transpose(1, 2);
-    auto slotV = parts[2].view({batch, 1, H, D}).transpose(1, 2);
+    auto slotK = parts[1].reshape({batch, S, H, D}).transpose(1, 2);
+    auto slotV = parts[2].reshape({batch, S, H, D}).transpose(1, 2);
     return std::make_pair(slotK, slotV);
 }
 
 torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
                                   const torch::Tensor& slotK, const torch::Tensor& slotV,
-                                  const torch::Tensor& slotBias, torch::Tensor* slotMass) {
+                                  const torch::Tensor& slotBias, const torch::Tensor& sink,
+                                  torch::Tensor* slotMass) {
     const auto& attn = blocks[static_cast<size_t>(layer)]->attn;
     const int64_t B = x.size(0), n = x.size(1), H = m_config.nHead, D = m_config.headDim();
     const auto qkv = attn->c_attn->forward(x).split(m_config.nEmbd, -1);
@@ -130,17 +132,18 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
     auto k = qkv[1].view({B, n, H, D}).transpose(1, 2);
     auto v = qkv[2].view({B, n, H, D}).transpose(1, 2);
 
-    bool hasSlot = false;
+    int64_t slots = 0; // state slots in front of the keys
     torch::Tensor keys, values;
     if (cache != nullptr) {
-        cache->k[layer].narrow(2, 1 + past, n).copy_(k);
-        cache->v[layer].narrow(2, 1 + past, n).copy_(v);
-        hasSlot = cache->slotLayer == layer;
-        const int64_t first = hasSlot ? 0 : 1;
-        keys = cache->k[layer].narrow(2, first, 1 + past + n - first);
-        values = cache->v[layer].narrow(2, first, 1 + past + n - first);
+        const int64_t reserved = cache->slots;
+        cache->k[layer].narrow(2, reserved + past, n).copy_(k);
+        cache->v[layer].narrow(2, reserved + past, n).copy_(v);
+        slots = cache->slotLayer == layer ? reserved : 0;
+        const int64_t first = reserved - slots;
+        keys = cache->k[layer].narrow(2, first, reserved + past + n - first);
+        values = cache->v[layer].narrow(2, first, reserved + past + n - first);
     } else if (slotK.defined()) {
-        hasSlot = true;
+        slots = slotK.size(2);
         keys = torch::cat(std::vector<torch::Tensor>{slotK, k}, 2);
         values = torch::cat(std::vector<torch::Tensor>{slotV, v}, 2);
     } else {
@@ -149,25 +152,33 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
     }
 
     auto scores = torch::matmul(q, keys.transpose(-1, -2)) * (1.0 / std::sqrt(double(D)));
-    if (hasSlot && slotBias.defined()) {
+    if (slots > 0 && slotBias.defined()) {
         const int64_t lk = scores.size(3);
         scores = torch::cat(
-            std::vector<torch::Tensor>{scores.narrow(3, 0, 1) + slotBias.view({1, H, 1, 1}),
-                                       scores.narrow(3, 1, lk - 1)},
+            std::vector<torch::Tensor>{scores.narrow(3, 0, slots) + slotBias.view({1, H, 1, 1}),
+                                       scores.narrow(3, slots, lk - slots)},
             3);
     }
     if (n > 1) {
-        // Query i (token position past + i) sees tokens 0..past+i and the slot.
+        // Query i (token position past + i) sees tokens 0..past+i and the slots.
         const int64_t lk = keys.size(2);
         const auto opts = torch::TensorOptions().dtype(torch::kLong).device(x.device());
-        auto keyPos = torch::arange(lk, opts) - (hasSlot ? 1 : 0);
+        auto keyPos = torch::arange(lk, opts) - slots;
         auto queryPos = torch::arange(n, opts) + past;
-        auto masked = keyPos.unsqueeze(0) > queryPos.unsqueeze(1); // slot is -1: never masked
+        auto masked = keyPos.unsqueeze(0) > queryPos.unsqueeze(1); // slots are < 0: never masked
         scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
     }
-    const auto probs = torch::softmax(scores, -1);
-    if (slotMass != nullptr && hasSlot)
-        *slotMass = probs.select(3, 0).mean(1); // [B, n]
+    torch::Tensor probs;
+    if (slots > 0 && sink.defined()) {
+        // The sink: one more logit per head whose value is zero.
+        const auto sinkColumn = sink.to(scores.dtype()).view({1, H, 1, 1}).expand({B, H, n, 1});
+        probs = torch::softmax(torch::cat(std::vector<torch::Tensor>{sinkColumn, scores}, 3), -1)
+                    .narrow(3, 1, scores.size(3));
+    } else {
+        probs = torch::softmax(scores, -1);
+    }
+    if (slotMass != nullptr && slots > 0)
+        *slotMass = probs.narrow(3, 0, slots).sum(3).mean(1); // [B, n]
     auto out = torch::matmul(probs, values).transpose(1, 2).reshape({B, n, m_config.nEmbd});
     return attn->c_proj->forward(out);
 }
@@ -182,12 +193,14 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
     torch::Tensor slotK, slotV;
     if (args.state.defined()) {
         TORCH_CHECK(args.slotLayer >= 0 && args.slotLayer < m_config.nLayer, "bad slot layer");
+        TORCH_CHECK(args.state.dim() == 3, "the state must be [B, S, k]");
         if (cache == nullptr || cache->slotLayer < 0) {
             std::tie(slotK, slotV) = slotKeyValue(args.state, args.slotLayer);
             if (cache != nullptr) {
                 TORCH_CHECK(past == 0, "a state can only enter a window before its first token");
-                cache->k[args.slotLayer].narrow(2, 0, 1).copy_(slotK);
-                cache->v[args.slotLayer].narrow(2, 0, 1).copy_(slotV);
+                TORCH_CHECK(slotK.size(2) == cache->slots, "the state has another slot count");
+                cache->k[args.slotLayer].narrow(2, 0, cache->slots).copy_(slotK);
+                cache->v[args.slotLayer].narrow(2, 0, cache->slots).copy_(slotV);
                 cache->slotLayer = args.slotLayer;
             }
         }
@@ -198,7 +211,8 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
     auto x = wte->forward(ids) + wpe->forward(positions).unsqueeze(0);
 
     ForwardOut out;
-    const bool pool = args.layerWeights.defined();
+    const bool pool = args.layerWeights.defined() && args.poolMatrix.defined();
+    const auto poolMatrix = pool ? args.poolMatrix.to(x.dtype()) : torch::Tensor();
     const int L = m_config.nLayer;
     for (int l = 0; l < L; ++l) {
         const auto& block = blocks[static_cast<size_t>(l)];
@@ -207,7 +221,8 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
         torch::Tensor mass;
         x = x + attention(l, block->ln_1->forward(x), cache, past,
                           slotHere ? slotK : torch::Tensor(), slotHere ? slotV : torch::Tensor(),
-                          args.slotBias, (args.wantSlotMass && slotHere) ? &mass : nullptr);
+                          args.slotBias, args.sink,
+                          (args.wantSlotMass && slotHere) ? &mass : nullptr);
         x = x + block->mlp->c_proj->forward(
                     torch::gelu(block->mlp->c_fc->forward(block->ln_2->forward(x)), "tanh"));
         if (mass.defined())
@@ -217,7 +232,7 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
         if (l == L - 1)
             x = ln_f->forward(x);
         if (pool) {
-            const auto term = x.sum(1) * args.layerWeights[l];
+            const auto term = torch::matmul(poolMatrix, x) * args.layerWeights[l]; // [B, S, k]
             out.pooled = out.pooled.defined() ? out.pooled + term : term;
         }
     }

@@ -67,16 +67,18 @@ public:
 };
 TORCH_MODULE(Block);
 
-// Keys and values of the tokens of one window. Index 0 of every layer's buffer is
-// reserved for the state slot; only the slot layer uses it. Tokens live at 1..length.
+// Keys and values of the tokens of one window. The first `slots` indices of every
+// layer's buffer are reserved for the state slots; only the slot layer uses them.
+// Tokens live at slots..slots + length - 1.
 struct KvCache {
-    std::vector<torch::Tensor> k, v; // per layer [B, H, capacity + 1, D]
+    std::vector<torch::Tensor> k, v; // per layer [B, H, slots + capacity, D]
     int64_t capacity = 0;            // token positions
+    int64_t slots = 1;               // reserved state slots
     int64_t length = 0;              // tokens cached
-    int slotLayer = -1;              // the layer whose index 0 holds a state, or -1
+    int slotLayer = -1;              // the layer whose reserved indices hold a state, or -1
 
     void allocate(const ModelConfig& config, int64_t batch, int64_t capacity,
-                  torch::ScalarType dtype, torch::Device device);
+                  torch::ScalarType dtype, torch::Device device, int64_t slots = 1);
     void clear() {
         length = 0;
         slotLayer = -1;
@@ -85,18 +87,20 @@ struct KvCache {
 
 struct ForwardArgs {
     KvCache* cache = nullptr;   // append to this cache (positions continue from its length)
-    torch::Tensor state;        // [B, k] h_prev for the slot, undefined for none
+    torch::Tensor state;        // [B, S, k] the state slots, undefined for none
     int slotLayer = 1;          // the block that receives the state
-    torch::Tensor slotBias;     // [H] added to the slot's attention logits, or undefined
-    torch::Tensor layerWeights; // [L] softmax(alpha): when defined, `pooled` is computed
-    bool wantSlotMass = false;  // report attention mass on the slot
+    torch::Tensor slotBias;     // [H] added to the slots' attention logits, or undefined
+    torch::Tensor sink;         // [H] an attention sink's logit beside the slots, or undefined
+    torch::Tensor layerWeights; // [L] softmax(alpha): with poolMatrix, `pooled` is computed
+    torch::Tensor poolMatrix;   // [S, n] which positions of this call each slot pools
+    bool wantSlotMass = false;  // report attention mass on the slots
     std::vector<torch::Tensor>* blockOutputs = nullptr; // if set, receives each block's output
 };
 
 struct ForwardOut {
     torch::Tensor hidden;   // [B, n, k] after ln_f
-    torch::Tensor pooled;   // [B, k] sum over positions i of sum_l w_l h_i^(l)
-    torch::Tensor slotMass; // [B, n] attention probability on the slot, mean over heads
+    torch::Tensor pooled;   // [B, S, k] poolMatrix times sum_l w_l h^(l)
+    torch::Tensor slotMass; // [B, n] attention probability on the slots, mean over heads
 };
 
 class Gpt2Impl : public torch::nn::Module {
@@ -105,7 +109,7 @@ public:
 
     // ids: [B, n] int64. Without a cache the positions are 0..n-1.
     ForwardOut forward(const torch::Tensor& ids, const ForwardArgs& args = {});
-    // The slot's key and value for block `layer`: [B, H, 1, D] each.
+    // The slots' keys and values for block `layer`: [B, H, S, D] each.
     std::pair<torch::Tensor, torch::Tensor> slotKeyValue(const torch::Tensor& state, int layer);
     // Logits through the tied LM head.
     torch::Tensor logits(const torch::Tensor& hidden) const;
@@ -122,7 +126,8 @@ public:
 private:
     torch::Tensor attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
                             const torch::Tensor& slotK, const torch::Tensor& slotV,
-                            const torch::Tensor& slotBias, torch::Tensor* slotMass);
+                            const torch::Tensor& slotBias, const torch::Tensor& sink,
+                            torch::Tensor* slotMass);
     ModelConfig m_config;
 };
 TORCH_MODULE(Gpt2);

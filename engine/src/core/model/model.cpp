@@ -44,20 +44,44 @@ bool cpuSupportsBf16() {
 
 void Model::Impl::refreshRecurrenceCaches() {
     torch::NoGradGuard noGrad;
-    layerWeights = recurrence->layerWeights().to(dtype);
-    auto host = recurrence->layerWeights().to(torch::kCPU, torch::kFloat32).contiguous();
-    layerWeightsHost.assign(host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
+    auto host = [](const torch::Tensor& t) {
+        if (!t.defined())
+            return std::vector<float>();
+        auto c = t.to(torch::kCPU, torch::kFloat32).contiguous();
+        return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    };
+    const auto weights = recurrence->layerWeights();
+    layerWeights = weights.to(dtype);
+    layerWeightsHost = host(weights);
     slotBias = recurrence->slotBias.defined() ? recurrence->slotBias.to(dtype) : torch::Tensor();
-    slotBiasHost.clear();
-    if (slotBias.defined()) {
-        auto b = recurrence->slotBias.to(torch::kCPU, torch::kFloat32).contiguous();
-        slotBiasHost.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
-    }
+    slotBiasHost = host(recurrence->slotBias);
+    sink = recurrence->sink.defined() ? recurrence->sink.to(dtype) : torch::Tensor();
+    sinkHost = host(recurrence->sink);
 }
 
-torch::Tensor Model::Impl::stateFromPooled(const torch::Tensor& pooledSum, int64_t positions) {
-    const auto z = (pooledSum.to(torch::kFloat32) / double(positions)).to(dtype);
-    return recurrence->forward(z);
+ForwardArgs Model::Impl::windowArgs(const torch::Tensor& state, int64_t first, int64_t n,
+                                    int64_t window, bool trainable) const {
+    ForwardArgs args;
+    if (!recurrent())
+        return args;
+    args.slotLayer = insertBlock();
+    args.state = state;
+    if (trainable) {
+        args.layerWeights = recurrence->layerWeights();
+        args.slotBias = recurrence->slotBias;
+        args.sink = recurrence->sink;
+    } else {
+        args.layerWeights = layerWeights;
+        args.slotBias = slotBias;
+        args.sink = sink;
+    }
+    args.poolMatrix = recurrence->segmentMatrix(first, n, window,
+                                                torch::TensorOptions().dtype(dtype).device(device));
+    return args;
+}
+
+torch::Tensor Model::Impl::nextState(const torch::Tensor& pooledSums, int64_t window) {
+    return recurrence->forward(pooledSums.to(dtype), window);
 }
 
 void Model::Impl::buildDecoder() {
@@ -184,9 +208,8 @@ Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
         impl->net = Gpt2(config);
         impl->net->initialiseForTraining();
         if (recurrence) {
-            if (recurrence->insertBlock < 0 || recurrence->insertBlock >= config.nLayer ||
-                recurrence->ffnWidth < 1 || recurrence->ffnDepth < 0)
-                return makeError(ErrorCode::InvalidArgument, "invalid recurrence configuration");
+            if (auto r = validateRecurrenceConfig(*recurrence, config); !r)
+                return r.error();
             impl->recurrence = Recurrence(config, *recurrence);
             impl->recurrence->initialise();
         }

@@ -24,14 +24,24 @@ public:
     Recurrence recurrence{nullptr};
     torch::Tensor layerWeights;          // softmax(alpha) [L], compute dtype, on device
     torch::Tensor slotBias;              // [H] or undefined
+    torch::Tensor sink;                  // [H] or undefined
     std::vector<float> layerWeightsHost; // for the CPU decoder
     std::vector<float> slotBiasHost;
+    std::vector<float> sinkHost;
 
     bool recurrent() const { return !recurrence.is_empty(); }
     int insertBlock() const { return recurrent() ? recurrence->config().insertBlock : -1; }
-    // h_prev for the next window from a window's pooled sum over `positions` positions.
-    torch::Tensor stateFromPooled(const torch::Tensor& pooledSum, int64_t positions);
-    // Refreshes layerWeights/slotBias (and their host copies) from the module.
+    // State slots per window (1 for a baseline: the KV cache keeps one index reserved).
+    int stateSlots() const { return recurrent() ? recurrence->slots() : 1; }
+    // The forward arguments for positions [first, first + n) of a window of T: the
+    // state (or none), the insertion block, slot bias, sink and pooling. `trainable`
+    // takes the module's parameters themselves (with their gradients) instead of the
+    // inference copies. A baseline model gets plain arguments.
+    ForwardArgs windowArgs(const torch::Tensor& state, int64_t first, int64_t n, int64_t window,
+                           bool trainable = false) const;
+    // The state for the next window [B, S, k] from a full window's pooled sums.
+    torch::Tensor nextState(const torch::Tensor& pooledSums, int64_t window);
+    // Refreshes layerWeights/slotBias/sink (and their host copies) from the module.
     void refreshRecurrenceCaches();
 
     torch::TensorOptions idOptions() const {

@@ -18,16 +18,51 @@ RecurrenceImpl::RecurrenceImpl(const ModelConfig& model, const RecurrenceConfig&
     }
     if (config.slotBias)
         slotBias = register_parameter("slot_bias", torch::zeros({model.nHead}));
+    if (config.slots > 1)
+        slotEmbedding =
+            register_parameter("slot_embedding", torch::zeros({config.slots, model.nEmbd}));
+    if (config.sink)
+        sink = register_parameter("sink", torch::zeros({model.nHead}));
 }
 
-torch::Tensor RecurrenceImpl::forward(const torch::Tensor& z) {
+int RecurrenceImpl::segmentOf(int64_t position, int64_t window) const {
+    const int64_t pooled = m_config.pooledPositions(static_cast<int>(window));
+    const int64_t first = window - pooled;
+    if (position < first || position >= window)
+        return -1;
+    return static_cast<int>((position - first) * m_config.slots / pooled);
+}
+
+torch::Tensor RecurrenceImpl::segmentMatrix(int64_t first, int64_t n, int64_t window,
+                                            const torch::TensorOptions& options) const {
+    auto m = torch::zeros({m_config.slots, n}, torch::TensorOptions().dtype(torch::kFloat32));
+    auto a = m.accessor<float, 2>();
+    for (int64_t i = 0; i < n; ++i)
+        if (const int j = segmentOf(first + i, window); j >= 0)
+            a[j][i] = 1.f;
+    return m.to(options);
+}
+
+torch::Tensor RecurrenceImpl::forward(const torch::Tensor& sums, int64_t window) {
+    const int S = m_config.slots;
+    std::vector<float> inverse(static_cast<size_t>(S), 0.f);
+    for (int64_t p = 0; p < window; ++p)
+        if (const int j = segmentOf(p, window); j >= 0)
+            inverse[static_cast<size_t>(j)] += 1.f;
+    for (float& v : inverse)
+        v = v > 0 ? 1.f / v : 0.f;
+    const auto scale = torch::tensor(inverse).to(sums.options()).view({1, S, 1});
+    const auto z = sums * scale;
     auto x = z;
     for (size_t i = 0; i < ffn.size(); ++i) {
         x = ffn[i]->forward(x);
         if (i + 1 < ffn.size())
             x = torch::gelu(x);
     }
-    return m_config.residual ? z + x : x;
+    auto h = m_config.residual ? z + x : x;
+    if (slotEmbedding.defined())
+        h = h + slotEmbedding.unsqueeze(0);
+    return h;
 }
 
 torch::Tensor RecurrenceImpl::layerWeights() const {
@@ -47,8 +82,9 @@ void RecurrenceImpl::initialise() {
             a->bias.zero_();
         }
     }
-    if (slotBias.defined())
-        slotBias.zero_();
+    for (auto* t : {&slotBias, &slotEmbedding, &sink})
+        if (t->defined())
+            t->zero_();
 }
 
 std::vector<std::pair<std::string, std::vector<int64_t>>>
@@ -63,7 +99,29 @@ expectedRecurrenceTensors(const ModelConfig& model, const RecurrenceConfig& conf
     }
     if (config.slotBias)
         out.push_back({"slot_bias", {model.nHead}});
+    if (config.slots > 1)
+        out.push_back({"slot_embedding", {config.slots, model.nEmbd}});
+    if (config.sink)
+        out.push_back({"sink", {model.nHead}});
     return out;
+}
+
+Result<void> validateRecurrenceConfig(const RecurrenceConfig& r, const ModelConfig& model) {
+    auto bad = [](const std::string& what) {
+        return makeError(ErrorCode::InvalidArgument, "invalid recurrence configuration: " + what);
+    };
+    if (r.insertBlock < 0 || r.insertBlock >= model.nLayer)
+        return bad("the insertion block must be less than the model's " +
+                   std::to_string(model.nLayer) + " layers");
+    if (r.ffnWidth < 1 || r.ffnDepth < 0)
+        return bad("the FFN needs a width of at least 1 and a depth of at least 0");
+    if (r.slots < 1 || r.slots > 64)
+        return bad("slots must be in [1, 64]");
+    if (r.poolLast < 0)
+        return bad("pool-last must not be negative");
+    if (r.poolLast > 0 && r.poolLast < r.slots)
+        return bad("pool-last must cover at least one position per slot");
+    return {};
 }
 
 } // namespace baton::engine

@@ -1,9 +1,13 @@
-// The recurrence module: pooled hidden states of a window -> h_prev for the next.
-//   z = (1/T) sum_i sum_l softmax(alpha)_l h_i^(l);  h_prev = [z +] FFN(z)
+// The recurrence module: pooled hidden states of a window -> the state for the next.
+//   z_j = mean over segment j of the pooled region of sum_l softmax(alpha)_l h_i^(l)
+//   h_prev_j = [z_j +] FFN(z_j) [+ slot_embedding_j]            for j = 0..slots-1
+// With one slot and the whole window pooled this is method.md section 2 exactly.
 // Parameter names (as in recurrence.safetensors): alpha [L]; ffn.N.weight [out, in]
-// and ffn.N.bias for N = 0..depth; slot_bias [H] when enabled.
+// and ffn.N.bias for N = 0..depth; slot_bias [H]; slot_embedding [S, k] (S > 1);
+// sink [H].
 #pragma once
 
+#include "baton/engine/error.h"
 #include "baton/engine/model_info.h"
 #include "model/gpt2.h"
 
@@ -13,19 +17,32 @@ class RecurrenceImpl : public torch::nn::Module {
 public:
     RecurrenceImpl(const ModelConfig& model, const RecurrenceConfig& config);
 
-    // h_prev from the mean pooled state z [B, k].
-    torch::Tensor forward(const torch::Tensor& z);
+    // The state for the next window [B, S, k] from a full window of T positions:
+    // `sums` [B, S, k] holds, per slot, the sum of the mixed hidden states over its
+    // segment (see segmentOf).
+    torch::Tensor forward(const torch::Tensor& sums, int64_t window);
     // softmax(alpha): the layer weights of the pooling [L].
     torch::Tensor layerWeights() const;
+    // The slot whose segment holds window position `position` of a window of T, or -1
+    // when the position is not pooled.
+    int segmentOf(int64_t position, int64_t window) const;
+    // [S, n] with a 1 where position first + i belongs to slot j's segment: multiplied
+    // with hidden states [B, n, k] it gives the segment sums.
+    torch::Tensor segmentMatrix(int64_t first, int64_t n, int64_t window,
+                                const torch::TensorOptions& options) const;
     // Fresh initialisation for training (seeded by the caller): alpha = 0, the
-    // FFN as torch's Linear default, the last layer zero when residual, slot bias 0.
+    // FFN as torch's Linear default, the last layer zero when residual, slot bias,
+    // slot embeddings and sink 0.
     void initialise();
 
     const RecurrenceConfig& config() const { return m_config; }
+    int slots() const { return m_config.slots; }
 
     torch::Tensor alpha;
     std::vector<Affine> ffn;
-    torch::Tensor slotBias; // undefined unless config.slotBias
+    torch::Tensor slotBias;      // [H], undefined unless config.slotBias
+    torch::Tensor slotEmbedding; // [S, k], undefined unless S > 1
+    torch::Tensor sink;          // [H], undefined unless config.sink
 
 private:
     RecurrenceConfig m_config;
@@ -35,5 +52,8 @@ TORCH_MODULE(Recurrence);
 // The names and shapes recurrence.safetensors must hold.
 std::vector<std::pair<std::string, std::vector<int64_t>>>
 expectedRecurrenceTensors(const ModelConfig& model, const RecurrenceConfig& config);
+
+// Checks the module's shape against the model (insertion block, FFN, slots).
+Result<void> validateRecurrenceConfig(const RecurrenceConfig& config, const ModelConfig& model);
 
 } // namespace baton::engine

@@ -6,16 +6,6 @@ namespace baton::engine {
 
 namespace {
 
-ForwardArgs recurrentArgs(Model::Impl& m, const torch::Tensor& state) {
-    ForwardArgs args;
-    args.layerWeights = m.recurrence->layerWeights();
-    args.slotLayer = m.insertBlock();
-    args.slotBias = m.recurrence->slotBias;
-    args.state = state;
-    args.wantSlotMass = state.defined();
-    return args;
-}
-
 void addSlotMass(BatchStats& stats, const torch::Tensor& mass) {
     // mass [B, T]: attention on the slot at each query position
     const auto perPosition = mass.detach().sum(0).to(torch::kCPU, torch::kFloat64).contiguous();
@@ -36,11 +26,16 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
     const int64_t V = m.info.config.vocabSize;
     BatchStats stats;
     std::vector<torch::Tensor> states(static_cast<size_t>(W)); // the state entering window n
+    auto args = [&](const torch::Tensor& state) {
+        ForwardArgs a = m.windowArgs(state, 0, T, T, true);
+        a.wantSlotMass = state.defined();
+        return a;
+    };
     if (recurrent) {
         torch::NoGradGuard noGrad;
         for (int64_t n = 0; n + 1 < W; ++n) {
-            auto out = m.net->forward(batch.inputs[n], recurrentArgs(m, states[size_t(n)]));
-            states[size_t(n) + 1] = m.recurrence->forward(out.pooled / double(T));
+            auto out = m.net->forward(batch.inputs[n], args(states[size_t(n)]));
+            states[size_t(n) + 1] = m.recurrence->forward(out.pooled, T);
         }
     }
     torch::Tensor g; // dLoss / d(state entering window n + 1)
@@ -48,8 +43,7 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
         torch::Tensor leaf;
         if (states[size_t(n)].defined())
             leaf = states[size_t(n)].detach().requires_grad_(true);
-        ForwardArgs args = recurrent ? recurrentArgs(m, leaf) : ForwardArgs{};
-        auto out = m.net->forward(batch.inputs[n], args);
+        auto out = m.net->forward(batch.inputs[n], recurrent ? args(leaf) : ForwardArgs{});
         auto logits = m.net->logits(out.hidden);
         auto nll = torch::nn::functional::cross_entropy(
             logits.reshape({-1, V}), batch.targets[n].reshape({-1}),
@@ -57,7 +51,7 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
                 torch::kSum));
         auto total = nll / normalizer;
         if (recurrent && g.defined()) {
-            auto h = m.recurrence->forward(out.pooled / double(T));
+            auto h = m.recurrence->forward(out.pooled, T);
             total = total + (h * g).sum();
         }
         total.backward();

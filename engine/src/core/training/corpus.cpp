@@ -1,5 +1,6 @@
 #include "training/corpus.h"
 
+#include "baton/engine/text.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/utf8.h"
@@ -93,7 +94,7 @@ std::string stripGutenberg(std::string_view text) {
     return std::string(text.substr(begin, end - begin)) + (end > begin ? "\n" : "");
 }
 
-Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths) {
+Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, bool unwrap) {
     std::vector<std::string> found;
     for (const auto& p : paths) {
         if (files::isDirectory(p)) {
@@ -118,6 +119,8 @@ Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths) 
                              path + " is not valid UTF-8 (first bad byte at offset " +
                                  std::to_string(bad) + "); convert it to UTF-8 first");
         std::string clean = stripGutenberg(*text);
+        if (unwrap)
+            clean = unwrapText(clean);
         if (clean.find_first_not_of(" \t\r\n") == std::string::npos)
             return makeError(ErrorCode::InvalidArgument, path + " holds no text");
         docs.push_back({path, std::move(clean)});

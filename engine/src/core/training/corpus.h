@@ -23,8 +23,10 @@ struct Document {
 std::string stripGutenberg(std::string_view text);
 
 // Files (.txt, .md, .markdown) and folders (searched recursively, in name order).
-// Each file is one document; invalid UTF-8 and empty documents are errors.
-Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths);
+// Each file is one document; invalid UTF-8 and empty documents are errors. With
+// `unwrap`, hard-wrapped lines are joined and verse numbers dropped (unwrapText).
+Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths,
+                                         bool unwrap = false);
 
 struct TokenizedCorpus {
     std::vector<std::string> names;

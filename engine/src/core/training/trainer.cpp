@@ -5,6 +5,7 @@
 #include "baton/engine/windows.h"
 #include "model/checkpoint.h"
 #include "model/hf_config.h"
+#include "probe/episodes.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
 #include "training/bptt.h"
 #include "training/corpus.h"
@@ -52,6 +53,11 @@ Json toJson(const TrainConfig& c) {
     j["residual"] = c.recurrence.residual;
     j["slot_bias"] = c.recurrence.slotBias;
     j["slot_bias_init"] = c.slotBiasInit;
+    j["slots"] = c.recurrence.slots;
+    j["pool_last"] = c.recurrence.poolLast;
+    j["sink"] = c.recurrence.sink;
+    j["unwrap"] = c.unwrap;
+    j["episodes_per_sequence"] = c.episodesPerSequence;
     j["corpus"] = c.corpus;
     j["validation"] = c.validation;
     j["validation_fraction"] = c.validationFraction;
@@ -105,6 +111,12 @@ Result<TrainConfig> fromJson(const Json& j, const std::string& outDir) {
         c.recurrence.residual = j.at("residual").get<bool>();
         c.recurrence.slotBias = j.at("slot_bias").get<bool>();
         c.slotBiasInit = j.at("slot_bias_init").get<double>();
+        // Added later: runs written before them used the defaults of that time.
+        c.recurrence.slots = j.value("slots", 1);
+        c.recurrence.poolLast = j.value("pool_last", 0);
+        c.recurrence.sink = j.value("sink", false);
+        c.unwrap = j.value("unwrap", false);
+        c.episodesPerSequence = j.value("episodes_per_sequence", 0);
         c.corpus = j.at("corpus").get<std::vector<std::string>>();
         c.validation = j.at("validation").get<std::vector<std::string>>();
         c.validationFraction = j.at("validation_fraction").get<double>();
@@ -208,6 +220,7 @@ private:
     TrainingData m_data;
     std::unique_ptr<AdamOptimizer> m_opt;
     std::vector<torch::Tensor> m_netParams, m_moduleParams;
+    std::vector<bool> m_sentenceEnd; // for memory episodes
     int64_t m_totalSteps = 0;
 
     // Progress, saved in every checkpoint.
@@ -228,7 +241,7 @@ Result<void> Run::prepareModel() {
         const std::string tokDir = files::join(c.outDir, "tokenizer");
         const std::string tokPath = files::join(tokDir, "tokenizer.model");
         if (!files::exists(tokPath)) {
-            auto docs = loadCorpus(c.corpus);
+            auto docs = loadCorpus(c.corpus, c.unwrap);
             if (!docs)
                 return docs.error();
             std::vector<std::string_view> texts;
@@ -310,10 +323,8 @@ Result<void> Run::prepareModel() {
                 m.recurrence = fresh;
                 info("continuing the base model's recurrence module");
             } else {
-                if (rec.insertBlock >= m.info.config.nLayer)
-                    return makeError(ErrorCode::InvalidArgument,
-                                     "--insert-block must be less than the model's " +
-                                         std::to_string(m.info.config.nLayer) + " layers");
+                if (auto r = validateRecurrenceConfig(rec, m.info.config); !r)
+                    return r;
                 torch::manual_seed(c.seed);
                 m.recurrence = Recurrence(m.info.config, rec);
                 m.recurrence->initialise();
@@ -333,12 +344,12 @@ Result<void> Run::prepareModel() {
 }
 
 Result<void> Run::prepareData() {
-    auto trainDocs = loadCorpus(c.corpus);
+    auto trainDocs = loadCorpus(c.corpus, c.unwrap);
     if (!trainDocs)
         return trainDocs.error();
     std::vector<Document> valDocs;
     if (!c.validation.empty()) {
-        auto v = loadCorpus(c.validation);
+        auto v = loadCorpus(c.validation, c.unwrap);
         if (!v)
             return v.error();
         valDocs = std::move(*v);
@@ -363,6 +374,8 @@ Result<void> Run::prepareData() {
     }
     m_data.sequences =
         planSequences(m_data.train, {c.window, c.overlap}, c.bpttWindows, m_data.spans);
+    if (c.episodesPerSequence > 0)
+        m_sentenceEnd = sentenceEndTokens(*m_model->tokenizer());
     if (m_data.sequences.empty())
         return makeError(
             ErrorCode::InvalidArgument,
@@ -439,16 +452,29 @@ WindowBatch Run::nextBatch() {
             m_position = 0;
             m_order = epochOrder(m_data.sequences.size(), c.seed, m_epoch);
         }
-        const Sequence& s = m_data.sequences[size_t(m_order[size_t(m_position++)])];
+        const int64_t picked = m_order[size_t(m_position++)];
+        const Sequence& s = m_data.sequences[size_t(picked)];
         const auto& ids = m_data.train.docs[size_t(s.doc)];
+        const auto& spans = m_data.spans[size_t(s.doc)];
+        // The sequence's tokens, with memory episodes mixed in when asked for (the same
+        // ones for every run of this seed: they depend on the seed, epoch and sequence).
+        const int64_t origin = spans[size_t(s.firstSpan)].start;
+        // Up to the target of the last window's last position.
+        const int64_t end = spans[size_t(s.firstSpan + W - 1)].lastScored + 1;
+        std::vector<int32_t> stream(ids.begin() + origin, ids.begin() + end);
+        if (c.episodesPerSequence > 0) {
+            Rng rng(c.seed * 1000003ULL + uint64_t(m_epoch) * 7919ULL + uint64_t(picked));
+            mixEpisodes(stream, c.episodesPerSequence, c.bpttWindows, {c.window, c.overlap},
+                        *m_model->tokenizer(), m_sentenceEnd, rng);
+        }
         for (int64_t n = 0; n < W; ++n) {
-            const WindowSpan& span = m_data.spans[size_t(s.doc)][size_t(s.firstSpan + n)];
+            const WindowSpan& span = spans[size_t(s.firstSpan + n)];
             const size_t base = size_t((n * B + b) * T);
             for (int64_t p = 0; p < T; ++p) {
-                inputs[base + size_t(p)] = ids[size_t(span.start + p)];
+                inputs[base + size_t(p)] = stream[size_t(span.start - origin + p)];
                 const int64_t target = span.start + p + 1;
                 if (target >= span.firstScored && target <= span.lastScored) {
-                    targets[base + size_t(p)] = ids[size_t(target)];
+                    targets[base + size_t(p)] = stream[size_t(target - origin)];
                     ++scored;
                 }
             }
@@ -494,7 +520,7 @@ Result<TrainEvent> Run::validate() {
             budget -= take;
             ScoreOptions o;
             o.windows = {c.window, c.overlap};
-            o.useState = useState;
+            o.state = useState ? StateSource::On : StateSource::Off;
             o.keepPerToken = false;
             o.cancel = m_cancel;
             auto r =
@@ -874,6 +900,8 @@ Result<void> validateTrainConfig(const TrainConfig& c) {
         return bad("--top-blocks must be at least 1");
     if (c.recurrence.ffnWidth < 1 || c.recurrence.ffnDepth < 0 || c.recurrence.insertBlock < 0)
         return bad("the recurrence module's shape");
+    if (c.episodesPerSequence < 0 || c.episodesPerSequence > c.bpttWindows)
+        return bad("--episodes must be in [0, bptt-windows]");
     if (c.validationFraction < 0 || c.validationFraction >= 1)
         return bad("--val-fraction must be in [0, 1)");
     if (c.saveDtype != "f32" && c.saveDtype != "f16" && c.saveDtype != "bf16")
