@@ -6,15 +6,12 @@
 #include "database_options.h"
 #include "sampling_options.h"
 
-#include <baton/engine/generator.h>
-#include <baton/engine/state_chunker.h>
 #include <baton/engine/text.h>
-#include <baton/engine/tokenizer.h>
-#include <baton/engine/windows.h>
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
-#include <baton/storage/story_prompt.h>
 #include <baton/storage/story_store.h>
+#include <baton/story/settings.h>
+#include <baton/story/story_service.h>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +23,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <random>
 
 namespace baton::cli {
 
@@ -240,117 +238,20 @@ int storyImport(const std::vector<std::string>& argv) {
     return 0;
 }
 
-// Saves generated text in the chunks engine::StateChunker cuts, each with the
-// generator's state after it, one transaction per chunk. A chunk that cannot be saved
-// is kept and saved together with the next one (whose state covers both).
-class ChunkSaver {
-public:
-    // parentId: the passage the generation continues (0 for an empty story). Every
-    // chunk goes under the previous one, whatever else moves the story's current leaf
-    // meanwhile, so the saved states always match the text of their path.
-    ChunkSaver(storage::Database& db, int64_t storyId, int64_t parentId,
-               const engine::Generator& gen, std::shared_ptr<const engine::Tokenizer> tokenizer,
-               const std::string& identity, int chunkTokens)
-        : m_db(db)
-        , m_storyId(storyId)
-        , m_parent(parentId)
-        , m_gen(gen)
-        , m_chunker(gen, std::move(tokenizer), chunkTokens)
-        , m_identity(identity) {}
-
-    // Returns false to stop generation (the database refused a write).
-    bool onEvent(const engine::GenerationEvent& e) {
-        if (auto chunk = m_chunker.onEvent(e))
-            return save(std::move(*chunk));
-        return true;
-    }
-
-    // After generation: the rest, with a state only when it matches the text.
-    bool finish() {
-        if (auto chunk = m_chunker.finish())
-            return save(std::move(*chunk));
-        if (m_failed) {
-            engine::StateChunk retry = std::move(*m_failed);
-            m_failed.reset();
-            return save(std::move(retry));
-        }
-        return true;
-    }
-
-    int64_t chunks() const { return m_chunks; }
-    int64_t states() const { return m_states; }
-    const storage::StorageError* error() const { return m_error ? &*m_error : nullptr; }
-
-private:
-    bool save(engine::StateChunk chunk) {
-        if (m_failed) { // the earlier chunk goes in with this one; this one's state covers both
-            chunk.text = m_failed->text + chunk.text;
-            m_failed.reset();
-        }
-        if (chunk.text.empty())
-            return true;
-        const engine::WindowSettings& w = m_gen.windows();
-        const bool withState = !chunk.state.empty();
-        int64_t passageId = 0;
-        auto r = m_db.transaction([&]() -> storage::Result<void> {
-            auto passage = m_db.stories().addPassage(m_storyId, m_parent, chunk.text,
-                                                     storage::PassageAuthor::Model);
-            if (!passage)
-                return passage.error();
-            passageId = *passage;
-            if (!withState)
-                return {};
-            storage::StoredState s;
-            s.passageId = *passage;
-            s.windowIndex = chunk.windowIndex;
-            s.tokenOffset = chunk.streamLength;
-            s.modelIdentity = m_identity;
-            s.window = w.window;
-            s.overlap = w.overlap;
-            s.formatVersion = static_cast<int>(engine::kStateFormatVersion);
-            s.blob = chunk.state;
-            auto saved = m_db.states().save(s);
-            if (!saved)
-                return saved.error();
-            auto pruned = m_db.states().pruneAncestors(s);
-            if (!pruned)
-                return pruned.error();
-            return {};
-        });
-        if (!r.ok()) {
-            m_error = r.error();
-            m_failed = std::move(chunk);
-            return false;
-        }
-        m_error.reset();
-        m_parent = passageId;
-        ++m_chunks;
-        m_states += withState ? 1 : 0;
-        return true;
-    }
-
-    storage::Database& m_db;
-    int64_t m_storyId;
-    int64_t m_parent = 0;
-    const engine::Generator& m_gen;
-    engine::StateChunker m_chunker;
-    std::string m_identity;
-    int64_t m_chunks = 0, m_states = 0;
-    std::optional<engine::StateChunk> m_failed;
-    std::optional<storage::StorageError> m_error;
-};
-
 int storyGenerate(const std::vector<std::string>& argv) {
     Args args("story generate",
-              "Continue a story on its current path with the story's model, streaming the new "
-              "text to standard output. The text is saved as it comes, in chunks (one "
-              "transaction each), with the recurrent state after each chunk, so the next "
-              "'story generate' resumes from the saved state and re-encodes at most one "
-              "window instead of the whole story.");
+              "Continue a story on its current path with the story's model and settings "
+              "(the options given here override them), streaming the new text to standard "
+              "output. The text is saved as it comes, in chunks (one transaction each), with "
+              "the recurrent state after each chunk, so the next 'story generate' resumes from "
+              "the saved state and re-encodes at most one window instead of the whole story. "
+              "Without a fixed seed (here or in the story's settings) every run draws a new one "
+              "and prints it.");
     args.positionals("ID", "The story's id", 1, 1);
     args.option("model", "DIR", "Use this model folder instead of the story's")
         .option("window", "T", "Window size (default: the story's settings, else the model's)")
         .option("overlap", "O", "Tokens kept from one window to the next (default: as --window)")
+        .flag("retry", "Write an alternative to the last generation instead of continuing")
         .option("chunk-tokens", "N", "Save a chunk (and a state) about every N tokens", "16")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
         .flag("quiet", "Do not print statistics to standard error");
@@ -359,11 +260,29 @@ int storyGenerate(const std::vector<std::string>& argv) {
     if (!args.parse(argv))
         return 0;
     const int64_t id = storyId(args);
-    const engine::SamplingOptions sampling = samplingFromArgs(args);
-    const int chunkTokens = static_cast<int>(args.getInt("chunk-tokens", 1, 1 << 20));
     auto db = openDatabase(args);
     auto story = db->stories().get(id);
     checkStorage(story);
+
+    // The story's settings, then what the command line gives.
+    auto parsed = story::parseSettings(story->settingsJson);
+    if (!parsed)
+        throw CliError("story " + std::to_string(id) + ": " + parsed.error().message);
+    story::ContinueRequest request;
+    request.storyId = id;
+    request.retry = args.has("retry");
+    request.settings = *parsed;
+    applySamplingArgs(args, request.settings.sampling);
+    if (args.has("seed"))
+        request.settings.fixedSeed = true;
+    if (!request.settings.fixedSeed)
+        request.settings.sampling.seed = std::random_device{}() & 0x7fffffff;
+    if (args.has("window"))
+        request.settings.windows.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
+    if (args.has("overlap"))
+        request.settings.windows.overlap = static_cast<int>(args.getInt("overlap", 0, 1 << 20));
+    request.chunkTokens = static_cast<int>(args.getInt("chunk-tokens", 1, 1 << 20));
+
     std::string modelPath = args.has("model") ? args.get("model") : story->modelPath;
     if (modelPath.empty()) // a story without a model writes with the bundled default
         modelPath = bundledModelDir(kDefaultModel);
@@ -371,104 +290,45 @@ int storyGenerate(const std::vector<std::string>& argv) {
         throw UsageError("story " + std::to_string(id) +
                          " has no model and the bundled default model is not installed: give "
                          "--model DIR (or create the story with --model)");
-
-    engine::WindowSettings requested;
-    const auto settings = nlohmann::json::parse(story->settingsJson, nullptr, false);
-    if (settings.is_object()) {
-        requested.window = settings.value("window", 0);
-        requested.overlap = settings.value("overlap", 0);
-    }
-    if (args.has("window"))
-        requested.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
-    if (args.has("overlap"))
-        requested.overlap = static_cast<int>(args.getInt("overlap", 0, 1 << 20));
-
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
     auto loaded = engine::Model::load(modelPath);
     check(loaded);
-    std::shared_ptr<engine::Model> model = *loaded;
-    const engine::WindowSettings windows = engine::resolveWindows(model->info(), requested);
-    check(engine::validateWindows(windows, model->config().nPositions));
 
-    auto path = db->stories().currentPath(id);
-    checkStorage(path);
-    const int64_t leaf = path->empty() ? 0 : path->back().id;
-    const bool quiet = args.has("quiet");
-
-    // The deepest passage of the current path with a valid state for this model, T
-    // and o; the text after it is appended to the restored generator.
-    std::unique_ptr<engine::Generator> gen;
-    size_t firstUnencoded = 0;
-    if (leaf != 0) {
-        auto state =
-            db->states().latestOnPath(leaf, model->info().identity, windows.window, windows.overlap,
-                                      static_cast<int>(engine::kStateFormatVersion));
-        checkStorage(state);
-        if (*state) {
-            auto restored = engine::Generator::importState(model, (*state)->blob, windows);
-            if (restored.ok()) {
-                gen = std::move(*restored);
-                while (firstUnencoded < path->size() &&
-                       (*path)[firstUnencoded].id != (*state)->passageId)
-                    ++firstUnencoded;
-                ++firstUnencoded;
-                if (!quiet)
-                    std::cerr << "[resumed from the state saved at passage " << (*state)->passageId
-                              << ": " << (*state)->tokenOffset << " tokens, " << gen->windowFill()
-                              << " re-encoded]\n";
-            } else if (!quiet) {
-                std::cerr << "[the saved state cannot be used (" << restored.error().message
-                          << "); encoding the story's text]\n";
-            }
-        }
-    }
-    std::string rest;
-    for (size_t i = firstUnencoded; i < path->size(); ++i)
-        rest += (*path)[i].text;
-    // The author's note is read just before the model continues (not saved as text).
-    rest += storage::authorsNoteText(*story);
-    if (!gen) {
-        // Without a state: the memory first (story_prompt.h), then the whole path.
-        rest = storage::memoryPrefix(*story) + rest;
-        auto created = engine::Generator::create(model, windows);
-        check(created);
-        gen = std::move(*created);
-        if (!rest.empty()) {
-            // The same start as a story generated from nothing: start-of-text first.
-            const int bos = model->config().bosTokenId >= 0 ? model->config().bosTokenId
-                                                            : model->config().eosTokenId;
-            if (bos >= 0)
-                check(gen->append({bos}));
-        }
-    }
-    if (!rest.empty()) {
-        check(gen->appendText(rest));
-        if (!quiet)
-            std::cerr << "[encoded " << rest.size() << " bytes of story text; "
-                      << gen->streamLength() << " tokens in the stream]\n";
-    }
-
-    ChunkSaver saver(*db, id, leaf, *gen, model->tokenizer(), model->info().identity, chunkTokens);
-    auto onToken = [&](const engine::GenerationEvent& e) {
+    story::StoryService service(*db);
+    auto onToken = [](const engine::GenerationEvent& e) {
         if (!e.text.empty())
             std::cout << e.text << std::flush;
-        return saver.onEvent(e);
+        return true;
     };
-    const auto r = gen->generate(sampling, onToken);
-    saver.finish(); // what was streamed is saved even when generation failed
-    check(r);
+    const auto r = service.continueStory(*loaded, request, onToken);
     std::cout << "\n" << std::flush;
-    if (const auto* error = saver.error())
-        throw CliError("the story could not be saved: " + storage::describe(*error) +
+    if (!r) {
+        if (r.error().engine)
+            check(engine::Result<void>(*r.error().engine));
+        if (r.error().kind == story::ErrorKind::InvalidRequest)
+            throw UsageError(r.error().message);
+        throw CliError(story::describe(r.error()));
+    }
+    if (r->saveError)
+        throw CliError("the story could not be saved: " + storage::describe(*r->saveError) +
                        " (the text above was generated; the chunks before the error are saved)");
-    if (!quiet) {
-        char line[200];
+    if (!args.has("quiet")) {
+        if (!r->notice.empty())
+            std::cerr << "[" << r->notice << "]\n";
+        if (r->resumedFromPassage)
+            std::cerr << "[resumed from the state saved at passage " << r->resumedFromPassage
+                      << "; read " << r->readText.size() << " bytes after it]\n";
+        else
+            std::cerr << "[read " << r->readText.size() << " bytes of story text]\n";
+        const auto& g = r->generation;
+        char line[240];
         std::snprintf(line, sizeof(line),
-                      "[%zu tokens in %.2f s, %.1f tokens/s, stop: %s; saved %lld chunks, %lld "
-                      "states]\n",
-                      r->tokens.size(), r->seconds, r->tokensPerSecond,
-                      engine::stopReasonName(r->reason), static_cast<long long>(saver.chunks()),
-                      static_cast<long long>(saver.states()));
+                      "[%zu tokens in %.2f s, %.1f tokens/s, stop: %s, seed %llu; saved %lld "
+                      "chunks, %lld states]\n",
+                      g.tokens.size(), g.seconds, g.tokensPerSecond,
+                      engine::stopReasonName(g.reason),
+                      static_cast<unsigned long long>(request.settings.sampling.seed),
+                      static_cast<long long>(r->chunks), static_cast<long long>(r->states));
         std::cerr << line;
     }
     return 0;
@@ -486,7 +346,7 @@ void printStoryUsage(std::ostream& out) {
            "  show ID                                                details and text\n"
            "  export ID --format md|txt [--output FILE]              the current path's text\n"
            "  import FILE [--title T] [--model DIR]                  a story from md or txt\n"
-           "  generate ID [--max-tokens N] [sampling options]        continue and save\n\n"
+           "  generate ID [--retry] [--max-tokens N] [sampling ...]  continue and save\n\n"
            "Run 'baton-cli story SUBCOMMAND --help' for a subcommand's options.\n";
 }
 

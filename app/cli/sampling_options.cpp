@@ -19,19 +19,42 @@ void addSamplingOptions(Args& args) {
 engine::SamplingOptions samplingFromArgs(const Args& args) {
     engine::SamplingOptions o;
     o.maxTokens = static_cast<int>(args.getInt("max-tokens", 0, 1000000));
-    o.temperature = args.has("greedy") ? 0.0 : args.getDouble("temperature", 0, 10);
+    o.temperature = args.getDouble("temperature", 0, 10);
     o.topK = static_cast<int>(args.getInt("top-k", 0, 1 << 24));
     o.topP = args.getDouble("top-p", 1e-6, 1);
-    o.repetitionPenalty = (args.has("greedy") && !args.has("repetition-penalty"))
-                              ? 1.0
-                              : args.getDouble("repetition-penalty", 1, 10);
+    o.repetitionPenalty = args.getDouble("repetition-penalty", 1, 10);
     o.seed = static_cast<uint64_t>(args.getInt("seed", 0, INT64_MAX));
-    o.stopStrings = args.all("stop");
-    for (const auto& s : o.stopStrings)
-        if (s.empty())
-            throw UsageError("--stop needs a non-empty text");
-    o.stopAtEndOfText = !args.has("ignore-eos");
+    applySamplingArgs(args, o);
     return o;
+}
+
+void applySamplingArgs(const Args& args, engine::SamplingOptions& o) {
+    if (args.has("max-tokens"))
+        o.maxTokens = static_cast<int>(args.getInt("max-tokens", 0, 1000000));
+    if (args.has("temperature"))
+        o.temperature = args.getDouble("temperature", 0, 10);
+    if (args.has("greedy")) {
+        o.temperature = 0.0;
+        // Greedy means the likeliest token: no repetition penalty unless asked for.
+        if (!args.has("repetition-penalty"))
+            o.repetitionPenalty = 1.0;
+    }
+    if (args.has("top-k"))
+        o.topK = static_cast<int>(args.getInt("top-k", 0, 1 << 24));
+    if (args.has("top-p"))
+        o.topP = args.getDouble("top-p", 1e-6, 1);
+    if (args.has("repetition-penalty"))
+        o.repetitionPenalty = args.getDouble("repetition-penalty", 1, 10);
+    if (args.has("seed"))
+        o.seed = static_cast<uint64_t>(args.getInt("seed", 0, INT64_MAX));
+    if (args.has("stop")) {
+        o.stopStrings = args.all("stop");
+        for (const auto& s : o.stopStrings)
+            if (s.empty())
+                throw UsageError("--stop needs a non-empty text");
+    }
+    if (args.has("ignore-eos"))
+        o.stopAtEndOfText = false;
 }
 
 } // namespace baton::cli

@@ -1,6 +1,7 @@
 #include <baton/storage/book_store.h>
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
+#include <baton/storage/generation_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
@@ -41,7 +42,8 @@ public:
         , models(*connection)
         , runs(*connection)
         , evals(*connection)
-        , topics(*connection) {}
+        , topics(*connection)
+        , generations(*connection) {}
 
     std::unique_ptr<Connection> connection;
     StoryStore stories;
@@ -51,6 +53,7 @@ public:
     RunStore runs;
     EvalStore evals;
     TopicStore topics;
+    GenerationStore generations;
     int version = 0;
 };
 
@@ -240,6 +243,9 @@ EvalStore& Database::evals() {
 }
 TopicStore& Database::topics() {
     return m_impl->topics;
+}
+GenerationStore& Database::generations() {
+    return m_impl->generations;
 }
 Connection& Database::connection() {
     return *m_impl->connection;

@@ -167,6 +167,23 @@ CREATE TABLE topic_models (
 ) STRICT;
 )sql";
 
+// Version 3: generation boundaries (issue 15). Each model generation is a row; the
+// passages it wrote carry its id, so a retry after the story was reopened rewrites
+// exactly the last generation. Older builds ignore both (compatible_version stays 1).
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE generations (
+    id INTEGER PRIMARY KEY,
+    story_id INTEGER NOT NULL REFERENCES stories (id) ON DELETE CASCADE,
+    parent_id INTEGER,
+    settings_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(settings_json)),
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX generations_by_story ON generations (story_id);
+ALTER TABLE passages ADD COLUMN generation_id INTEGER
+    REFERENCES generations (id) ON DELETE SET NULL;
+CREATE INDEX passages_by_generation ON passages (generation_id);
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -174,6 +191,7 @@ const std::vector<Migration>& migrations() {
     static const std::vector<Migration> list = {
         {1, 1, kSchemaV1},
         {2, 1, kSchemaV2},
+        {3, 1, kSchemaV3},
     };
     return list;
 }

@@ -2,7 +2,6 @@
 
 #include "storage_worker.h"
 
-#include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
 
 namespace baton::storage {
@@ -15,7 +14,6 @@ StorageController::StorageController(QObject* parent)
     qRegisterMetaType<StorageError>();
     qRegisterMetaType<std::vector<Story>>();
     qRegisterMetaType<std::vector<Passage>>();
-    qRegisterMetaType<ResumePoint>();
     m_thread.setObjectName(QStringLiteral("storage"));
     m_worker = new StorageWorker(m_queue);
     m_worker->moveToThread(&m_thread);
@@ -45,8 +43,6 @@ void StorageController::connectWorker() {
     connect(m_worker, &StorageWorker::storyDeleted, this, &StorageController::storyDeleted, q);
     connect(m_worker, &StorageWorker::currentPassageSet, this,
             &StorageController::currentPassageSet, q);
-    connect(m_worker, &StorageWorker::resumePointReady, this, &StorageController::resumePointReady,
-            q);
     connect(m_worker, &StorageWorker::flushed, this, &StorageController::flushed, q);
     connect(m_worker, &StorageWorker::failed, this, &StorageController::failed, q);
     // call()'s error callbacks, on this thread after failed() has been emitted.
@@ -92,6 +88,14 @@ StorageError StorageController::notOpenError() {
 
 void StorageController::deliver(std::function<void()> f) {
     QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection);
+}
+
+std::string StorageController::sqliteVersion() {
+    return storage::sqliteVersion();
+}
+
+int StorageController::schemaVersion() {
+    return currentSchemaVersion();
 }
 
 quint64 StorageController::open(const QString& path) {
@@ -168,17 +172,23 @@ Result<std::function<void()>> changeStory(Database* db, StorageWorker* w, quint6
 }
 } // namespace
 
-quint64 StorageController::renameStory(qint64 storyId, const std::string& title) {
+quint64 StorageController::updateStory(qint64 storyId, const StoryChange& change) {
     StorageWorker* w = m_worker;
-    return post(true, [w, storyId, title](Database* db, quint64 id) {
-        return changeStory(db, w, id, storyId, [&](Story& s) { s.title = title; });
-    });
-}
-
-quint64 StorageController::setStorySettings(qint64 storyId, const std::string& settingsJson) {
-    StorageWorker* w = m_worker;
-    return post(true, [w, storyId, settingsJson](Database* db, quint64 id) {
-        return changeStory(db, w, id, storyId, [&](Story& s) { s.settingsJson = settingsJson; });
+    return post(true, [w, storyId, change](Database* db, quint64 id) {
+        return changeStory(db, w, id, storyId, [&](Story& s) {
+            if (change.title)
+                s.title = *change.title;
+            if (change.mode)
+                s.mode = *change.mode;
+            if (change.modelPath)
+                s.modelPath = *change.modelPath;
+            if (change.settingsJson)
+                s.settingsJson = *change.settingsJson;
+            if (change.memory)
+                s.memory = *change.memory;
+            if (change.authorsNote)
+                s.authorsNote = *change.authorsNote;
+        });
     });
 }
 
@@ -195,33 +205,19 @@ quint64 StorageController::deleteStory(qint64 storyId) {
 }
 
 quint64 StorageController::appendPassage(qint64 storyId, const std::string& text,
-                                         PassageAuthor author,
-                                         const std::optional<StoredState>& state,
-                                         bool pruneAncestorStates) {
+                                         PassageAuthor author) {
     StorageWorker* w = m_worker;
-    return post(true,
-                [w, storyId, text, author, state,
-                 pruneAncestorStates](Database* db, quint64 id) -> Result<std::function<void()>> {
-                    if (!db)
-                        return notOpen();
-                    auto passage = db->stories().append(storyId, text, author);
-                    if (!passage)
-                        return passage.error();
-                    if (state) {
-                        StoredState s = *state;
-                        s.passageId = *passage;
-                        auto saved = db->states().save(s);
-                        if (!saved)
-                            return saved.error();
-                        if (pruneAncestorStates) {
-                            auto pruned = db->states().pruneAncestors(s);
-                            if (!pruned)
-                                return pruned.error();
-                        }
-                    }
-                    return std::function<void()>(
-                        [w, id, p = *passage] { Q_EMIT w->passageAppended(id, p); });
-                });
+    return post(
+        true,
+        [w, storyId, text, author](Database* db, quint64 id) -> Result<std::function<void()>> {
+            if (!db)
+                return notOpen();
+            auto passage = db->stories().append(storyId, text, author);
+            if (!passage)
+                return passage.error();
+            return std::function<void()>(
+                [w, id, p = *passage] { Q_EMIT w->passageAppended(id, p); });
+        });
 }
 
 quint64 StorageController::setCurrentPassage(qint64 storyId, qint64 passageId) {
@@ -237,46 +233,6 @@ quint64 StorageController::setCurrentPassage(qint64 storyId, qint64 passageId) {
                         Q_EMIT w->currentPassageSet(id, storyId, passageId);
                     });
                 });
-}
-
-quint64 StorageController::resumePoint(qint64 storyId, const std::string& modelIdentity, int window,
-                                       int overlap, int formatVersion) {
-    StorageWorker* w = m_worker;
-    return post(false,
-                [w, storyId, modelIdentity, window, overlap,
-                 formatVersion](Database* db, quint64 id) -> Result<std::function<void()>> {
-                    if (!db)
-                        return notOpen();
-                    ResumePoint point;
-                    auto path = db->stories().currentPath(storyId);
-                    if (!path)
-                        return path.error();
-                    point.path = std::move(*path);
-                    if (!point.path.empty()) {
-                        auto state = db->states().latestOnPath(point.path.back().id, modelIdentity,
-                                                               window, overlap, formatVersion);
-                        if (!state)
-                            return state.error();
-                        if (*state)
-                            point.state = std::move(**state);
-                    }
-                    return std::function<void()>([w, id, storyId, p = std::move(point)] {
-                        Q_EMIT w->resumePointReady(id, storyId, p);
-                    });
-                });
-}
-
-std::string ResumePoint::textAfterState() const {
-    size_t first = 0;
-    if (hasState()) {
-        while (first < path.size() && path[first].id != state.passageId)
-            ++first;
-        ++first; // the state covers its own passage
-    }
-    std::string text;
-    for (size_t i = first; i < path.size(); ++i)
-        text += path[i].text;
-    return text;
 }
 
 quint64 StorageController::editPassage(qint64 passageId, const std::string& text) {

@@ -54,7 +54,6 @@ Q_SIGNALS:
     void storyDeleted(quint64 request, qint64 storyId);
     void passageEdited(quint64 request, qint64 statesInvalidated);
     void currentPassageSet(quint64 request, qint64 storyId, qint64 passageId);
-    void resumePointReady(quint64 request, qint64 storyId, baton::storage::ResumePoint point);
     void flushed(quint64 request);
     void failed(quint64 request, baton::storage::StorageError error);
     void writesCommitted(int writes);

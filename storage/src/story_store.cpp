@@ -15,7 +15,8 @@ constexpr const char* kStoryColumns =
     "id, title, mode, model_path, settings_json, memory, authors_note, current_passage_id, "
     "created_at, updated_at";
 constexpr const char* kPassageColumns =
-    "p.id, p.story_id, p.parent_id, p.author, p.text, p.created_at, p.edited_at";
+    "p.id, p.story_id, p.parent_id, p.author, p.text, p.created_at, p.edited_at, "
+    "p.generation_id";
 
 Story readStory(const Statement& s) {
     Story st;
@@ -41,6 +42,7 @@ Passage readPassage(const Statement& s) {
     p.text = s.columnText(4);
     p.createdAt = s.columnInt(5);
     p.editedAt = s.columnInt(6);
+    p.generationId = s.isNull(7) ? 0 : s.columnInt(7);
     return p;
 }
 
@@ -147,7 +149,7 @@ Result<void> StoryStore::update(const Story& story) {
         if (!old.step())
             throwNotFound("story", story.id);
         if (old.columnText(0) != story.memory) {
-            // Every saved state was computed after the old memory (story_prompt.h).
+            // Every saved state was computed after the old memory (story/prompt.h).
             m_db.prepare("DELETE FROM recurrent_states WHERE passage_id IN "
                          "(SELECT id FROM passages WHERE story_id = ?1)")
                 .bind(1, story.id)
@@ -188,7 +190,8 @@ Result<void> StoryStore::remove(int64_t id) {
 }
 
 Result<int64_t> StoryStore::addPassage(int64_t storyId, int64_t parentId, const std::string& text,
-                                       PassageAuthor author, bool makeCurrent) {
+                                       PassageAuthor author, bool makeCurrent,
+                                       int64_t generationId) {
     return guard<int64_t>([&]() -> Result<int64_t> {
         if (!validAuthor(author))
             return makeStorageError(StorageErrorCode::InvalidArgument, "unknown passage author");
@@ -197,13 +200,14 @@ Result<int64_t> StoryStore::addPassage(int64_t storyId, int64_t parentId, const 
             return makeStorageError(StorageErrorCode::Constraint,
                                     "the parent passage belongs to another story",
                                     "passage " + std::to_string(parentId));
-        m_db.prepare("INSERT INTO passages (story_id, parent_id, author, text, created_at) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5)")
+        m_db.prepare("INSERT INTO passages (story_id, parent_id, author, text, created_at, "
+                     "generation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
             .bind(1, storyId)
             .bindId(2, parentId)
             .bind(3, static_cast<int64_t>(author))
             .bind(4, text)
             .bind(5, nowMs())
+            .bindId(6, generationId)
             .run();
         const int64_t id = m_db.lastInsertId();
         if (makeCurrent)
@@ -390,26 +394,57 @@ Result<int64_t> StoryStore::duplicate(int64_t storyId, const std::string& title)
         if (!created)
             return created.error();
         const int64_t newId = *created;
+        // The generations first (their parents are mapped below, once the passages are).
+        std::unordered_map<int64_t, int64_t> generations;
+        {
+            Statement s = m_db.prepare("SELECT id, settings_json, created_at FROM generations "
+                                       "WHERE story_id = ?1 ORDER BY id");
+            s.bind(1, storyId);
+            while (s.step()) {
+                m_db.prepare("INSERT INTO generations (story_id, settings_json, created_at) "
+                             "VALUES (?1, ?2, ?3)")
+                    .bind(1, newId)
+                    .bind(2, s.columnText(1))
+                    .bind(3, s.columnInt(2))
+                    .run();
+                generations[s.columnInt(0)] = m_db.lastInsertId();
+            }
+        }
         // Parents have smaller ids than their children, so one pass in id order maps
         // every parent before it is needed.
         std::unordered_map<int64_t, int64_t> mapped;
         {
             Statement s = m_db.prepare(
-                "SELECT id, parent_id, author, text, created_at, edited_at FROM passages "
-                "WHERE story_id = ?1 ORDER BY id");
+                "SELECT id, parent_id, author, text, created_at, edited_at, generation_id FROM "
+                "passages WHERE story_id = ?1 ORDER BY id");
             s.bind(1, storyId);
             while (s.step()) {
                 const int64_t parent = s.isNull(1) ? 0 : s.columnInt(1);
+                const int64_t generation = s.isNull(6) ? 0 : s.columnInt(6);
                 m_db.prepare("INSERT INTO passages (story_id, parent_id, author, text, "
-                             "created_at, edited_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                             "created_at, edited_at, generation_id) VALUES (?1, ?2, ?3, ?4, ?5, "
+                             "?6, ?7)")
                     .bind(1, newId)
                     .bindId(2, parent ? mapped.at(parent) : 0)
                     .bind(3, s.columnInt(2))
                     .bind(4, s.columnText(3))
                     .bind(5, s.columnInt(4))
                     .bind(6, s.columnInt(5))
+                    .bindId(7, generation ? generations.at(generation) : 0)
                     .run();
                 mapped[s.columnInt(0)] = m_db.lastInsertId();
+            }
+        }
+        {
+            Statement s = m_db.prepare("SELECT id, parent_id FROM generations WHERE story_id = "
+                                       "?1 AND parent_id IS NOT NULL");
+            s.bind(1, storyId);
+            while (s.step()) {
+                const auto parent = mapped.find(s.columnInt(1));
+                m_db.prepare("UPDATE generations SET parent_id = ?1 WHERE id = ?2")
+                    .bindId(1, parent == mapped.end() ? 0 : parent->second)
+                    .bind(2, generations.at(s.columnInt(0)))
+                    .run();
             }
         }
         // The states, with their blobs.

@@ -6,6 +6,7 @@
 #include <baton/storage/book_store.h>
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
+#include <baton/storage/generation_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
@@ -37,7 +38,13 @@ inline std::string fillSampleData(storage::Database& db) {
     if (!story)
         return describe(story.error());
     auto p1 = db.stories().append(*story, "It began. ", PassageAuthor::User);
-    auto p2 = db.stories().append(*story, "It went on — ünïcode. ", PassageAuthor::Model);
+    if (!p1)
+        return "passages";
+    auto generation = db.generations().begin(*story, *p1, R"({"seed":3})");
+    if (!generation)
+        return "generation";
+    auto p2 = db.stories().addPassage(*story, *p1, "It went on — ünïcode. ", PassageAuthor::Model,
+                                      true, *generation);
     auto alt = db.stories().addPassage(*story, *p1, "Another way. ", PassageAuthor::Model, false);
     auto p3 = db.stories().append(*story, "The end.", PassageAuthor::Edit);
     if (!p1 || !p2 || !alt || !p3)
@@ -112,6 +119,16 @@ inline std::string checkSampleData(storage::Database& db, int dumpVersion = 1 <<
     auto path = db.stories().currentPath(s.id);
     if (!path || path->size() != 3 || (*path)[2].author != PassageAuthor::Edit)
         return "path";
+    // Generations (v3): the model's passage belongs to one that continued the first.
+    const int64_t generation = (*path)[1].generationId;
+    if (dumpVersion >= 3) {
+        auto g = db.generations().get(generation);
+        if (!g || g->parentId != (*path)[0].id || g->settingsJson != R"({"seed":3})" ||
+            g->storyId != s.id)
+            return "generation";
+    } else if (generation != 0) {
+        return "generation of an old passage";
+    }
     auto alternatives = db.stories().children(s.id, (*path)[0].id);
     if (!alternatives || alternatives->size() != 2)
         return "alternatives";

@@ -87,23 +87,12 @@ private Q_SLOTS:
             const qint64 story = created.at(0).at(1).toLongLong();
             QVERIFY(story > 0);
 
-            // Twenty chunks queued at once, every other one with a state, and one bad
-            // request in the middle.
+            // Twenty passages queued at once, and one bad request in the middle.
             std::vector<quint64> requests;
             quint64 bad = 0;
             for (int i = 0; i < 20; ++i) {
-                std::optional<StoredState> state;
-                if (i % 2 == 0) {
-                    StoredState st;
-                    st.tokenOffset = i;
-                    st.modelIdentity = "m";
-                    st.window = 16;
-                    st.formatVersion = 1;
-                    st.blob.assign(100, static_cast<uint8_t>(i));
-                    state = st;
-                }
-                requests.push_back(c.appendPassage(story, "chunk" + std::to_string(i) + " ",
-                                                   PassageAuthor::Model, state));
+                requests.push_back(
+                    c.appendPassage(story, "chunk" + std::to_string(i) + " ", PassageAuthor::User));
                 if (i == 10) {
                     bad = c.appendPassage(987654, "lost", PassageAuthor::Model);
                     requests.push_back(bad);
@@ -131,11 +120,10 @@ private Q_SLOTS:
             QVERIFY(text.rfind("chunk0 chunk1 ", 0) == 0);
             QVERIFY(text.find("lost") == std::string::npos);
 
-            // Editing the 5th passage invalidates the states of passages 5..19 that
-            // had one: 4, 6, ..., 18 -> indices 4..19 even = 8 states.
+            // Editing the 5th passage (no states to invalidate here).
             c.editPassage(path[4].id, "edited ");
             QVERIFY(edited.wait(5000));
-            QCOMPARE(edited.at(0).at(1).toLongLong(), qint64(8));
+            QCOMPARE(edited.at(0).at(1).toLongLong(), qint64(0));
 
             c.listStories();
             QVERIFY(listed.wait(5000));
@@ -148,13 +136,11 @@ private Q_SLOTS:
         QVERIFY(db.ok());
         const int64_t story = (*db)->stories().list()->front().id;
         QCOMPARE(*(*db)->stories().passageCount(story), int64_t(20));
-        QCOMPARE(*(*db)->states().countForStory(story), int64_t(2)); // chunk0 and chunk2
         QCOMPARE(*(*db)->integrityCheck(), std::string("ok"));
     }
 
-    // What the app needs beyond appending: rename, the current leaf moved for a retry,
-    // the resume point (path + latest matching state), one state per window kept
-    // while chunks stream in, and delete.
+    // What the app needs beyond appending: fields changed one request at a time (none
+    // undoing another), the current leaf moved, and delete.
     void editingRequestsForTheApp() {
         const QString path = m_tmp.path() + "/app.db";
         StorageController c;
@@ -163,7 +149,6 @@ private Q_SLOTS:
         QSignalSpy updated(&c, &StorageController::storyUpdated);
         QSignalSpy appended(&c, &StorageController::passageAppended);
         QSignalSpy current(&c, &StorageController::currentPassageSet);
-        QSignalSpy resume(&c, &StorageController::resumePointReady);
         QSignalSpy deleted(&c, &StorageController::storyDeleted);
         QSignalSpy listed(&c, &StorageController::storiesListed);
         c.open(path);
@@ -171,84 +156,37 @@ private Q_SLOTS:
         QVERIFY(created.wait(5000));
         const qint64 story = created.at(0).at(1).toLongLong();
 
-        // A story without passages resumes from nothing.
-        c.resumePoint(story, "m", 16, 4, 1);
-        QVERIFY(resume.wait(5000));
-        QCOMPARE(resume.at(0).at(1).toLongLong(), story);
-        auto point = resume.at(0).at(2).value<ResumePoint>();
-        QVERIFY(point.path.empty());
-        QVERIFY(!point.hasState());
-
-        // A user passage, then four chunks in window 0 and one in window 1, each with
-        // a state, pruned as they come: window 0 keeps only its last state.
         c.appendPassage(story, "Once. ", PassageAuthor::User);
-        auto state = [](int64_t window, uint8_t fill) {
-            StoredState st;
-            st.windowIndex = window;
-            st.tokenOffset = window * 12 + fill;
-            st.modelIdentity = "m";
-            st.window = 16;
-            st.overlap = 4;
-            st.formatVersion = 1;
-            st.blob.assign(64, fill);
-            return st;
-        };
-        for (uint8_t i = 1; i <= 4; ++i)
-            c.appendPassage(story, "c" + std::to_string(i) + " ", PassageAuthor::Model, state(0, i),
-                            true);
-        c.appendPassage(story, "c5 ", PassageAuthor::Model, state(1, 5), true);
-        c.appendPassage(story, "typed ", PassageAuthor::User);
-        c.resumePoint(story, "m", 16, 4, 1);
-        QVERIFY(resume.wait(5000));
-        QCOMPARE(appended.count(), 7);
-        point = resume.at(1).at(2).value<ResumePoint>();
-        QCOMPARE(point.path.size(), size_t(7));
-        QVERIFY(point.hasState());
-        QCOMPARE(point.state.passageId, point.path[5].id);
-        QCOMPARE(point.state.blob, std::vector<uint8_t>(64, 5));
-        QCOMPARE(point.textAfterState(), std::string("typed "));
-        // Another model, T or o: no state, the whole text.
-        c.resumePoint(story, "other", 16, 4, 1);
-        QVERIFY(resume.wait(5000));
-        point = resume.at(2).at(2).value<ResumePoint>();
-        QVERIFY(!point.hasState());
-        QCOMPARE(point.textAfterState(), std::string("Once. c1 c2 c3 c4 c5 typed "));
-        {
-            auto db = Database::open(path.toStdString());
-            QVERIFY(db.ok());
-            QCOMPARE(*(*db)->states().countForStory(story), int64_t(2)); // c4 and c5
-        }
-
-        // A retry: the current leaf moves to the user passage and the next append is
-        // an alternative to c1; resuming there finds no state (c1..c5 are elsewhere).
-        const qint64 userPassage = point.path[0].id;
-        c.setCurrentPassage(story, userPassage);
-        c.appendPassage(story, "alt ", PassageAuthor::Model);
-        c.resumePoint(story, "m", 16, 4, 1);
-        QVERIFY(resume.wait(5000));
-        QCOMPARE(current.count(), 1);
-        QCOMPARE(current.at(0).at(2).toLongLong(), userPassage);
-        point = resume.at(3).at(2).value<ResumePoint>();
-        QCOMPARE(point.path.size(), size_t(2));
-        QCOMPARE(point.path[1].text, std::string("alt "));
-        QCOMPARE(point.path[1].parentId, userPassage);
-        QVERIFY(!point.hasState());
+        c.appendPassage(story, "Twice. ", PassageAuthor::User);
+        QTRY_COMPARE_WITH_TIMEOUT(appended.count(), 2, 5000);
+        const qint64 first = appended.at(0).at(1).toLongLong();
+        c.setCurrentPassage(story, first);
+        QVERIFY(current.wait(5000));
+        QCOMPARE(current.at(0).at(2).toLongLong(), first);
         // A passage of no story cannot become current.
         const quint64 bad = c.setCurrentPassage(story, 987654);
         QVERIFY(failed.wait(5000));
         QCOMPARE(failed.at(0).at(0).toULongLong(), bad);
 
-        // Rename and new settings (neither undoes the other), then delete: the list
-        // follows.
-        c.renameStory(story, "After");
-        c.setStorySettings(story, R"({"temperature":0.5})");
-        QTRY_COMPARE_WITH_TIMEOUT(updated.count(), 2, 5000);
+        // Title, settings, memory and note, each in its own request: the list has all.
+        StoryChange title, settings, notes;
+        title.title = "After";
+        settings.settingsJson = R"({"temperature":0.5})";
+        notes.memory = "The memory.";
+        notes.authorsNote = "The note.";
+        c.updateStory(story, title);
+        c.updateStory(story, settings);
+        c.updateStory(story, notes);
+        QTRY_COMPARE_WITH_TIMEOUT(updated.count(), 3, 5000);
         QCOMPARE(updated.at(0).at(1).toLongLong(), story);
         c.listStories();
         QVERIFY(listed.wait(5000));
         const Story after = listed.at(0).at(1).value<std::vector<Story>>().at(0);
         QCOMPARE(after.title, std::string("After"));
         QCOMPARE(after.settingsJson, std::string(R"({"temperature":0.5})"));
+        QCOMPARE(after.memory, std::string("The memory."));
+        QCOMPARE(after.authorsNote, std::string("The note."));
+        QCOMPARE(after.currentPassageId, first);
         c.deleteStory(story);
         QVERIFY(deleted.wait(5000));
         QCOMPARE(deleted.at(0).at(1).toLongLong(), story);
@@ -261,7 +199,10 @@ private Q_SLOTS:
         QCOMPARE(failed.at(1).at(1).value<StorageError>().code, StorageErrorCode::NotFound);
     }
 
-    void genericCallsAnswerInOrderOnTheCallersThread() {
+    // The requests answered by callbacks: in request order with the signals, on the
+    // caller's thread; an error goes to failed() and the error callback only; nothing
+    // is called for a context that is gone.
+    void callbackRequestsAnswerInOrderOnTheCallersThread() {
         StorageController c;
         QSignalSpy opened(&c, &StorageController::opened);
         QSignalSpy failed(&c, &StorageController::failed);
@@ -273,41 +214,132 @@ private Q_SLOTS:
         bool onMain = true;
         c.createStory(titled("First"));
         QObject alive;
-        c.call<std::vector<Story>>(
-            false, [](Database& db) { return db.stories().list(); }, &alive,
-            [&](std::vector<Story> v) {
-                onMain = onMain && QThread::currentThread() == mainThread;
-                order.push_back(QString("list %1").arg(v.size()));
-            });
-        // An error is answered by failed() and the error callback, and `done` is not
-        // called.
+        c.searchStories("first", &alive, [&](std::vector<int64_t> ids) {
+            onMain = onMain && QThread::currentThread() == mainThread;
+            order.push_back(QString("found %1").arg(ids.size()));
+        });
         std::vector<StorageErrorCode> errors;
-        const quint64 bad = c.call<Story>(
-            false, [](Database& db) { return db.stories().get(424242); }, &alive,
-            [&](Story) { order.push_back("wrong"); },
+        const quint64 bad = c.duplicateStory(
+            424242, "x", &alive, [&](int64_t) { order.push_back("wrong"); },
             [&](const StorageError& e) {
                 onMain = onMain && QThread::currentThread() == mainThread;
                 errors.push_back(e.code);
             });
-        // A context deleted before the answer: `done` is not called.
         auto* gone = new QObject;
-        c.call<int64_t>(
-            true, [](Database& db) { return db.stories().passageCount(1); }, gone,
-            [&](int64_t) { order.push_back("gone"); });
+        c.currentPath(1, gone, [&](std::vector<Passage>) { order.push_back("gone"); });
         delete gone;
-        c.call<int64_t>(
-            true, [](Database& db) { return db.stories().create(titled("Second")); }, &alive,
-            [&](int64_t id) { order.push_back(QString("created %1").arg(id > 0)); });
+        c.duplicateStory(1, "Copy", &alive,
+                         [&](int64_t id) { order.push_back(QString("copied %1").arg(id > 1)); });
+        c.allPassages(1, &alive, [&](std::vector<Passage> all) {
+            order.push_back(QString("passages %1").arg(all.size()));
+        });
         QSignalSpy flushed(&c, &StorageController::flushed);
         c.flush();
         QVERIFY(flushed.wait(5000));
         QCOMPARE(created.count(), 1);
-        QCOMPARE(order, (std::vector<QString>{"list 1", "created 1"}));
+        QCOMPARE(order, (std::vector<QString>{"found 1", "copied 1", "passages 0"}));
         QVERIFY(onMain);
         QCOMPARE(failed.count(), 1);
         QCOMPARE(failed.at(0).at(0).toULongLong(), bad);
-        QCOMPARE(failed.at(0).at(1).value<StorageError>().code, StorageErrorCode::NotFound);
         QCOMPARE(errors, (std::vector<StorageErrorCode>{StorageErrorCode::NotFound}));
+    }
+
+    // The lab pages' requests: models (the bundled ones registered, the first the
+    // default), evaluation results, books, training runs and topic models.
+    void labRequests() {
+        StorageController c;
+        QSignalSpy opened(&c, &StorageController::opened);
+        c.open(m_tmp.path() + "/lab.db");
+        QVERIFY(opened.wait(5000));
+        QObject ctx;
+        std::vector<RegisteredModel> models;
+        auto wait = [&] {
+            QSignalSpy flushed(&c, &StorageController::flushed);
+            c.flush();
+            QVERIFY(flushed.wait(5000));
+        };
+        c.listModels({"/bundled/mini", "/bundled/base"}, &ctx,
+                     [&](std::vector<RegisteredModel> v) { models = std::move(v); });
+        wait();
+        QCOMPARE(models.size(), size_t(2));
+        int64_t mini = 0;
+        for (const auto& m : models)
+            if (m.path == "/bundled/mini") {
+                QVERIFY(m.isDefault);
+                QCOMPARE(m.name, std::string("mini"));
+                mini = m.id;
+            }
+        int64_t mine = 0;
+        c.registerModel("/models/mine", "Mine", "abc", &ctx, [&](int64_t id) { mine = id; });
+        c.registerModel("/models/mine", "Mine, renamed", "abc", &ctx,
+                        [&](int64_t id) { QCOMPARE(id, mine); });
+        wait();
+        c.setDefaultModel(mine, &ctx, {});
+        c.removeModel(mini, &ctx, {});
+        c.listModels({}, &ctx, [&](std::vector<RegisteredModel> v) { models = std::move(v); });
+        wait();
+        QCOMPARE(models.size(), size_t(2));
+        for (const auto& m : models)
+            if (m.id == mine) {
+                QVERIFY(m.isDefault);
+                QCOMPARE(m.name, std::string("Mine, renamed"));
+            }
+
+        EvalResult e;
+        e.modelPath = "/models/mine";
+        e.textId = "emma";
+        e.textHash = "h";
+        e.window = 16;
+        std::vector<EvalResult> evals;
+        c.addEvalResult(e, &ctx, {});
+        c.listEvalResults(&ctx, [&](std::vector<EvalResult> v) { evals = std::move(v); });
+        std::vector<Book> listed, texts;
+        c.addBooks({Book{0, "Emma", "", "s1", "Emma Woodhouse.", 0, 0},
+                    Book{0, "Persuasion", "", "s2", "Sir Walter.", 0, 0}},
+                   &ctx, {});
+        c.listBooks(&ctx, [&](std::vector<Book> v) { listed = std::move(v); });
+        c.bookTexts({}, &ctx, [&](std::vector<Book> v) { texts = std::move(v); });
+        wait();
+        QCOMPARE(evals.size(), size_t(1));
+        QCOMPARE(listed.size(), size_t(2));
+        QVERIFY(listed[0].text.empty());
+        QCOMPARE(texts.size(), size_t(2));
+        QCOMPARE(texts[0].text, std::string("Emma Woodhouse."));
+        c.bookTexts({listed[1].id}, &ctx, [&](std::vector<Book> v) { texts = std::move(v); });
+        c.removeBooks({listed[0].id}, &ctx, {});
+        c.listBooks(&ctx, [&](std::vector<Book> v) { listed = std::move(v); });
+        wait();
+        QCOMPARE(texts.size(), size_t(1));
+        QCOMPARE(listed.size(), size_t(1));
+
+        TrainingRun run;
+        run.configJson = R"({"steps":2})";
+        int64_t runId = 0;
+        c.createRun(run, &ctx, [&](int64_t id) { runId = id; });
+        wait();
+        std::vector<MetricPoint> points;
+        c.addMetrics({{runId, 1, "train_loss", 5.0}}, &ctx, {});
+        c.resumeRun(runId, &ctx, [&](std::vector<MetricPoint> v) { points = std::move(v); });
+        c.finishRun(runId, {{runId, 2, "train_loss", 4.0}}, "/runs/a/model", RunStatus::Completed,
+                    "finished", &ctx, {});
+        std::vector<TrainingRun> runs;
+        c.listRuns(&ctx, [&](std::vector<TrainingRun> v) { runs = std::move(v); });
+        TopicModelRecord topics;
+        topics.path = "/topics/a.json";
+        topics.name = "A";
+        topics.topics = 4;
+        topics.vocabularySize = 100;
+        c.registerTopicModel(topics, &ctx, {});
+        std::vector<TopicModelRecord> topicModels;
+        c.listTopicModels(&ctx,
+                          [&](std::vector<TopicModelRecord> v) { topicModels = std::move(v); });
+        wait();
+        QCOMPARE(points.size(), size_t(1));
+        QCOMPARE(runs.size(), size_t(1));
+        QCOMPARE(runs[0].status, RunStatus::Completed);
+        QCOMPARE(runs[0].checkpointPaths, std::vector<std::string>{"/runs/a/model"});
+        QCOMPARE(topicModels.size(), size_t(1));
+        QCOMPARE(topicModels[0].vocabularySize, 100);
     }
 
     void errorCallbacksNeedTheirContext() {
@@ -315,8 +347,8 @@ private Q_SLOTS:
         QSignalSpy failed(&c, &StorageController::failed);
         int called = 0;
         auto* gone = new QObject;
-        c.call<Story>(
-            false, [](Database& db) { return db.stories().get(1); }, gone, [&](Story) { ++called; },
+        c.currentPath(
+            1, gone, [&](std::vector<Passage>) { ++called; },
             [&](const StorageError&) { ++called; });
         delete gone;
         QVERIFY(failed.wait(5000)); // no database is open

@@ -7,11 +7,11 @@
 #include <baton/storage/book_store.h>
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
+#include <baton/storage/generation_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
-#include <baton/storage/story_prompt.h>
 #include <baton/storage/topic_store.h>
 
 #include <QTemporaryDir>
@@ -210,7 +210,10 @@ private Q_SLOTS:
         auto id = m_db->stories().create(s);
         VERIFY_OK(id);
         auto a = m_db->stories().append(*id, "The dragon 100% slept. ", PassageAuthor::User);
-        auto b = m_db->stories().append(*id, "It woke. ", PassageAuthor::Model);
+        auto generation = m_db->generations().begin(*id, *a, R"({"seed":5})");
+        VERIFY_OK(generation);
+        auto b = m_db->stories().addPassage(*id, *a, "It woke. ", PassageAuthor::Model, true,
+                                            *generation);
         auto alt =
             m_db->stories().addPassage(*id, *a, "A_secret branch. ", PassageAuthor::Model, false);
         VERIFY_OK(a);
@@ -246,6 +249,17 @@ private Q_SLOTS:
         QVERIFY(st->has_value());
         QCOMPARE((*st)->passageId, copyPath->back().id);
         QCOMPARE((*st)->blob, makeState(*b, "m1", 140).blob);
+        // The generation came along: its own row, continuing the copy's first passage.
+        const int64_t copiedGeneration = copyPath->back().generationId;
+        QVERIFY(copiedGeneration != 0 && copiedGeneration != *generation);
+        auto g = m_db->generations().get(copiedGeneration);
+        VERIFY_OK(g);
+        QCOMPARE(g->storyId, *copy);
+        QCOMPARE(g->parentId, copyPath->front().id);
+        QCOMPARE(g->settingsJson, std::string(R"({"seed":5})"));
+        // A generation cannot continue another story's passage.
+        QCOMPARE(m_db->generations().begin(*copy, *a, "{}").error().code,
+                 StorageErrorCode::Constraint);
         // The original is untouched.
         auto orig = m_db->stories().currentPath(*id);
         VERIFY_OK(orig);
@@ -391,7 +405,7 @@ private Q_SLOTS:
                  StorageErrorCode::Constraint);
 
         // A new title or author's note keeps the states; a new memory (read before
-        // every passage, story_prompt.h) deletes them all.
+        // every passage, story/prompt.h) deletes them all.
         Story s = *st.get(story);
         s.title = "States, renamed";
         s.authorsNote = "Keep it short.";
@@ -402,13 +416,6 @@ private Q_SLOTS:
         QCOMPARE(*states.countForStory(story), int64_t(0));
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
                  m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
-        QCOMPARE(memoryPrefix(*st.get(story)), std::string("The ship is called Tern.\n\n"));
-        QCOMPARE(authorsNoteText(*st.get(story)),
-                 std::string("\n[Author's note: Keep it short.]\n"));
-        s.memory = "  \n";
-        s.authorsNote = "";
-        QCOMPARE(memoryPrefix(s), std::string());
-        QCOMPARE(authorsNoteText(s), std::string());
     }
 
     void booksAndCorpora() {

@@ -303,7 +303,8 @@ private Q_SLOTS:
         auto db = openDb(m_db);
         const auto before = *db->stories().currentPath(m_story);
         const auto latest =
-            *db->states().latestOnPath(before.back().id, m_engine->model()->identity, 128, 0, 1);
+            *db->states().latestOnPath(before.back().id, m_engine->model()->identity, 128, 0,
+                                       int(engine::kStateFormatVersion));
         QVERIFY(latest.has_value());
         QTRY_VERIFY(action("actionContinue")->isEnabled());
         action("actionContinue")->trigger();

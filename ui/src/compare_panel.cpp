@@ -5,8 +5,6 @@
 #include "panel_util.h"
 
 #include <baton/engine/windows.h>
-#include <baton/storage/database.h>
-#include <baton/storage/eval_store.h>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -522,9 +520,7 @@ void ComparePanel::onRow(engine::JobId job, const engine::ScoreResult& row) {
     r.seconds = row.seconds;
     r.createdAt = QDateTime::currentMSecsSinceEpoch();
     m_rows.push_back(r);
-    m_storage.call<int64_t>(
-        true, [r](storage::Database& db) { return db.evals().add(r); }, this, [](int64_t) {},
-        reportAs(tr("The result could not be stored")));
+    m_storage.addEvalResult(r, this, {}, reportAs(tr("The result could not be stored")));
     showRows();
 }
 
@@ -617,8 +613,8 @@ void ComparePanel::showRows() {
 }
 
 void ComparePanel::refreshHistory() {
-    m_storage.call<std::vector<storage::EvalResult>>(
-        false, [](storage::Database& db) { return db.evals().list(); }, this,
+    m_storage.listEvalResults(
+        this,
         [this](std::vector<storage::EvalResult> all) {
             // One entry per text (newest first), with how many results it has.
             std::map<std::string, std::pair<storage::EvalResult, int>> texts;
@@ -654,8 +650,8 @@ void ComparePanel::refreshHistory() {
 
 void ComparePanel::reopen(const QString& textHash) {
     const std::string hash = textHash.toStdString();
-    m_storage.call<std::vector<storage::EvalResult>>(
-        false, [](storage::Database& db) { return db.evals().list(); }, this,
+    m_storage.listEvalResults(
+        this,
         [this, hash](std::vector<storage::EvalResult> all) {
             m_rows.clear();
             for (auto& r : all)

@@ -4,10 +4,6 @@
 #include "model_catalog.h"
 #include "panel_util.h"
 
-#include <baton/storage/book_store.h>
-#include <baton/storage/database.h>
-#include <baton/storage/run_store.h>
-
 #include <QComboBox>
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -55,51 +51,24 @@ QString formatDuration(double seconds) {
     return QStringLiteral("%1 s").arg(s);
 }
 
-// The training files of a run: each book cut at a paragraph break near 90% of its
-// length, the start for training (books/) and the rest for validation (val/), so a
-// run on a single book still measures held-out perplexity.
-storage::Result<bool> writeRunFiles(storage::Database& db, const std::vector<int64_t>& bookIds,
-                                    const QString& outDir) {
-    auto fail = [](const QString& what) {
-        return storage::makeStorageError(storage::StorageErrorCode::Io, what.toStdString());
-    };
-    if (!QDir().mkpath(outDir + QStringLiteral("/books")) ||
-        !QDir().mkpath(outDir + QStringLiteral("/val")))
-        return fail(FineTunePanel::tr("cannot create the run folder %1").arg(outDir));
-    for (int64_t id : bookIds) {
-        auto book = db.books().get(id);
-        if (!book)
-            return book.error();
-        const std::string& text = book->text;
-        size_t cut = text.size() * 9 / 10;
-        const size_t para = text.find("\n\n", cut);
-        if (para != std::string::npos && para < text.size() - text.size() / 20)
-            cut = para;
-        while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-            ++cut; // never inside a character
-        const QString name = QStringLiteral("/%1.txt").arg(id);
-        for (const auto& [folder, part] : {std::pair{QStringLiteral("/books"), text.substr(0, cut)},
-                                           std::pair{QStringLiteral("/val"), text.substr(cut)}}) {
-            QSaveFile f(outDir + folder + name);
-            if (!f.open(QIODevice::WriteOnly) ||
-                f.write(part.data(), qint64(part.size())) != qint64(part.size()) || !f.commit())
-                return fail(FineTunePanel::tr("cannot write %1: %2")
-                                .arg(outDir + folder + name, f.errorString()));
-        }
-    }
-    return true;
-}
-
 } // namespace
 
-template <typename T>
-void FineTunePanel::request(const QString& what, bool write,
-                            std::function<storage::Result<T>(storage::Database&)> body,
-                            std::function<void(T)> done) {
-    m_storage.call<T>(write, std::move(body), this, std::move(done),
-                      [this, what](const storage::StorageError& error) {
-                          Q_EMIT failed(what, describeStorageError(error));
-                      });
+std::pair<std::string, std::string> splitForValidation(const std::string& text) {
+    size_t cut = text.size() * 9 / 10;
+    const size_t para = text.find("\n\n", cut);
+    if (para != std::string::npos && para < text.size() - text.size() / 20)
+        cut = para;
+    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+        ++cut; // never inside a character
+    return {text.substr(0, cut), text.substr(cut)};
+}
+
+namespace {} // namespace
+
+storage::StorageController::Failed FineTunePanel::reportAs(const QString& what) {
+    return [this, what](const storage::StorageError& error) {
+        Q_EMIT failed(what, describeStorageError(error));
+    };
 }
 
 FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& lab,
@@ -130,15 +99,8 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
         std::vector<int64_t> ids;
         for (auto* item : m_books->selectedItems())
             ids.push_back(item->data(Qt::UserRole).toLongLong());
-        request<bool>(
-            tr("The book could not be removed"), true,
-            [ids](storage::Database& db) -> storage::Result<bool> {
-                for (int64_t id : ids)
-                    if (auto r = db.books().remove(id); !r)
-                        return r.error();
-                return true;
-            },
-            [this](bool) { refresh(); });
+        m_storage.removeBooks(
+            ids, this, [this](bool) { refresh(); }, reportAs(tr("The book could not be removed")));
     });
     connect(m_books, &QListWidget::itemSelectionChanged, this, &FineTunePanel::updateButtons);
 
@@ -313,43 +275,37 @@ int FineTunePanel::bookCount() const {
 }
 
 void FineTunePanel::refresh() {
-    request<std::vector<storage::Book>>(
-        tr("The books could not be read"), false,
-        [](storage::Database& db) { return db.books().list(); },
-        [this](std::vector<storage::Book> books) {
-            m_books->clear();
-            for (const auto& b : books) {
-                auto* item = new QListWidgetItem(
-                    QStringLiteral("%1  ·  %2")
-                        .arg(QString::fromStdString(b.title), formatBytes(b.textBytes)));
-                item->setData(Qt::UserRole, qint64(b.id));
-                item->setToolTip(QString::fromStdString(b.sourcePath));
-                m_books->addItem(item);
-            }
-            updateButtons();
-            Q_EMIT booksChanged();
-        });
-    request<std::vector<storage::TrainingRun>>(
-        tr("The training runs could not be read"), false,
-        [](storage::Database& db) { return db.runs().list(); },
-        [this](std::vector<storage::TrainingRun> runs) {
-            m_resumable = {};
-            for (const auto& r : runs) {
-                if (r.status == storage::RunStatus::Completed)
-                    break; // only the newest unfinished run
-                if (r.status == storage::RunStatus::Cancelled ||
-                    r.status == storage::RunStatus::Failed ||
-                    (r.status == storage::RunStatus::Running && r.id != m_runId)) {
-                    const QJsonObject s =
-                        QJsonDocument::fromJson(QByteArray::fromStdString(r.configJson)).object();
-                    if (QFileInfo::exists(s.value(QStringLiteral("out_dir")).toString())) {
-                        m_resumable = r;
-                        break;
-                    }
+    m_storage.listBooks(this, [this](std::vector<storage::Book> books) {
+        m_books->clear();
+        for (const auto& b : books) {
+            auto* item = new QListWidgetItem(
+                QStringLiteral("%1  ·  %2")
+                    .arg(QString::fromStdString(b.title), formatBytes(b.textBytes)));
+            item->setData(Qt::UserRole, qint64(b.id));
+            item->setToolTip(QString::fromStdString(b.sourcePath));
+            m_books->addItem(item);
+        }
+        updateButtons();
+        Q_EMIT booksChanged();
+    });
+    m_storage.listRuns(this, [this](std::vector<storage::TrainingRun> runs) {
+        m_resumable = {};
+        for (const auto& r : runs) {
+            if (r.status == storage::RunStatus::Completed)
+                break; // only the newest unfinished run
+            if (r.status == storage::RunStatus::Cancelled ||
+                r.status == storage::RunStatus::Failed ||
+                (r.status == storage::RunStatus::Running && r.id != m_runId)) {
+                const QJsonObject s =
+                    QJsonDocument::fromJson(QByteArray::fromStdString(r.configJson)).object();
+                if (QFileInfo::exists(s.value(QStringLiteral("out_dir")).toString())) {
+                    m_resumable = r;
+                    break;
                 }
             }
-            updateButtons();
-        });
+        }
+        updateButtons();
+    });
 }
 
 void FineTunePanel::importBooks(const QStringList& files) {
@@ -393,15 +349,8 @@ void FineTunePanel::importBooks(const QStringList& files) {
     }
     if (books.empty())
         return;
-    request<bool>(
-        tr("The books could not be saved"), true,
-        [books](storage::Database& db) -> storage::Result<bool> {
-            for (const auto& b : books)
-                if (auto r = db.books().add(b); !r)
-                    return r.error();
-            return true;
-        },
-        [this](bool) { refresh(); });
+    m_storage.addBooks(
+        books, this, [this](bool) { refresh(); }, reportAs(tr("The books could not be saved")));
 }
 
 void FineTunePanel::dragEnterEvent(QDragEnterEvent* event) {
@@ -494,27 +443,28 @@ bool FineTunePanel::start() {
     run.status = storage::RunStatus::Running;
     m_stats->setText(tr("Preparing the books…"));
     m_start->setEnabled(false);
-    // The storage thread writes the books out and records the run; then it starts.
-    request<int64_t>(
-        tr("The run could not be prepared"), true,
-        [bookIds, outDir, run](storage::Database& db) -> storage::Result<int64_t> {
-            auto files = writeRunFiles(db, bookIds, outDir);
-            if (!files)
-                return files.error();
-            return db.runs().create(run);
+    // The books' texts, then the run recorded; the trainer writes them into its folder.
+    m_storage.bookTexts(
+        bookIds, this,
+        [this, s, outDir, run](std::vector<storage::Book> books) {
+            m_storage.createRun(
+                run, this,
+                [this, s, outDir, books = std::move(books)](int64_t runId) {
+                    m_loss.clear();
+                    m_valPpl.clear();
+                    m_valPplNoState.clear();
+                    redrawCharts();
+                    m_log->clear();
+                    launch(s, outDir, false, runId, books);
+                },
+                reportAs(tr("The run could not be recorded")));
         },
-        [this, s, outDir](int64_t runId) {
-            m_loss.clear();
-            m_valPpl.clear();
-            m_valPplNoState.clear();
-            redrawCharts();
-            m_log->clear();
-            launch(s, outDir, false, runId);
-        });
+        reportAs(tr("The books could not be read")));
     return true;
 }
 
-void FineTunePanel::launch(const QJsonObject& s, const QString& outDir, bool resume, qint64 runId) {
+void FineTunePanel::launch(const QJsonObject& s, const QString& outDir, bool resume, qint64 runId,
+                           const std::vector<storage::Book>& books) {
     engine::TrainConfig c;
     c.outDir = outDir.toStdString();
     c.resume = resume;
@@ -525,8 +475,14 @@ void FineTunePanel::launch(const QJsonObject& s, const QString& outDir, bool res
         recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
             ? engine::TrainScope::Recurrence
             : engine::TrainScope::All;
-    c.corpus = {(outDir + QStringLiteral("/books")).toStdString()};
-    c.validation = {(outDir + QStringLiteral("/val")).toStdString()};
+    // Each book cut near 90%: the start to train on, the rest held out for validation,
+    // so that a run on a single book still measures held-out perplexity.
+    for (const auto& b : books) {
+        auto [train, validation] = splitForValidation(b.text);
+        const std::string name = std::to_string(b.id) + ".txt";
+        c.corpusTexts.push_back({name, std::move(train)});
+        c.validationTexts.push_back({name, std::move(validation)});
+    }
     c.window = s.value(QStringLiteral("window")).toInt();
     c.overlap = s.value(QStringLiteral("overlap")).toInt();
     c.bpttWindows = recurrent ? s.value(QStringLiteral("bptt_windows")).toInt() : 1;
@@ -562,13 +518,8 @@ bool FineTunePanel::resume() {
     setSettings(s);
     const qint64 runId = m_resumable.id;
     // The charts continue from the stored metrics.
-    request<std::vector<storage::MetricPoint>>(
-        tr("The run's metrics could not be read"), true,
-        [runId](storage::Database& db) -> storage::Result<std::vector<storage::MetricPoint>> {
-            if (auto r = db.runs().setStatus(runId, storage::RunStatus::Running); !r)
-                return r.error();
-            return db.runs().metrics(runId);
-        },
+    m_storage.resumeRun(
+        runId, this,
         [this, s, runId](std::vector<storage::MetricPoint> points) {
             m_loss.clear();
             m_valPpl.clear();
@@ -583,8 +534,9 @@ bool FineTunePanel::resume() {
                     m_valPplNoState.push_back(pt);
             }
             redrawCharts();
-            launch(s, s.value(QStringLiteral("out_dir")).toString(), true, runId);
-        });
+            launch(s, s.value(QStringLiteral("out_dir")).toString(), true, runId, {});
+        },
+        reportAs(tr("The run's metrics could not be read")));
     m_resumable = {};
     updateButtons();
     return true;
@@ -637,14 +589,8 @@ void FineTunePanel::onEvent(engine::JobId job, const engine::TrainEvent& e) {
         if (!m_unsaved.empty()) {
             const auto points = std::move(m_unsaved);
             m_unsaved.clear();
-            request<bool>(
-                tr("The run's metrics could not be saved"), true,
-                [points](storage::Database& db) -> storage::Result<bool> {
-                    if (auto r = db.runs().addMetrics(points); !r)
-                        return r.error();
-                    return true;
-                },
-                [](bool) {});
+            m_storage.addMetrics(points, this, {},
+                                 reportAs(tr("The run's metrics could not be saved")));
         }
         break;
     case Kind::Done:
@@ -667,19 +613,9 @@ void FineTunePanel::onFinished(engine::JobId job, bool ok, const engine::Error& 
         ok ? storage::RunStatus::Completed
            : (cancelled ? storage::RunStatus::Cancelled : storage::RunStatus::Failed);
     const std::string message = ok ? "finished" : (cancelled ? "cancelled" : error.message);
-    request<bool>(
-        tr("The run could not be recorded"), true,
-        [runId, points, status, message, finished](storage::Database& db) -> storage::Result<bool> {
-            if (auto r = db.runs().addMetrics(points); !r)
-                return r.error();
-            if (!finished.isEmpty())
-                if (auto r = db.runs().addCheckpoint(runId, finished.toStdString()); !r)
-                    return r.error();
-            if (auto r = db.runs().setStatus(runId, status, message); !r)
-                return r.error();
-            return true;
-        },
-        [this](bool) { refresh(); });
+    m_storage.finishRun(
+        runId, points, finished.toStdString(), status, message, this, [this](bool) { refresh(); },
+        reportAs(tr("The run could not be recorded")));
     if (ok) {
         m_progress->setValue(1000);
         m_catalog.add(finished, m_runName, QString());

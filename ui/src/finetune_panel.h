@@ -29,6 +29,10 @@ class QSpinBox;
 
 namespace baton::ui {
 
+// A book cut at a paragraph break near 90% of its length: the start to train on, the
+// rest to validate on.
+std::pair<std::string, std::string> splitForValidation(const std::string& text);
+
 class LineChart;
 class ModelCatalog;
 
@@ -76,14 +80,12 @@ protected:
 private:
     void onEvent(engine::JobId job, const engine::TrainEvent& event);
     void onFinished(engine::JobId job, bool ok, const engine::Error& error);
-    void launch(const QJsonObject& settings, const QString& outDir, bool resume, qint64 runId);
+    void launch(const QJsonObject& settings, const QString& outDir, bool resume, qint64 runId,
+                const std::vector<storage::Book>& books);
     void updateButtons();
     void redrawCharts();
     void log(const QString& line);
-    template <typename T>
-    void request(const QString& what, bool write,
-                 std::function<storage::Result<T>(storage::Database&)> body,
-                 std::function<void(T)> done);
+    storage::StorageController::Failed reportAs(const QString& what);
 
     ModelCatalog& m_catalog;
     engine::EngineController& m_lab;

@@ -6,8 +6,6 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QPushButton>
 #include <QRandomGenerator>
@@ -18,22 +16,11 @@ namespace baton::ui {
 
 namespace {
 
-struct Preset {
-    const char* name;
-    double temperature;
-    int topK;
-    double topP;
-    double repetition;
-};
+constexpr int kBalanced = story::kBalancedPreset;
 
-// Focused stays close to the likeliest words; Creative takes more risks.
-constexpr Preset kPresets[] = {
-    {QT_TRANSLATE_NOOP("GenerationSettingsPanel", "Focused"), 0.5, 40, 0.90, 1.15},
-    {QT_TRANSLATE_NOOP("GenerationSettingsPanel", "Balanced"), 0.8, 0, 0.95, 1.10},
-    {QT_TRANSLATE_NOOP("GenerationSettingsPanel", "Creative"), 1.05, 0, 0.98, 1.05},
-};
-constexpr int kBalanced = 1;
-constexpr int kPresetCount = int(sizeof(kPresets) / sizeof(kPresets[0]));
+int presetCount() {
+    return int(story::presets().size());
+}
 
 QDoubleSpinBox* doubleSpin(double min, double max, double step, int decimals, const QString& name) {
     auto* s = new QDoubleSpinBox;
@@ -55,7 +42,7 @@ QSpinBox* intSpin(int min, int max, const QString& name) {
 
 QStringList GenerationSettingsPanel::presetNames() {
     QStringList names;
-    for (const auto& p : kPresets)
+    for (const auto& p : story::presets())
         names << tr(p.name);
     return names;
 }
@@ -156,14 +143,14 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
 }
 
 void GenerationSettingsPanel::applyPreset(int index) {
-    if (index < 0 || index >= kPresetCount)
+    if (index < 0 || index >= presetCount())
         return;
     m_applying = true;
-    const Preset& p = kPresets[index];
+    const story::Preset& p = story::presets()[size_t(index)];
     m_temperature->setValue(p.temperature);
     m_topK->setValue(p.topK);
     m_topP->setValue(p.topP);
-    m_repetition->setValue(p.repetition);
+    m_repetition->setValue(p.repetitionPenalty);
     m_preset->setCurrentIndex(index);
     m_applying = false;
     Q_EMIT changed();
@@ -173,12 +160,12 @@ void GenerationSettingsPanel::onEdited() {
     if (m_applying)
         return;
     // The preset whose values these are, else Custom.
-    int match = kPresetCount;
-    for (int i = 0; i < kPresetCount; ++i) {
-        const Preset& p = kPresets[i];
+    int match = presetCount();
+    for (int i = 0; i < presetCount(); ++i) {
+        const story::Preset& p = story::presets()[size_t(i)];
         if (qFuzzyCompare(m_temperature->value(), p.temperature) && m_topK->value() == p.topK &&
             qFuzzyCompare(m_topP->value(), p.topP) &&
-            qFuzzyCompare(m_repetition->value(), p.repetition))
+            qFuzzyCompare(m_repetition->value(), p.repetitionPenalty))
             match = i;
     }
     m_preset->setCurrentIndex(match);
@@ -221,8 +208,8 @@ void GenerationSettingsPanel::resetWindows() {
     m_overlap->setValue(m_modelWindows.overlap);
 }
 
-GenerationSettings GenerationSettingsPanel::settings() const {
-    GenerationSettings s;
+story::StorySettings GenerationSettingsPanel::settings() const {
+    story::StorySettings s = m_loaded;
     s.sampling.temperature = m_temperature->value();
     s.sampling.topK = m_topK->value();
     s.sampling.topP = m_topP->value();
@@ -230,7 +217,8 @@ GenerationSettings GenerationSettingsPanel::settings() const {
     s.sampling.maxTokens = m_maxTokens->value();
     s.fixedSeed = m_fixedSeed->isChecked();
     s.sampling.seed =
-        s.fixedSeed ? uint64_t(m_seed->value()) : QRandomGenerator::global()->generate64();
+        s.fixedSeed ? uint64_t(m_seed->value()) : QRandomGenerator::global()->generate64() >> 1;
+    s.windows = {};
     if (m_window->isEnabled()) {
         s.windows.window = m_window->value();
         s.windows.overlap = m_overlap->value();
@@ -239,45 +227,31 @@ GenerationSettings GenerationSettingsPanel::settings() const {
 }
 
 std::string GenerationSettingsPanel::toJson() const {
-    QJsonObject o;
-    o[QStringLiteral("temperature")] = m_temperature->value();
-    o[QStringLiteral("top_k")] = m_topK->value();
-    o[QStringLiteral("top_p")] = m_topP->value();
-    o[QStringLiteral("repetition_penalty")] = m_repetition->value();
-    o[QStringLiteral("max_tokens")] = m_maxTokens->value();
-    if (m_fixedSeed->isChecked())
-        o[QStringLiteral("seed")] = m_seed->value();
-    if (m_window->isEnabled() && (m_window->value() != m_modelWindows.window ||
-                                  m_overlap->value() != m_modelWindows.overlap)) {
-        o[QStringLiteral("window")] = m_window->value();
-        o[QStringLiteral("overlap")] = m_overlap->value();
-    }
-    return QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
+    story::StorySettings s = settings();
+    if (s.windows.window == m_modelWindows.window && s.windows.overlap == m_modelWindows.overlap)
+        s.windows = {}; // the model's: follows the model
+    return story::settingsJson(s);
 }
 
-void GenerationSettingsPanel::loadJson(const std::string& json) {
-    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
+void GenerationSettingsPanel::load(const story::StorySettings& settings) {
+    m_loaded = settings;
     applyPreset(kBalanced);
     m_applying = true;
-    auto number = [&](const char* key, double fallback) {
-        const QJsonValue v = o.value(QLatin1String(key));
-        return v.isDouble() ? v.toDouble() : fallback;
-    };
-    m_temperature->setValue(number("temperature", m_temperature->value()));
-    m_topK->setValue(int(number("top_k", m_topK->value())));
-    m_topP->setValue(number("top_p", m_topP->value()));
-    m_repetition->setValue(number("repetition_penalty", m_repetition->value()));
-    m_maxTokens->setValue(int(number("max_tokens", 200)));
-    const bool fixed = o.value(QLatin1String("seed")).isDouble();
-    m_fixedSeed->setChecked(fixed);
-    m_seed->setEnabled(fixed);
-    if (fixed)
-        m_seed->setValue(int(number("seed", 0)));
+    m_temperature->setValue(settings.sampling.temperature);
+    m_topK->setValue(settings.sampling.topK);
+    m_topP->setValue(settings.sampling.topP);
+    m_repetition->setValue(settings.sampling.repetitionPenalty);
+    m_maxTokens->setValue(settings.sampling.maxTokens);
+    m_fixedSeed->setChecked(settings.fixedSeed);
+    m_seed->setEnabled(settings.fixedSeed);
+    if (settings.fixedSeed)
+        m_seed->setValue(
+            int(std::min<uint64_t>(settings.sampling.seed, uint64_t(m_seed->maximum()))));
     m_applying = false;
     resetWindows();
-    if (m_window->isEnabled() && o.value(QLatin1String("window")).isDouble()) {
-        m_window->setValue(int(number("window", m_window->value())));
-        m_overlap->setValue(int(number("overlap", 0)));
+    if (m_window->isEnabled() && settings.windows.window > 0) {
+        m_window->setValue(settings.windows.window);
+        m_overlap->setValue(settings.windows.overlap);
     }
     onEdited();
 }

@@ -1,12 +1,11 @@
 // The generation settings (a dock): sampler (temperature, top-k, top-p, repetition
 // penalty, max tokens, seed) with presets, and the window T and overlap o, which
-// default to the loaded model's. A story keeps its settings as JSON
-// (Story::settingsJson, the keys baton-cli story generate reads).
+// default to the loaded model's. A story keeps its settings as JSON through the story
+// module's codec (story/settings.h), the same that baton-cli story generate reads.
 #pragma once
 
 #include <baton/engine/model_info.h>
-#include <baton/engine/sampling.h>
-#include <baton/engine/windows.h>
+#include <baton/story/settings.h>
 
 #include <QWidget>
 
@@ -22,24 +21,21 @@ class QSpinBox;
 
 namespace baton::ui {
 
-struct GenerationSettings {
-    engine::SamplingOptions sampling;
-    bool fixedSeed = false; // otherwise a new seed for every generation
-    engine::WindowSettings windows;
-};
-
 class GenerationSettingsPanel : public QWidget {
     Q_OBJECT
 public:
     explicit GenerationSettingsPanel(QWidget* parent = nullptr);
 
-    // What the controls show; with a random seed, sampling.seed is a fresh one.
-    GenerationSettings settings() const;
+    // What the controls show (and the loaded settings' stop strings); with a random
+    // seed, sampling.seed is a fresh one.
+    story::StorySettings settings() const;
     // The loaded model (none: T and o disabled): sets the windows' ranges and
     // defaults.
     void setModel(const std::optional<engine::ModelInfo>& model);
-    // A story's saved settings ("" or "{}": the Balanced preset, the model's windows).
-    void loadJson(const std::string& json);
+    // A story's saved settings (story::defaultSettings(): the Balanced preset, the
+    // model's windows).
+    void load(const story::StorySettings& settings);
+    // The settings to save with the story: the windows only when not the model's.
     std::string toJson() const;
 
     static QStringList presetNames();
@@ -65,6 +61,7 @@ private:
     QLabel* m_windowHint;
     QPushButton* m_resetWindows;
     engine::WindowSettings m_modelWindows;
+    story::StorySettings m_loaded; // what the controls do not show (stop strings, ...)
     bool m_applying = false;
 };
 

@@ -2,9 +2,7 @@
 
 #include "story_list_model.h"
 
-#include <baton/storage/database.h>
 #include <baton/storage/storage_controller.h>
-#include <baton/storage/story_store.h>
 
 #include <QAction>
 #include <QApplication>
@@ -136,7 +134,9 @@ LibraryPanel::LibraryPanel(storage::StorageController& storage, QWidget* parent)
                     Q_EMIT storyActivated(current.data(StoryListModel::IdRole).toLongLong());
             });
     connect(m_model, &StoryListModel::renameRequested, this, [this](qint64 id, QString title) {
-        m_requests.insert(m_storage.renameStory(id, title.toStdString()), tr("Renaming the story"));
+        storage::StoryChange change;
+        change.title = title.toStdString();
+        m_requests.insert(m_storage.updateStory(id, change), tr("Renaming the story"));
         Q_EMIT storyRenamed(id, title);
     });
 
@@ -260,8 +260,8 @@ void LibraryPanel::runSearch() {
         Q_EMIT searchApplied();
         return;
     }
-    m_storage.call<std::vector<int64_t>>(
-        false, [text](storage::Database& db) { return db.stories().search(text); }, this,
+    m_storage.searchStories(
+        text, this,
         [this, text](std::vector<int64_t> ids) {
             if (m_search->text().toStdString() != text)
                 return; // a newer search is on its way
@@ -292,9 +292,8 @@ void LibraryPanel::duplicateSelected() {
         tr("%1 (copy)")
             .arg(QString::fromStdString(m_model->stories()[size_t(row)].title))
             .toStdString();
-    m_storage.call<int64_t>(
-        true, [id, title](storage::Database& db) { return db.stories().duplicate(id, title); },
-        this,
+    m_storage.duplicateStory(
+        id, title, this,
         [this](int64_t copy) {
             m_selectAfterList = copy;
             refresh();

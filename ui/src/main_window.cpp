@@ -19,9 +19,7 @@
 #include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
 #include <baton/engine/windows.h>
-#include <baton/storage/database.h>
 #include <baton/storage/storage_controller.h>
-#include <baton/storage/story_store.h>
 
 #include <QAction>
 #include <QApplication>
@@ -295,7 +293,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                     m_adventure->focusInput();
                 else
                     m_editor->setFocus();
-                m_settings->loadJson(story.settingsJson);
+                loadStorySettings(story);
                 setWindowTitle(tr("%1 — Baton").arg(QString::fromStdString(story.title)));
                 // The story continues with the model it was written with.
                 const QString storyModel = QString::fromStdString(story.modelPath);
@@ -429,11 +427,9 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
             [this](engine::JobId, const engine::ModelInfo& info) {
                 QSettings().setValue(QStringLiteral("model/path"),
                                      QString::fromStdString(info.path));
-                const std::string settings =
-                    m_session->isOpen() ? m_session->story().settingsJson : std::string();
                 m_settings->setModel(info);
                 if (m_session->isOpen())
-                    m_settings->loadJson(settings);
+                    loadStorySettings(m_session->story());
                 m_models->setActivePath(QString::fromStdString(info.path));
                 updateModelLabel();
                 statusBar()->showMessage(tr("Model loaded"), 5000);
@@ -660,20 +656,9 @@ void MainWindow::useModelForWriting(const QString& folder) {
     loadModel(folder);
     // The open story continues with it from now on.
     if (m_session->isOpen()) {
-        const qint64 id = m_session->storyId();
-        const std::string path = QDir(folder).absolutePath().toStdString();
-        m_storage.call<bool>(
-            true,
-            [id, path](storage::Database& db) -> storage::Result<bool> {
-                auto story = db.stories().get(id);
-                if (!story)
-                    return story.error();
-                story->modelPath = path;
-                if (auto r = db.stories().update(*story); !r)
-                    return r.error();
-                return true;
-            },
-            this, [](bool) {});
+        storage::StoryChange change;
+        change.modelPath = QDir(folder).absolutePath().toStdString();
+        m_storage.updateStory(m_session->storyId(), change);
     }
     showPage(Page::Write);
 }
@@ -732,6 +717,7 @@ void MainWindow::createMenus() {
 void MainWindow::openDatabase(const QString& path) {
     m_databaseOpen = false;
     m_databasePath = path;
+    m_session->setDatabasePath(path);
     // Fine-tuned models and their runs live beside the database.
     m_fineTune->setRunsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/runs"));
     m_topics->setTopicsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/topics"));
@@ -772,8 +758,22 @@ void MainWindow::newStory(bool adventure) {
     m_library->createStory(s);
 }
 
-GenerationSettings MainWindow::generationSettings() const {
-    GenerationSettings s = m_settings->settings();
+void MainWindow::loadStorySettings(const storage::Story& story) {
+    auto parsed = story::parseSettings(story.settingsJson);
+    if (!parsed) {
+        // The story opens with the default settings; saving replaces the damaged ones.
+        statusBar()->showMessage(tr("The story's generation settings could not be read (%1); "
+                                    "the defaults are shown")
+                                     .arg(QString::fromStdString(parsed.error().message)),
+                                 10000);
+        m_settings->load(story::defaultSettings());
+        return;
+    }
+    m_settings->load(*parsed);
+}
+
+story::StorySettings MainWindow::generationSettings() const {
+    story::StorySettings s = m_settings->settings();
     // An adventure's reply ends where the player's next action would begin.
     if (m_session->isOpen() && m_session->story().mode == storage::StoryMode::Adventure)
         s.sampling.stopStrings.push_back(adventureStopString());
@@ -856,7 +856,7 @@ void MainWindow::generate() {
         return;
     commitEdits();
     m_notes->flush();
-    const GenerationSettings s = generationSettings();
+    const story::StorySettings s = generationSettings();
     m_session->saveSettings(m_settings->toJson());
     // The typed text becomes saved text only when the generation starts.
     if (m_session->generate(m_editor->typedText(), s))
@@ -966,8 +966,8 @@ void MainWindow::about() {
            "%3)<br>%4<br>SQLite %5, story database schema %6</p>")
             .arg(QStringLiteral(BATON_VERSION), QString::fromLatin1(qVersion()),
                  QStringLiteral(QT_VERSION_STR), QString::fromStdString(engine::runtimeVersions()),
-                 QString::fromStdString(storage::sqliteVersion()))
-            .arg(storage::currentSchemaVersion()));
+                 QString::fromStdString(storage::StorageController::sqliteVersion()))
+            .arg(storage::StorageController::schemaVersion()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -1,29 +1,11 @@
 #include "model_catalog.h"
 
-#include <baton/storage/database.h>
-#include <baton/storage/model_store.h>
+#include <baton/engine/model.h>
 
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 namespace baton::ui {
-
-namespace {
-
-QJsonObject readJson(const QString& path, bool* ok) {
-    QFile f(path);
-    *ok = false;
-    if (!f.open(QIODevice::ReadOnly) || f.size() > (1 << 20))
-        return {};
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
-    *ok = doc.isObject();
-    return doc.object();
-}
-
-} // namespace
 
 QString formatBytes(qint64 bytes) {
     if (bytes >= (qint64(1) << 30))
@@ -44,28 +26,24 @@ QString CatalogModel::summary() const {
 }
 
 CatalogModel readModelFolder(const QString& folder) {
+    const engine::ModelFolderSummary probe = engine::probeModelFolder(folder.toStdString());
     CatalogModel m;
     m.path = folder;
     m.name = QFileInfo(folder).fileName();
-    bool ok = false;
-    const QJsonObject config = readJson(folder + QStringLiteral("/config.json"), &ok);
-    m.present = ok;
-    if (!ok)
+    m.present = probe.present;
+    if (!probe.present)
         return m;
-    m.layers = config.value(QStringLiteral("n_layer")).toInt();
-    m.width = config.value(QStringLiteral("n_embd")).toInt();
-    m.heads = config.value(QStringLiteral("n_head")).toInt();
-    m.positions = config.value(QStringLiteral("n_positions")).toInt();
-    m.vocabulary = config.value(QStringLiteral("vocab_size")).toInt();
-    const QJsonObject baton = readJson(folder + QStringLiteral("/baton.json"), &ok);
-    if (ok) {
+    m.layers = probe.config.nLayer;
+    m.width = probe.config.nEmbd;
+    m.heads = probe.config.nHead;
+    m.positions = probe.config.nPositions;
+    m.vocabulary = probe.config.vocabSize;
+    if (probe.recurrence) {
         m.recurrent = true;
-        m.window = baton.value(QStringLiteral("window")).toInt();
-        m.overlap = baton.value(QStringLiteral("overlap")).toInt();
+        m.window = probe.recurrence->window;
+        m.overlap = probe.recurrence->overlap;
     }
-    const QFileInfoList files = QDir(folder).entryInfoList(QDir::Files);
-    for (const QFileInfo& f : files)
-        m.bytes += f.size();
+    m.bytes = probe.bytes;
     return m;
 }
 
@@ -85,40 +63,8 @@ void ModelCatalog::refresh() {
         bundled.push_back(QDir(b).absolutePath().toStdString());
     // Registering the bundled folders and reading the list in one request: the list
     // always holds them.
-    m_storage.call<std::vector<storage::RegisteredModel>>(
-        true,
-        [bundled](storage::Database& db) -> storage::Result<std::vector<storage::RegisteredModel>> {
-            auto& models = db.models();
-            for (const auto& path : bundled) {
-                auto have = models.byPath(path);
-                if (!have)
-                    return have.error();
-                if (have->has_value())
-                    continue;
-                storage::RegisteredModel m;
-                m.path = path;
-                m.name = QFileInfo(QString::fromStdString(path)).fileName().toStdString();
-                m.configJson = R"({"bundled":true})";
-                auto added = models.add(m);
-                if (!added)
-                    return added.error();
-            }
-            auto def = models.defaultModel();
-            if (!def)
-                return def.error();
-            if (!def->has_value() && !bundled.empty()) {
-                auto first = models.byPath(bundled.front());
-                if (!first)
-                    return first.error();
-                if (first->has_value()) {
-                    auto set = models.setDefault((*first)->id);
-                    if (!set)
-                        return set.error();
-                }
-            }
-            return models.list();
-        },
-        this,
+    m_storage.listModels(
+        bundled, this,
         [this](std::vector<storage::RegisteredModel> list) {
             m_models.clear();
             for (const auto& r : list) {
@@ -162,58 +108,22 @@ std::optional<CatalogModel> ModelCatalog::defaultModel() const {
 }
 
 void ModelCatalog::add(const QString& folder, const QString& name, const QString& identity) {
-    const std::string path = QDir(folder).absolutePath().toStdString();
-    const std::string n = name.toStdString();
-    const std::string sum = identity.toStdString();
-    m_storage.call<int64_t>(
-        true,
-        [path, n, sum](storage::Database& db) -> storage::Result<int64_t> {
-            auto have = db.models().byPath(path);
-            if (!have)
-                return have.error();
-            if (have->has_value()) {
-                storage::RegisteredModel m = **have;
-                m.name = n;
-                m.checksum = sum;
-                auto r = db.models().update(m);
-                if (!r)
-                    return r.error();
-                return m.id;
-            }
-            storage::RegisteredModel m;
-            m.path = path;
-            m.name = n;
-            m.checksum = sum;
-            return db.models().add(m);
-        },
-        this, [this](int64_t) { refresh(); }, reportAs(tr("The model could not be registered")));
+    m_storage.registerModel(
+        QDir(folder).absolutePath().toStdString(), name.toStdString(), identity.toStdString(), this,
+        [this](int64_t) { refresh(); }, reportAs(tr("The model could not be registered")));
 }
 
 void ModelCatalog::setDefault(qint64 id) {
-    m_storage.call<bool>(
-        true,
-        [id](storage::Database& db) -> storage::Result<bool> {
-            auto r = db.models().setDefault(id);
-            if (!r)
-                return r.error();
-            return true;
-        },
-        this, [this](bool) { refresh(); }, reportAs(tr("The default model could not be set")));
+    m_storage.setDefaultModel(
+        id, this, [this](bool) { refresh(); }, reportAs(tr("The default model could not be set")));
 }
 
 void ModelCatalog::remove(qint64 id) {
     for (const auto& m : m_models)
         if (m.id == id && m.bundled)
             return;
-    m_storage.call<bool>(
-        true,
-        [id](storage::Database& db) -> storage::Result<bool> {
-            auto r = db.models().remove(id);
-            if (!r)
-                return r.error();
-            return true;
-        },
-        this, [this](bool) { refresh(); }, reportAs(tr("The model could not be removed")));
+    m_storage.removeModel(
+        id, this, [this](bool) { refresh(); }, reportAs(tr("The model could not be removed")));
 }
 
 } // namespace baton::ui

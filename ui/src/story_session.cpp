@@ -4,9 +4,7 @@
 
 #include <baton/engine/generator.h>
 #include <baton/engine/windows.h>
-#include <baton/storage/database.h>
-#include <baton/storage/story_prompt.h>
-#include <baton/storage/story_store.h>
+#include <baton/story/retry.h>
 
 #include <QUndoStack>
 
@@ -43,20 +41,6 @@ private:
     bool m_done = false;
 };
 
-// Where the trailing run of model passages begins (path.size(): none): the last
-// generation's text, which a retry replaces and a turn's reply ends with.
-size_t trailingModelStart(const std::vector<storage::Passage>& path) {
-    size_t first = path.size();
-    while (first > 0 && path[first - 1].author == storage::PassageAuthor::Model)
-        --first;
-    return first;
-}
-
-bool stateProblem(engine::ErrorCode code) {
-    return code == engine::ErrorCode::StateCorrupt || code == engine::ErrorCode::StateMismatch ||
-           code == engine::ErrorCode::StateVersion;
-}
-
 } // namespace
 
 StorySession::StorySession(storage::StorageController& storage, engine::EngineController& engine,
@@ -81,7 +65,38 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
                 computeRetryPoint(path);
                 Q_EMIT opened(story, path);
             });
-    connect(&m_storage, &SC::resumePointReady, this, &StorySession::onResumePoint);
+    connect(&m_storage, &SC::flushed, this, [this](quint64 request) {
+        if (request != m_flushRequest || request == 0)
+            return;
+        m_flushRequest = 0;
+        if (m_phase != Phase::Preparing || !m_pending)
+            return; // stopped meanwhile
+        story::ContinueRequest r = std::move(*m_pending);
+        m_pending.reset();
+        auto workspace = m_workspace;
+        auto outcome = std::make_shared<Outcome>();
+        m_outcome = outcome;
+        m_lastResult = {};
+        m_job = m_engine.runGeneration(
+            [workspace, r, outcome](
+                const std::shared_ptr<const engine::Model>& model,
+                const std::function<bool(const engine::GenerationEvent&)>& on,
+                const engine::CancelToken& cancel) -> engine::Result<engine::GenerationResult> {
+                auto service = workspace->service();
+                story::Result<story::ContinueResult> done =
+                    service ? (*service)->continueStory(model, r, on, cancel)
+                            : story::Result<story::ContinueResult>(service.error());
+                if (!done) {
+                    outcome->error = done.error();
+                    return done.error().engine
+                               ? *done.error().engine
+                               : engine::Error{engine::ErrorCode::Internal, done.error().message};
+                }
+                outcome->result = *done;
+                return done->generation;
+            });
+        setPhase(Phase::Generating);
+    });
     auto done = [this](quint64 request) { m_writes.remove(request); };
     connect(&m_storage, &SC::passageAppended, this, [done](quint64 r, qint64) { done(r); });
     connect(&m_storage, &SC::currentPassageSet, this,
@@ -94,19 +109,25 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
             [this](engine::JobId job, const engine::GenerationProgress& p) {
                 if (job != m_job)
                     return;
-                if (!p.text.empty() && m_genStory == m_story.id && !m_saveFailed)
+                if (!p.text.empty() && m_genStory == m_story.id)
                     Q_EMIT streamed(toDisplayText(p.text));
-                const int stride = qMax(1, m_windows.stride());
-                Q_EMIT windowProgress(p.windowStart / stride, p.windowFill, m_windows.window,
+                const engine::ModelInfo* model = m_engine.model() ? &*m_engine.model() : nullptr;
+                const int window = model ? engine::resolveWindows(*model, m_windows).window : 0;
+                const int stride = qMax(1, window - m_windows.overlap);
+                Q_EMIT windowProgress(p.windowStart / stride, p.windowFill, window,
                                       p.tokensPerSecond);
             });
-    connect(&m_engine, &EC::generationChunk, this, &StorySession::onChunk);
     connect(&m_engine, &EC::generationDone, this,
             [this](engine::JobId job, const engine::GenerationDone& d) {
                 if (job == m_job)
                     m_lastResult = d.result;
             });
     connect(&m_engine, &EC::jobFinished, this, &StorySession::onJobFinished);
+}
+
+void StorySession::setDatabasePath(const QString& path) {
+    if (!m_workspace || m_workspace->databasePath() != path.toStdString())
+        m_workspace = std::make_shared<story::StoryWorkspace>(path.toStdString());
 }
 
 void StorySession::setPhase(Phase phase) {
@@ -128,24 +149,22 @@ void StorySession::close() {
     m_story = {};
     m_path.clear();
     m_undo->clear();
-    m_retryParent = -1;
+    m_retryChars = -1;
     Q_EMIT closed();
 }
 
 void StorySession::computeRetryPoint(const std::vector<storage::Passage>& path) {
-    // The trailing run of model passages is what a retry replaces.
-    const size_t first = trailingModelStart(path);
-    if (first == path.size()) {
-        m_retryParent = -1;
-        return;
-    }
-    m_retryParent = first > 0 ? path[first - 1].id : 0;
-    m_retryChars = displayLength(path, first);
+    const auto target = story::retryTarget(path);
+    m_retryChars = target ? displayLength(path, target->firstIndex) : -1;
 }
 
-bool StorySession::begin(const GenerationSettings& settings) {
+bool StorySession::begin(const story::StorySettings& settings) {
     if (!isOpen() || busy())
         return false;
+    if (!m_workspace) {
+        Q_EMIT failed(tr("Nothing to write to"), {tr("No story database is open."), {}});
+        return false;
+    }
     if (!m_engine.model()) {
         Q_EMIT failed(tr("Nothing to generate with"),
                       {tr("No model is loaded. Open one with File > Open model…"), {}});
@@ -157,135 +176,84 @@ bool StorySession::begin(const GenerationSettings& settings) {
         Q_EMIT failed(tr("The window settings cannot be used"), describeEngineError(ok.error()));
         return false;
     }
-    m_settings = settings;
-    m_windows = windows;
-    m_identity = model.identity;
+    m_windows = settings.windows;
     m_genStory = m_story.id;
-    m_saveFailed = false;
     return true;
 }
 
-bool StorySession::generate(const QString& userText, const GenerationSettings& settings) {
+bool StorySession::generate(const QString& userText, const story::StorySettings& settings) {
     if (!begin(settings))
         return false;
-    m_leafBefore = leaf();
-    m_stepName = userText.isEmpty() ? tr("Continue") : tr("Generate");
-    if (!userText.isEmpty())
-        m_writes.insert(m_storage.appendPassage(m_story.id, userText.toStdString(),
-                                                storage::PassageAuthor::User),
-                        tr("Saving your text"));
-    setPhase(Phase::Preparing);
-    requestResume();
+    story::ContinueRequest r;
+    r.storyId = m_story.id;
+    r.userText = userText.toStdString();
+    r.settings = settings;
+    r.chunkTokens = m_chunkTokens;
+    start(std::move(r), userText.isEmpty() ? tr("Continue") : tr("Generate"));
     return true;
 }
 
-void StorySession::retry(const GenerationSettings& settings) {
+void StorySession::retry(const story::StorySettings& settings) {
     if (!canRetry() || !begin(settings))
         return;
-    // The current leaf goes back to where the last generation began; the resume
-    // point is read after the move (requests run in order) and the new text becomes
-    // an alternative there.
-    m_leafBefore = leaf();
-    m_stepName = tr("Retry");
     Q_EMIT truncated(m_retryChars);
-    m_writes.insert(m_storage.setCurrentPassage(m_story.id, m_retryParent),
-                    tr("Going back to where the last generation began"));
-    setPhase(Phase::Preparing);
-    requestResume();
-}
-
-void StorySession::requestResume() {
-    m_resumeRequest = m_storage.resumePoint(m_genStory, m_identity, m_windows.window,
-                                            m_windows.overlap, int(engine::kStateFormatVersion));
-}
-
-void StorySession::onResumePoint(quint64 request, qint64, const storage::ResumePoint& point) {
-    if (request != m_resumeRequest || request == 0)
-        return;
-    m_resumeRequest = 0;
-    if (m_phase != Phase::Preparing)
-        return; // stopped meanwhile
-    if (m_saveFailed) {
-        setPhase(Phase::Idle);
-        return;
-    }
-    m_genPath = point.path;
-    // What a retry of this generation replaces: everything it adds.
-    m_retryParent = point.path.empty() ? 0 : point.path.back().id;
-    m_retryChars = displayLength(point.path, point.path.size());
-
-    engine::GenerateRequest r;
-    if (point.hasState()) {
-        r.state = point.state.blob;
-        r.text = point.textAfterState();
-    } else {
-        r.text = textWithoutState(point.path);
-    }
-    r.text += storage::authorsNoteText(m_story);
-    r.startOfText = true;
-    r.sampling = m_settings.sampling;
-    r.windows = m_windows;
+    story::ContinueRequest r;
+    r.storyId = m_story.id;
+    r.retry = true;
+    r.settings = settings;
     r.chunkTokens = m_chunkTokens;
-    m_resumedFrom = point.hasState() ? point.state.passageId : 0;
-    m_encodedChars = qint64(toDisplayText(r.text).size());
-    startGeneration(r);
+    start(std::move(r), tr("Retry"));
 }
 
-void StorySession::startGeneration(const engine::GenerateRequest& request) {
-    m_request = request;
-    m_lastResult = {};
-    m_job = m_engine.generate(request);
-    setPhase(Phase::Generating);
-}
-
-void StorySession::onChunk(engine::JobId job, const engine::StateChunk& chunk) {
-    if (job != m_job || chunk.text.empty() || m_saveFailed)
-        return;
-    std::optional<storage::StoredState> state;
-    if (!chunk.state.empty()) {
-        storage::StoredState s;
-        s.windowIndex = chunk.windowIndex;
-        s.tokenOffset = chunk.streamLength;
-        s.modelIdentity = m_identity;
-        s.window = m_windows.window;
-        s.overlap = m_windows.overlap;
-        s.formatVersion = int(engine::kStateFormatVersion);
-        s.blob = chunk.state;
-        state = std::move(s);
-    }
-    m_writes.insert(
-        m_storage.appendPassage(m_genStory, chunk.text, storage::PassageAuthor::Model, state, true),
-        tr("Saving the generated text"));
+void StorySession::start(story::ContinueRequest request, const QString& stepName) {
+    m_leafBefore = leaf();
+    m_stepName = stepName;
+    m_pending = std::move(request);
+    setPhase(Phase::Preparing);
+    m_flushRequest = m_storage.flush();
 }
 
 void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error& error) {
     if (job != m_job)
         return;
     m_job = 0;
-    if (!ok && m_phase != Phase::Stopping && stateProblem(error.code) && !m_request.state.empty()) {
-        // The saved state cannot be used (another build, a damaged blob): encode the
-        // whole path's text instead.
-        engine::GenerateRequest r = m_request;
-        r.state.clear();
-        r.text = textWithoutState(m_genPath) + storage::authorsNoteText(m_story);
-        m_resumedFrom = 0;
-        m_encodedChars = qint64(toDisplayText(r.text).size());
-        Q_EMIT message(tr("The saved state could not be used (%1); encoding the story's text.")
-                           .arg(QString::fromStdString(error.message)));
-        startGeneration(r);
-        return;
-    }
-    if (!ok) {
-        finishGeneration([this, error] {
-            if (error.code != engine::ErrorCode::Cancelled)
+    const auto outcome = std::move(m_outcome);
+    if (!ok || !outcome || !outcome->result) {
+        finishGeneration([this, error, outcome] {
+            if (outcome && outcome->error) {
+                const story::Error& e = *outcome->error;
+                if (e.storage)
+                    Q_EMIT failed(tr("The story could not be read or saved"),
+                                  describeStorageError(*e.storage));
+                else if (e.engine && e.engine->code != engine::ErrorCode::Cancelled)
+                    Q_EMIT failed(tr("The model could not continue the story"),
+                                  describeEngineError(*e.engine));
+                else if (!e.engine)
+                    Q_EMIT failed(tr("The story cannot be continued"),
+                                  {QString::fromStdString(e.message), {}});
+            } else if (error.code != engine::ErrorCode::Cancelled) {
                 Q_EMIT failed(tr("The model could not continue the story"),
                               describeEngineError(error));
+            }
         });
         return;
     }
-    const auto& r = m_lastResult;
+    const story::ContinueResult& r = *outcome->result;
+    m_resumedFrom = r.resumedFromPassage;
+    m_encodedChars = qint64(toDisplayText(r.readText).size());
+    if (!r.notice.empty())
+        Q_EMIT message(QString::fromStdString(r.notice));
+    if (r.saveError) {
+        const storage::StorageError saveError = *r.saveError;
+        finishGeneration([this, saveError] {
+            Q_EMIT failed(tr("Saving the generated text failed; the story shows what is saved"),
+                          describeStorageError(saveError));
+        });
+        return;
+    }
+    const auto& g = r.generation;
     QString why;
-    switch (r.reason) {
+    switch (g.reason) {
     case engine::StopReason::Cancelled:
         why = tr("stopped");
         break;
@@ -300,18 +268,18 @@ void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error
         break;
     }
     const QString tokens =
-        r.tokens.size() == 1 ? tr("1 token") : tr("%1 tokens").arg(r.tokens.size());
+        g.tokens.size() == 1 ? tr("1 token") : tr("%1 tokens").arg(g.tokens.size());
     const QString summary = tr("%1 in %2 s (%3 tokens/s), %4")
                                 .arg(tokens)
-                                .arg(r.seconds, 0, 'f', 1)
-                                .arg(r.tokensPerSecond, 0, 'f', 1)
+                                .arg(g.seconds, 0, 'f', 1)
+                                .arg(g.tokensPerSecond, 0, 'f', 1)
                                 .arg(why);
     finishGeneration([this, summary] { Q_EMIT generationFinished(summary); });
 }
 
 void StorySession::finishGeneration(std::function<void()> report) {
-    if (m_genStory != m_story.id || m_saveFailed) {
-        // The story is being read again (a failed save) or was closed.
+    if (m_genStory != m_story.id) {
+        // The story was closed meanwhile.
         setPhase(Phase::Idle);
         report();
         return;
@@ -327,21 +295,10 @@ void StorySession::finishGeneration(std::function<void()> report) {
     });
 }
 
-std::string StorySession::textWithoutState(const std::vector<storage::Passage>& path) const {
-    std::string text = storage::memoryPrefix(m_story);
-    for (const auto& p : path)
-        text += p.text;
-    return text;
-}
-
 void StorySession::reloadPath(bool show, std::function<void()> then) {
     const qint64 id = m_story.id;
-    m_storage.call<std::vector<storage::Passage>>(
-        false,
-        [id](storage::Database& db) -> storage::Result<std::vector<storage::Passage>> {
-            return db.stories().currentPath(id);
-        },
-        this,
+    m_storage.currentPath(
+        id, this,
         [this, id, show, then](std::vector<storage::Passage> path) {
             if (id != m_story.id)
                 return;
@@ -389,7 +346,9 @@ void StorySession::pushMove(const QString& name, qint64 before, qint64 after) {
 }
 
 bool StorySession::undoTurn() {
-    const size_t first = trailingModelStart(m_path);
+    // The reply is the last generation; the action is the passage before it.
+    const auto reply = story::retryTarget(m_path);
+    const size_t first = reply ? reply->firstIndex : m_path.size();
     if (first == 0 || busy())
         return false;
     // m_path[first - 1] is the action; the turn ends before it.
@@ -451,25 +410,11 @@ void StorySession::saveNotes(const QString& memory, const QString& authorsNote) 
         return;
     m_story.memory = m;
     m_story.authorsNote = n;
-    const qint64 id = m_story.id;
-    // Only these two fields: the rest of the row is as the database has it.
-    m_storage.call<bool>(
-        true,
-        [id, m, n](storage::Database& db) -> storage::Result<bool> {
-            auto story = db.stories().get(id);
-            if (!story)
-                return story.error();
-            story->memory = m;
-            story->authorsNote = n;
-            if (auto r = db.stories().update(*story); !r)
-                return r.error();
-            return true;
-        },
-        this, [](bool) {},
-        [this](const storage::StorageError& error) {
-            Q_EMIT failed(tr("The memory and author's note could not be saved"),
-                          describeStorageError(error));
-        });
+    storage::StoryChange change;
+    change.memory = m;
+    change.authorsNote = n;
+    m_writes.insert(m_storage.updateStory(m_story.id, change),
+                    tr("Saving the memory and author's note"));
 }
 
 void StorySession::onStorageFailed(quint64 request, const storage::StorageError& error) {
@@ -478,29 +423,14 @@ void StorySession::onStorageFailed(quint64 request, const storage::StorageError&
         Q_EMIT failed(tr("The story could not be opened"), describeStorageError(error));
         return;
     }
-    if (request == m_resumeRequest && request != 0) {
-        m_resumeRequest = 0;
-        setPhase(Phase::Idle);
-        Q_EMIT failed(tr("The story could not be read"), describeStorageError(error));
-        return;
-    }
     const auto it = m_writes.find(request);
     if (it == m_writes.end())
         return;
     const QString what = it.value();
     m_writes.erase(it);
-    // Nothing more is saved for this generation: stop it, and show what is saved.
-    m_saveFailed = true;
-    if (m_job) {
-        m_engine.cancel(m_job);
-        setPhase(Phase::Stopping);
-    } else if (m_phase == Phase::Preparing) {
-        m_resumeRequest = 0;
-        setPhase(Phase::Idle);
-    }
     Q_EMIT failed(tr("%1 failed; the story shows what is saved").arg(what),
                   describeStorageError(error));
-    if (m_genStory == m_story.id && m_story.id != 0)
+    if (m_story.id != 0 && !busy())
         m_loadRequest = m_storage.loadStory(m_story.id);
 }
 
@@ -509,7 +439,8 @@ void StorySession::stop() {
         m_engine.cancel(m_job);
         setPhase(Phase::Stopping);
     } else if (m_phase == Phase::Preparing) {
-        m_resumeRequest = 0;
+        m_pending.reset();
+        m_flushRequest = 0;
         setPhase(Phase::Idle);
     }
 }
@@ -518,7 +449,9 @@ void StorySession::saveSettings(const std::string& json) {
     if (!isOpen() || json == m_story.settingsJson)
         return;
     m_story.settingsJson = json;
-    m_writes.insert(m_storage.setStorySettings(m_story.id, json), tr("Saving the settings"));
+    storage::StoryChange change;
+    change.settingsJson = json;
+    m_writes.insert(m_storage.updateStory(m_story.id, change), tr("Saving the settings"));
 }
 
 } // namespace baton::ui

@@ -1,13 +1,13 @@
-// The open story and its generation (a presenter: no widgets). Generate saves the
-// typed text as a user passage, asks the storage for the resume point of the current
-// path (the latest saved state for this model, T and o, and the text after it) and
-// continues from there; every chunk the engine streams is saved at once as a model
-// passage with the state after it, so a kill loses at most the chunk being
-// generated. Retry moves the current leaf back to where the last generation began
-// and generates an alternative there (a sibling of its first passage). All storage
-// requests run in order on the storage thread, so each chunk goes under the one
-// before it. The story's memory is read before its first passage and the author's
-// note just before each generation (storage/story_prompt.h).
+// The open story and its generation (a presenter: no widgets), a thin Qt adapter of
+// the story module: a generation is story::StoryService::continueStory run on the
+// engine thread (EngineController::runGeneration) over the session's own connection
+// to the story database (story::StoryWorkspace), exactly what baton-cli and the server
+// run. It saves the typed text, resumes from the latest saved state of the current
+// path, and saves every chunk with the state after it as it streams, so a kill loses
+// at most the chunk being generated. Retry rewrites exactly the last generation (the
+// generations are recorded), also after the story was reopened. Before a generation
+// starts, the storage thread's pending writes are flushed, so the continuation sees
+// them; after it, the path is read again.
 //
 // The story's undo stack: a generation, a retry, a switch to another branch and an
 // edit of saved text are each one step. Nothing is deleted: undoing a generation
@@ -17,18 +17,21 @@
 #pragma once
 
 #include "error_text.h"
-#include "generation_settings_panel.h"
 #include "story_editor.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/storage/records.h>
 #include <baton/storage/storage_controller.h>
+#include <baton/story/settings.h>
+#include <baton/story/story_service.h>
 
 #include <QHash>
 #include <QObject>
 #include <QSet>
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 class QUndoStack;
@@ -43,6 +46,8 @@ public:
     StorySession(storage::StorageController& storage, engine::EngineController& engine,
                  QObject* parent = nullptr);
 
+    // The story database's file: continuations open their own connection to it.
+    void setDatabasePath(const QString& path);
     void open(qint64 storyId);
     void close();
     qint64 storyId() const { return m_story.id; }
@@ -53,10 +58,10 @@ public:
 
     // Saves userText (when not empty) and continues the story. False (with `failed`
     // emitted when the reason is the user's to fix) when it cannot start.
-    bool generate(const QString& userText, const GenerationSettings& settings);
-    // True when a last generation (or a trailing run of model passages) can be retried.
-    bool canRetry() const { return isOpen() && m_retryParent >= 0; }
-    void retry(const GenerationSettings& settings);
+    bool generate(const QString& userText, const story::StorySettings& settings);
+    // True when the path ends with a generation that can be retried.
+    bool canRetry() const { return isOpen() && m_retryChars >= 0; }
+    void retry(const story::StorySettings& settings);
     void stop();
     // Saves the story's generation settings (when they changed).
     void saveSettings(const std::string& json);
@@ -110,13 +115,18 @@ Q_SIGNALS:
     void message(QString text);
 
 private:
+    // What the engine thread's continuation leaves for the GUI thread; read only after
+    // its job has finished.
+    struct Outcome {
+        std::optional<story::ContinueResult> result;
+        std::optional<story::Error> error;
+    };
+
     void setPhase(Phase phase);
-    // Checks the model and the windows and fixes the settings of a new generation.
-    bool begin(const GenerationSettings& settings);
-    void requestResume();
-    void onResumePoint(quint64 request, qint64 storyId, const storage::ResumePoint& point);
-    void startGeneration(const engine::GenerateRequest& request);
-    void onChunk(engine::JobId job, const engine::StateChunk& chunk);
+    // Checks the model and the windows before a generation starts.
+    bool begin(const story::StorySettings& settings);
+    // Flushes the storage thread's writes, then runs the continuation.
+    void start(story::ContinueRequest request, const QString& stepName);
     void onJobFinished(engine::JobId job, bool ok, const engine::Error& error);
     void onStorageFailed(quint64 request, const storage::StorageError& error);
     void computeRetryPoint(const std::vector<storage::Passage>& path);
@@ -130,29 +140,24 @@ private:
     // Records a move of the current leaf that has happened (undo goes back to before).
     void pushMove(const QString& name, qint64 before, qint64 after);
     void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
-    // The text the model reads without a state: the memory, then the path's text.
-    std::string textWithoutState(const std::vector<storage::Passage>& path) const;
 
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;
+    std::shared_ptr<story::StoryWorkspace> m_workspace;
     storage::Story m_story;
     Phase m_phase = Phase::Idle;
-    GenerationSettings m_settings;
-    engine::WindowSettings m_windows; // resolved for the loaded model
-    std::string m_identity;           // the model the generation runs with
     qint64 m_genStory = 0;            // the story the running generation writes to
+    engine::WindowSettings m_windows; // what it asked for (0: the model's)
     engine::JobId m_job = 0;
-    engine::GenerateRequest m_request;       // the running one (to encode again without its state)
-    std::vector<storage::Passage> m_genPath; // the path the generation continues
+    std::shared_ptr<Outcome> m_outcome;
     quint64 m_loadRequest = 0;
-    quint64 m_resumeRequest = 0;
-    QHash<quint64, QString> m_writes; // pending writes -> what they do, for errors
-    qint64 m_retryParent = -1;        // where a retry generates (0: a new root), -1: none
-    int m_retryChars = 0;             // editor characters before the retried text
+    quint64 m_flushRequest = 0;
+    std::optional<story::ContinueRequest> m_pending; // waits for the flush
+    QHash<quint64, QString> m_writes;                // pending writes -> what they do, for errors
+    int m_retryChars = -1; // editor characters before the last generation; -1: none
     qint64 m_resumedFrom = 0;
     qint64 m_encodedChars = 0;
     int m_chunkTokens = 16;
-    bool m_saveFailed = false;
     engine::GenerationResult m_lastResult;
     std::vector<storage::Passage> m_path; // the current path, as last read
     QUndoStack* m_undo = nullptr;

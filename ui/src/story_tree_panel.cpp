@@ -2,9 +2,6 @@
 
 #include "story_editor.h"
 
-#include <baton/storage/database.h>
-#include <baton/storage/story_store.h>
-
 #include <QHeaderView>
 #include <QLabel>
 #include <QTreeWidget>
@@ -70,12 +67,8 @@ void StoryTreePanel::clear() {
 void StoryTreePanel::showStory(qint64 storyId, const std::vector<storage::Passage>& path) {
     m_story = storyId;
     m_path = path;
-    m_storage.call<std::vector<storage::Passage>>(
-        false,
-        [storyId](storage::Database& db) -> storage::Result<std::vector<storage::Passage>> {
-            return db.stories().allPassages(storyId);
-        },
-        this,
+    m_storage.allPassages(
+        storyId, this,
         [this, storyId](std::vector<storage::Passage> all) {
             if (storyId != m_story)
                 return;

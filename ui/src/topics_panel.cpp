@@ -4,9 +4,6 @@
 #include "panel_util.h"
 
 #include <baton/engine/topics.h>
-#include <baton/storage/book_store.h>
-#include <baton/storage/database.h>
-#include <baton/storage/topic_store.h>
 
 #include <QComboBox>
 #include <QDateTime>
@@ -193,6 +190,13 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
         m_fitStatus->setText(
             tr("Fitting %1 on %2 book(s): %3").arg(m_fitLabel).arg(m_fitBooks).arg(m));
     });
+    connect(&m_lab, &EC::topicsFitted, this,
+            [this](engine::JobId job, const QString&, int topics, int vocabulary) {
+                if (job != m_fitJob)
+                    return;
+                m_fitTopicsFound = topics;
+                m_fitVocabulary = vocabulary;
+            });
     connect(&m_lab, &EC::jobFinished, this, &TopicsPanel::onFitFinished);
     updateButtons();
 }
@@ -210,8 +214,8 @@ int TopicsPanel::topicModelCount() const {
 }
 
 void TopicsPanel::refresh() {
-    m_storage.call<std::vector<storage::TopicModelRecord>>(
-        false, [](storage::Database& db) { return db.topics().list(); }, this,
+    m_storage.listTopicModels(
+        this,
         [this](std::vector<storage::TopicModelRecord> models) {
             const QString selected = m_model->currentData().toString();
             m_models = std::move(models);
@@ -411,23 +415,12 @@ void TopicsPanel::fit() {
     m_fitStatus->setText(tr("Reading the books…"));
     m_fit->setEnabled(false);
     // The books' texts from the database, then the fit on the lab engine.
-    m_storage.call<std::vector<std::string>>(
-        false,
-        [](storage::Database& db) -> storage::Result<std::vector<std::string>> {
-            auto list = db.books().list();
-            if (!list)
-                return list.error();
+    m_storage.bookTexts(
+        {}, this,
+        [this, options, file](std::vector<storage::Book> books) {
             std::vector<std::string> texts;
-            for (const auto& b : *list) {
-                auto book = db.books().get(b.id);
-                if (!book)
-                    return book.error();
-                texts.push_back(std::move(book->text));
-            }
-            return texts;
-        },
-        this,
-        [this, options, file](std::vector<std::string> texts) {
+            for (auto& b : books)
+                texts.push_back(std::move(b.text));
             if (texts.empty()) {
                 m_fitStatus->setText(
                     tr("No books: add some on the Fine-tune page (text or Markdown)."));
@@ -465,32 +458,17 @@ void TopicsPanel::onFitFinished(engine::JobId job, bool ok, const engine::Error&
         return;
     }
     m_fitProgress->setValue(1000);
-    // Registered with its vocabulary size, read from the saved file on the storage
-    // thread.
-    const std::string path = m_fitPath.toStdString();
-    const std::string name = m_fitLabel.toStdString();
-    const int books = m_fitBooks;
-    const int sweeps = m_fitSweeps->value();
-    m_storage.call<bool>(
-        true,
-        [path, name, books, sweeps](storage::Database& db) -> storage::Result<bool> {
-            auto model = engine::TopicModel::load(path);
-            if (!model)
-                return storage::makeStorageError(storage::StorageErrorCode::Io,
-                                                 model.error().message);
-            storage::TopicModelRecord r;
-            r.path = path;
-            r.name = name;
-            r.topics = model->topics();
-            r.vocabularySize = model->vocabularySize();
-            r.summary = "fitted in the app on " + std::to_string(books) + " book(s), " +
-                        std::to_string(sweeps) + " sweeps";
-            if (auto id = db.topics().add(r); !id)
-                return id.error();
-            return true;
-        },
-        this,
-        [this](bool) {
+    // Registered with what the engine reported of the fitted model.
+    storage::TopicModelRecord r;
+    r.path = m_fitPath.toStdString();
+    r.name = m_fitLabel.toStdString();
+    r.topics = m_fitTopicsFound;
+    r.vocabularySize = m_fitVocabulary;
+    r.summary = "fitted in the app on " + std::to_string(m_fitBooks) + " book(s), " +
+                std::to_string(m_fitSweeps->value()) + " sweeps";
+    m_storage.registerTopicModel(
+        r, this,
+        [this](int64_t) {
             m_fitStatus->setText(tr("%1 is ready (%2).").arg(m_fitLabel, m_fitPath));
             m_pendingSelect = m_fitPath;
             refresh();

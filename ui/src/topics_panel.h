@@ -105,6 +105,7 @@ private:
     QString m_fitPath, m_fitLabel;
     QString m_pendingSelect; // the topic model to select when the list is read
     int m_fitBooks = 0;
+    int m_fitTopicsFound = 0, m_fitVocabulary = 0; // what the engine reported
     std::optional<engine::TopicsInspection> m_inspection;
 };
 

@@ -86,6 +86,12 @@ JobId EngineController::loadModel(const QString& folder, ComputeDtype dtype,
     });
 }
 
+JobId EngineController::runGeneration(GenerationTask task) {
+    return enqueue([task = std::move(task)](EngineWorker& w, JobId job, const CancelToken& c) {
+        w.runTask(job, task, c);
+    });
+}
+
 JobId EngineController::generate(const GenerateRequest& request) {
     return enqueue([request](EngineWorker& w, JobId job, const CancelToken& c) {
         w.runGenerate(job, request, c);

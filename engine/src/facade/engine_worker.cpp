@@ -30,6 +30,37 @@ std::vector<int64_t> tokenByteEnds(const Tokenizer& tokenizer, const std::vector
 
 } // namespace
 
+EngineWorker::ProgressStream::ProgressStream(EngineWorker& worker, JobId job)
+    : m_worker(worker)
+    , m_job(job) {
+    m_timer.start();
+    m_clock.start();
+}
+
+bool EngineWorker::ProgressStream::onEvent(const GenerationEvent& e) {
+    m_pending.text += e.text;
+    m_last = e;
+    if (e.token >= 0 && m_worker.due(m_timer, m_first))
+        flush();
+    return true; // the generator checks the cancel token itself (reason Cancelled)
+}
+
+void EngineWorker::ProgressStream::finish() {
+    if (!m_pending.text.empty())
+        flush();
+}
+
+void EngineWorker::ProgressStream::flush() {
+    m_pending.generated = m_last.generated;
+    m_pending.streamLength = m_last.streamLength;
+    m_pending.windowFill = m_last.windowFill;
+    m_pending.windowStart = m_last.streamLength - m_last.windowFill;
+    const double s = double(m_clock.nsecsElapsed()) / 1e9;
+    m_pending.tokensPerSecond = s > 0 ? double(m_last.generated) / s : 0.0;
+    Q_EMIT m_worker.generationProgress(m_job, m_pending);
+    m_pending.text.clear();
+}
+
 bool EngineWorker::begin(JobId job, const CancelToken& cancel) {
     Q_EMIT jobStarted(job);
     if (cancel.cancelled()) {
@@ -133,34 +164,15 @@ void EngineWorker::runGenerate(JobId job, const GenerateRequest& request,
             return;
         }
     StateChunker chunker(*gen, m_model->tokenizer(), request.chunkTokens);
-    QElapsedTimer timer, clock;
-    timer.start();
-    clock.start();
-    bool first = true;
-    GenerationProgress pending;
-    auto flush = [&](const GenerationEvent& e) {
-        pending.generated = e.generated;
-        pending.streamLength = e.streamLength;
-        pending.windowFill = e.windowFill;
-        pending.windowStart = e.streamLength - e.windowFill;
-        const double s = double(clock.nsecsElapsed()) / 1e9;
-        pending.tokensPerSecond = s > 0 ? double(e.generated) / s : 0.0;
-        Q_EMIT generationProgress(job, pending);
-        pending.text.clear();
-    };
-    GenerationEvent last;
+    ProgressStream stream(*this, job);
     auto onToken = [&](const GenerationEvent& e) {
-        pending.text += e.text;
-        last = e;
-        if (e.token >= 0 && due(timer, first))
-            flush(e);
+        stream.onEvent(e);
         if (auto chunk = chunker.onEvent(e))
             Q_EMIT generationChunk(job, *chunk);
         return true; // the generator checks the cancel token itself (reason Cancelled)
     };
     auto result = gen->generate(request.sampling, onToken, cancel);
-    if (!pending.text.empty())
-        flush(last);
+    stream.finish();
     if (auto chunk = chunker.finish())
         Q_EMIT generationChunk(job, *chunk);
     if (!result) {
@@ -174,6 +186,30 @@ void EngineWorker::runGenerate(JobId job, const GenerateRequest& request,
     m_liveState = done.state;
     m_liveUsesState = request.useState;
     m_live = std::move(gen);
+    Q_EMIT generationDone(job, done);
+    succeed(job);
+}
+
+void EngineWorker::runTask(JobId job, const GenerationTask& task, const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    if (!m_model) {
+        fail(job, noModel());
+        return;
+    }
+    // The task may continue differently from the live generator's state.
+    m_live.reset();
+    m_liveState.clear();
+    ProgressStream stream(*this, job);
+    auto result = task(
+        m_model, [&](const GenerationEvent& e) { return stream.onEvent(e); }, cancel);
+    stream.finish();
+    if (!result) {
+        fail(job, result.error());
+        return;
+    }
+    GenerationDone done;
+    done.result = std::move(*result);
     Q_EMIT generationDone(job, done);
     succeed(job);
 }
@@ -279,7 +315,8 @@ void EngineWorker::runTopics(JobId job, const TopicsRequest& request, const Canc
         fail(job, r.error());
         return;
     }
-    Q_EMIT topicsFitted(job, QString::fromStdString(request.outPath));
+    Q_EMIT topicsFitted(job, QString::fromStdString(request.outPath), model->topics(),
+                        model->vocabularySize());
     succeed(job);
 }
 

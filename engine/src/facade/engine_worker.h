@@ -17,6 +17,7 @@ public:
     void runLoad(JobId job, const QString& folder, ComputeDtype dtype, const QString& device,
                  const CancelToken& cancel);
     void runGenerate(JobId job, const GenerateRequest& request, const CancelToken& cancel);
+    void runTask(JobId job, const GenerationTask& task, const CancelToken& cancel);
     void runEvaluate(JobId job, const EvaluateRequest& request, const CancelToken& cancel);
     void runTrain(JobId job, const TrainConfig& config, const CancelToken& cancel);
     void runTopics(JobId job, const TopicsRequest& request, const CancelToken& cancel);
@@ -32,11 +33,28 @@ Q_SIGNALS:
     void evaluationRow(baton::engine::JobId job, baton::engine::ScoreResult row, bool withState);
     void tokenLosses(baton::engine::JobId job, baton::engine::TokenLosses losses);
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
-    void topicsFitted(baton::engine::JobId job, QString path);
+    void topicsFitted(baton::engine::JobId job, QString path, int topics, int vocabularySize);
     void topicsInspected(baton::engine::JobId job, baton::engine::TopicsInspection inspection);
     void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
 
 private:
+    // Throttled generationProgress for a stream of generation events (the first at
+    // once, then about every 50 ms; the text since the last one).
+    class ProgressStream {
+    public:
+        ProgressStream(EngineWorker& worker, JobId job);
+        bool onEvent(const GenerationEvent& event);
+        void finish(); // the text not yet sent
+    private:
+        void flush();
+        EngineWorker& m_worker;
+        JobId m_job;
+        QElapsedTimer m_timer, m_clock;
+        bool m_first = true;
+        GenerationProgress m_pending;
+        GenerationEvent m_last;
+    };
+
     // Starts a job: false (and jobFinished with Cancelled) when it was cancelled
     // while it waited in the queue.
     bool begin(JobId job, const CancelToken& cancel);

@@ -21,6 +21,8 @@
 #include <QThread>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +31,14 @@ namespace baton::engine {
 
 class EngineWorker;
 using JobId = quint64;
+
+// A generation that a layer above the engine drives (a story's continuation, which
+// also saves what it writes): it runs on the engine thread with the loaded model and
+// passes every event to onToken, which streams generationProgress as generate() does.
+// What the task needs besides the model it owns; it touches nothing of another thread.
+using GenerationTask = std::function<Result<GenerationResult>(
+    const std::shared_ptr<const Model>& model,
+    const std::function<bool(const GenerationEvent&)>& onToken, const CancelToken& cancel)>;
 
 struct GenerateRequest {
     // Continue from a state blob (from an earlier GenerationDone or StateChunk), or
@@ -128,6 +138,9 @@ public:
     JobId loadModel(const QString& folder, ComputeDtype dtype = ComputeDtype::Float32,
                     const QString& device = QStringLiteral("cpu"));
     JobId generate(const GenerateRequest& request);
+    // Runs `task` (GenerationTask): generationProgress while it streams, then
+    // generationDone with its result (and no state) and jobFinished.
+    JobId runGeneration(GenerationTask task);
     JobId evaluate(const EvaluateRequest& request);
     JobId train(const TrainConfig& config);
     JobId fitTopics(const TopicsRequest& request);
@@ -152,7 +165,7 @@ Q_SIGNALS:
     // With keepPerToken: after each evaluationRow, the same setting's per-token losses.
     void tokenLosses(baton::engine::JobId job, baton::engine::TokenLosses losses);
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
-    void topicsFitted(baton::engine::JobId job, QString path);
+    void topicsFitted(baton::engine::JobId job, QString path, int topics, int vocabularySize);
     void topicsInspected(baton::engine::JobId job, baton::engine::TopicsInspection inspection);
     // Always the last signal of a job. ok = false carries the error (Cancelled for a
     // cancelled load, evaluation, training or fit; a stopped generation is ok).

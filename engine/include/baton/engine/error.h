@@ -2,11 +2,9 @@
 // every public call returns a Result<T>, and the UI turns codes into words.
 #pragma once
 
-#include <cassert>
-#include <optional>
+#include "baton/common/result.h"
+
 #include <string>
-#include <utility>
-#include <variant>
 
 namespace baton::engine {
 
@@ -54,61 +52,9 @@ struct Error {
     std::string message; // one sentence for a person, with the technical detail
 };
 
-// Result<T>: a value or an Error. Result<void> carries only success or an Error.
+// Result<T>: a value or an Error (baton/common/result.h).
 template <typename T>
-class [[nodiscard]] Result {
-public:
-    Result(T value)
-        : m_v(std::move(value)) {}
-    Result(Error error)
-        : m_v(std::move(error)) {}
-
-    bool ok() const { return m_v.index() == 0; }
-    explicit operator bool() const { return ok(); }
-
-    T& value() & {
-        assert(ok());
-        return std::get<0>(m_v);
-    }
-    const T& value() const& {
-        assert(ok());
-        return std::get<0>(m_v);
-    }
-    T&& value() && {
-        assert(ok());
-        return std::get<0>(std::move(m_v));
-    }
-    T* operator->() { return &value(); }
-    const T* operator->() const { return &value(); }
-    T& operator*() & { return value(); }
-    const T& operator*() const& { return value(); }
-
-    const Error& error() const {
-        assert(!ok());
-        return std::get<1>(m_v);
-    }
-
-private:
-    std::variant<T, Error> m_v;
-};
-
-template <>
-class [[nodiscard]] Result<void> {
-public:
-    Result() = default;
-    Result(Error error)
-        : m_error(std::move(error)) {}
-
-    bool ok() const { return !m_error.has_value(); }
-    explicit operator bool() const { return ok(); }
-    const Error& error() const {
-        assert(!ok());
-        return *m_error;
-    }
-
-private:
-    std::optional<Error> m_error;
-};
+using Result = baton::Result<T, Error>;
 
 inline Error makeError(ErrorCode code, std::string message) {
     return Error{code, std::move(message)};

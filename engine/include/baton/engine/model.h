@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,18 @@ struct LoadOptions {
     // Called with the fraction loaded (0..1); return false to cancel.
     std::function<bool(double)> progress;
 };
+
+// What a model folder holds, read from its config.json and baton.json without
+// loading any weights (the app's model list shows it).
+struct ModelFolderSummary {
+    std::string path;
+    bool present = false; // config.json exists and describes a GPT-2 model
+    std::string error;    // why not, or why baton.json could not be read
+    ModelConfig config;
+    std::optional<RecurrenceConfig> recurrence; // set for a recurrent checkpoint
+    int64_t bytes = 0;                          // the files in the folder
+};
+ModelFolderSummary probeModelFolder(const std::string& folder);
 
 // True when this CPU computes BF16 natively (AVX512-BF16 or AMX); BF16 is refused
 // on the CPU otherwise.

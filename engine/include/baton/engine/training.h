@@ -38,7 +38,12 @@ struct TrainConfig {
     double slotBiasInit = 0;
 
     std::vector<std::string> corpus; // files or folders (.txt, .md)
-    bool unwrap = true;              // join hard-wrapped lines and drop verse numbers (unwrapText)
+    // Documents given as text (name, text) instead of files, for training and for
+    // validation: written into the run's folder (OUT/documents/train, .../validation)
+    // when the run starts and read from there like corpus and validation files, so a
+    // resumed run finds them.
+    std::vector<std::pair<std::string, std::string>> corpusTexts, validationTexts;
+    bool unwrap = true; // join hard-wrapped lines and drop verse numbers (unwrapText)
     std::vector<std::string> validation; // files or folders; empty = hold out documents
     double validationFraction = 0.1;     // share of documents held out when no --val
 

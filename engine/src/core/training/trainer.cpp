@@ -200,6 +200,9 @@ private:
         emit(e);
     }
     Result<void> prepareModel();
+    // The documents given as text, written into the run's folder and added to the
+    // corpus and validation paths.
+    Result<void> writeDocuments();
     Result<void> prepareData();
     void setTrainable();
     WindowBatch nextBatch();
@@ -339,6 +342,27 @@ Result<void> Run::prepareModel() {
             return makeError(ErrorCode::InvalidArgument,
                              "--window " + std::to_string(c.window) + " exceeds the model's " +
                                  std::to_string(m.info.config.nPositions) + " positions");
+    }
+    return {};
+}
+
+Result<void> Run::writeDocuments() {
+    for (auto [texts, folder, paths] :
+         {std::tuple{&c.corpusTexts, "train", &c.corpus},
+          std::tuple{&c.validationTexts, "validation", &c.validation}}) {
+        if (texts->empty())
+            continue;
+        const std::string dir = files::join(files::join(c.outDir, "documents"), folder);
+        files::makeDirectories(dir);
+        for (const auto& [name, text] : *texts) {
+            if (name.empty() || name.find('/') != std::string::npos || name[0] == '.')
+                return makeError(ErrorCode::InvalidArgument,
+                                 "invalid document name '" + name + "'");
+            if (auto r = files::writeAtomically(files::join(dir, name), text); !r)
+                return r;
+        }
+        paths->push_back(dir);
+        texts->clear();
     }
     return {};
 }
@@ -682,6 +706,8 @@ Result<TrainResult> Run::run() {
             return makeError(ErrorCode::InvalidArgument,
                              c.outDir + " already holds a training run: resume it with --resume "
                                         "or choose another --out");
+        if (auto r = writeDocuments(); !r)
+            return r.error();
         if (auto r = files::writeAtomically(runFile, toJson(c).dump(2) + "\n"); !r)
             return r.error();
     }
@@ -866,7 +892,7 @@ Result<void> validateTrainConfig(const TrainConfig& c) {
         return {};
     if (c.scratch == !c.baseModel.empty())
         return bad("give either a base model or --scratch");
-    if (c.corpus.empty())
+    if (c.corpus.empty() && c.corpusTexts.empty())
         return bad("--corpus is required");
     if (c.scratch) {
         ModelConfig m = c.scratchModel;

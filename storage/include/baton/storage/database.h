@@ -19,6 +19,7 @@ class ModelStore;
 class RunStore;
 class EvalStore;
 class TopicStore;
+class GenerationStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -54,6 +55,7 @@ public:
     RunStore& runs();
     EvalStore& evals();
     TopicStore& topics();
+    GenerationStore& generations();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.

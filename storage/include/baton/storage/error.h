@@ -3,11 +3,9 @@
 // the boundary and the UI turns the codes into words.
 #pragma once
 
-#include <cassert>
-#include <optional>
+#include "baton/common/result.h"
+
 #include <string>
-#include <utility>
-#include <variant>
 
 namespace baton::storage {
 
@@ -35,61 +33,9 @@ struct StorageError {
     std::string detail;  // technical: SQLite's code and message, the path, the SQL
 };
 
-// Result<T>: a value or a StorageError. Result<void> carries success or an error.
+// Result<T>: a value or a StorageError (baton/common/result.h).
 template <typename T>
-class [[nodiscard]] Result {
-public:
-    Result(T value)
-        : m_v(std::move(value)) {}
-    Result(StorageError error)
-        : m_v(std::move(error)) {}
-
-    bool ok() const { return m_v.index() == 0; }
-    explicit operator bool() const { return ok(); }
-
-    T& value() & {
-        assert(ok());
-        return std::get<0>(m_v);
-    }
-    const T& value() const& {
-        assert(ok());
-        return std::get<0>(m_v);
-    }
-    T&& value() && {
-        assert(ok());
-        return std::get<0>(std::move(m_v));
-    }
-    T* operator->() { return &value(); }
-    const T* operator->() const { return &value(); }
-    T& operator*() & { return value(); }
-    const T& operator*() const& { return value(); }
-
-    const StorageError& error() const {
-        assert(!ok());
-        return std::get<1>(m_v);
-    }
-
-private:
-    std::variant<T, StorageError> m_v;
-};
-
-template <>
-class [[nodiscard]] Result<void> {
-public:
-    Result() = default;
-    Result(StorageError error)
-        : m_error(std::move(error)) {}
-
-    bool ok() const { return !m_error.has_value(); }
-    explicit operator bool() const { return ok(); }
-    const StorageError& error() const {
-        assert(!ok());
-        return *m_error;
-    }
-
-private:
-    std::optional<StorageError> m_error;
-};
+using Result = baton::Result<T, StorageError>;
 
 inline StorageError makeStorageError(StorageErrorCode code, std::string message,
                                      std::string detail = {}) {

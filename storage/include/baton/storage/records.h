@@ -45,7 +45,18 @@ struct Passage {
     std::string text;
     PassageAuthor author = PassageAuthor::User;
     int64_t createdAt = 0;
-    int64_t editedAt = 0; // 0 = never edited in place
+    int64_t editedAt = 0;     // 0 = never edited in place
+    int64_t generationId = 0; // the model generation that wrote it (0: none, or before v3)
+};
+
+// One model generation of a story (schema v3): it continued passage parentId (0: the
+// beginning) and wrote the passages that carry its id.
+struct Generation {
+    int64_t id = 0;
+    int64_t storyId = 0;
+    int64_t parentId = 0;
+    std::string settingsJson = "{}"; // the settings it ran with
+    int64_t createdAt = 0;
 };
 
 // The engine's opaque recurrent-state blob and the keys it is found by. It holds the

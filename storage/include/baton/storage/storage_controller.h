@@ -29,16 +29,14 @@ Q_DECLARE_METATYPE(std::vector<baton::storage::Passage>)
 
 namespace baton::storage {
 
-// Where a generation continues on a story's current path: the path, and the deepest
-// saved state on it for the model, T, o and state format asked for (none when
-// state.passageId is 0). The text to encode after the state is that of the passages
-// after state.passageId (the whole path without a state).
-struct ResumePoint {
-    std::vector<Passage> path;
-    StoredState state;
-    bool hasState() const { return state.passageId != 0; }
-    // The text of the path after the state's passage (all of it without a state).
-    std::string textAfterState() const;
+// The fields of a story to change (the others stay as they are).
+struct StoryChange {
+    std::optional<std::string> title;
+    std::optional<StoryMode> mode;
+    std::optional<std::string> modelPath;
+    std::optional<std::string> settingsJson;
+    std::optional<std::string> memory;
+    std::optional<std::string> authorsNote;
 };
 
 class Database;
@@ -52,70 +50,89 @@ public:
     // Answers every queued request, closes the database and stops the thread.
     ~StorageController() override;
 
+    // For the About box: the SQLite library's version, and the schema this build writes.
+    static std::string sqliteVersion();
+    static int schemaVersion();
+
     quint64 open(const QString& path);
     quint64 listStories();
     quint64 createStory(const Story& story);
     // The story and its current path.
     quint64 loadStory(qint64 storyId);
-    // Changes the title (answered by storyUpdated).
-    quint64 renameStory(qint64 storyId, const std::string& title);
-    // Changes the generation settings JSON (answered by storyUpdated).
-    quint64 setStorySettings(qint64 storyId, const std::string& settingsJson);
+    // Changes the fields the change sets, leaving the rest as the database has them
+    // (answered by storyUpdated).
+    quint64 updateStory(qint64 storyId, const StoryChange& change);
     // Deletes the story with its passages and states.
     quint64 deleteStory(qint64 storyId);
-    // Appends text under the current leaf (made current) and, when given, saves
-    // the state for the new passage: both in the same transaction. With
-    // pruneAncestorStates, the states of the ancestors in the same window are then
-    // deleted (StateStore::pruneAncestors: one state per window on a path, branch
-    // points keep theirs), as generated chunks are saved.
-    quint64 appendPassage(qint64 storyId, const std::string& text, PassageAuthor author,
-                          const std::optional<StoredState>& state = std::nullopt,
-                          bool pruneAncestorStates = false);
+    // Appends the user's text under the current leaf, made current.
+    quint64 appendPassage(qint64 storyId, const std::string& text, PassageAuthor author);
     quint64 editPassage(qint64 passageId, const std::string& text);
     // Makes passageId (0 = none: the next append adds a new root) the current leaf.
     quint64 setCurrentPassage(qint64 storyId, qint64 passageId);
-    // The current path and the latest state on it that matches the model identity,
-    // T, o and state format version (StateStore::latestOnPath).
-    quint64 resumePoint(qint64 storyId, const std::string& modelIdentity, int window, int overlap,
-                        int formatVersion);
-    // Answered (flushed) once every earlier request has been answered.
+    // Answered (flushed) once every earlier request has been answered (and its writes
+    // committed).
     quint64 flush();
 
-    // Any other request: `body` runs on the storage thread with the open database (a
-    // write joins the queued writes' transaction, in its own savepoint), and `done`
-    // then receives its value on this controller's thread, in request order with the
-    // other answers. An error (or no open database) is answered by failed() and, when
-    // given, by `failedWith` on this thread. Neither callback is called when `context`
-    // is gone by then. The stores are plain C++ (story_store.h, model_store.h, ...):
-    // the panels use them through this.
+    // The requests below answer through callbacks on this controller's thread, in
+    // request order with the signals; neither is called when `context` is gone by then.
+    // An error also emits failed().
     template <typename T>
-    quint64 call(bool write, std::function<Result<T>(Database&)> body, QObject* context,
-                 std::function<void(T)> done,
-                 std::function<void(const StorageError&)> failedWith = {}) {
-        QPointer<QObject> guard(context);
-        const quint64 id = m_nextId; // the id post() gives this request
-        if (failedWith)
-            m_errorHandlers.insert(id, ErrorHandler{guard, std::move(failedWith)});
-        const quint64 posted =
-            post(write,
-                 [this, id, body = std::move(body), guard,
-                  done = std::move(done)](Database* db, quint64) -> Result<Answer> {
-                     if (!db)
-                         return notOpenError();
-                     Result<T> r = body(*db);
-                     if (!r)
-                         return r.error();
-                     return Answer([this, id, guard, done, v = std::move(*r)]() mutable {
-                         deliver([this, id, guard, done, v = std::move(v)]() mutable {
-                             m_errorHandlers.remove(id);
-                             if (guard)
-                                 done(std::move(v));
-                         });
-                     });
-                 });
-        Q_ASSERT(posted == id);
-        return posted;
-    }
+    using Done = std::function<void(T)>;
+    using Failed = std::function<void(const StorageError&)>;
+
+    // Stories
+    quint64 currentPath(qint64 storyId, QObject* context, Done<std::vector<Passage>> done,
+                        Failed failedWith = {});
+    quint64 allPassages(qint64 storyId, QObject* context, Done<std::vector<Passage>> done,
+                        Failed failedWith = {});
+    // Ids of the stories whose title or any passage contains `text` (StoryStore::search).
+    quint64 searchStories(const std::string& text, QObject* context,
+                          Done<std::vector<int64_t>> done, Failed failedWith = {});
+    quint64 duplicateStory(qint64 storyId, const std::string& title, QObject* context,
+                           Done<int64_t> done, Failed failedWith = {});
+    // Models: registers the bundled folders that are missing (the first becomes the
+    // default when there is none), then lists every registered model.
+    quint64 listModels(const std::vector<std::string>& bundledPaths, QObject* context,
+                       Done<std::vector<RegisteredModel>> done, Failed failedWith = {});
+    // Registers a folder, or renames it when it is registered already; its id.
+    quint64 registerModel(const std::string& path, const std::string& name,
+                          const std::string& checksum, QObject* context, Done<int64_t> done,
+                          Failed failedWith = {});
+    quint64 setDefaultModel(qint64 modelId, QObject* context, Done<bool> done,
+                            Failed failedWith = {});
+    quint64 removeModel(qint64 modelId, QObject* context, Done<bool> done, Failed failedWith = {});
+    // Evaluation results
+    quint64 addEvalResult(const EvalResult& result, QObject* context, Done<int64_t> done,
+                          Failed failedWith = {});
+    quint64 listEvalResults(QObject* context, Done<std::vector<EvalResult>> done,
+                            Failed failedWith = {});
+    // Books: listed without their texts; bookTexts gives them with their texts (every
+    // book when ids is empty).
+    quint64 listBooks(QObject* context, Done<std::vector<Book>> done, Failed failedWith = {});
+    quint64 bookTexts(const std::vector<int64_t>& ids, QObject* context,
+                      Done<std::vector<Book>> done, Failed failedWith = {});
+    quint64 addBooks(const std::vector<Book>& books, QObject* context, Done<bool> done,
+                     Failed failedWith = {});
+    quint64 removeBooks(const std::vector<int64_t>& ids, QObject* context, Done<bool> done,
+                        Failed failedWith = {});
+    // Training runs
+    quint64 listRuns(QObject* context, Done<std::vector<TrainingRun>> done, Failed failedWith = {});
+    quint64 createRun(const TrainingRun& run, QObject* context, Done<int64_t> done,
+                      Failed failedWith = {});
+    // Marks the run running again and gives its metrics so far (a resumed run).
+    quint64 resumeRun(qint64 runId, QObject* context, Done<std::vector<MetricPoint>> done,
+                      Failed failedWith = {});
+    quint64 addMetrics(const std::vector<MetricPoint>& points, QObject* context, Done<bool> done,
+                       Failed failedWith = {});
+    // The last metrics, the finished model's folder (when there is one) and the status.
+    quint64 finishRun(qint64 runId, const std::vector<MetricPoint>& points,
+                      const std::string& checkpoint, RunStatus status, const std::string& message,
+                      QObject* context, Done<bool> done, Failed failedWith = {});
+    // Topic models
+    quint64 listTopicModels(QObject* context, Done<std::vector<TopicModelRecord>> done,
+                            Failed failedWith = {});
+    quint64 registerTopicModel(const TopicModelRecord& record, QObject* context, Done<int64_t> done,
+                               Failed failedWith = {});
 
 Q_SIGNALS:
     void opened(quint64 request, int schemaVersion);
@@ -128,7 +145,6 @@ Q_SIGNALS:
     void storyDeleted(quint64 request, qint64 storyId);
     void passageEdited(quint64 request, qint64 statesInvalidated);
     void currentPassageSet(quint64 request, qint64 storyId, qint64 passageId);
-    void resumePointReady(quint64 request, qint64 storyId, baton::storage::ResumePoint point);
     void flushed(quint64 request);
     // A request failed: nothing of it was written. The caller still holds its data.
     void failed(quint64 request, baton::storage::StorageError error);
@@ -144,6 +160,10 @@ private:
     // after the answers emitted before it).
     void deliver(std::function<void()> f);
     static StorageError notOpenError();
+    // A request answered through callbacks (storage_requests.cpp).
+    template <typename T>
+    quint64 request(bool write, std::function<Result<T>(Database&)> body, QObject* context,
+                    Done<T> done, Failed failedWith);
 
     struct ErrorHandler {
         QPointer<QObject> context;
@@ -158,5 +178,3 @@ private:
 };
 
 } // namespace baton::storage
-
-Q_DECLARE_METATYPE(baton::storage::ResumePoint)

@@ -29,9 +29,11 @@ public:
     Result<void> remove(int64_t id);
 
     // Adds a passage under parentId (0 = a new root) and, when makeCurrent, makes it
-    // the current leaf. Returns the new passage's id.
+    // the current leaf; generationId (0 = none) marks a model generation's text.
+    // Returns the new passage's id.
     Result<int64_t> addPassage(int64_t storyId, int64_t parentId, const std::string& text,
-                               PassageAuthor author, bool makeCurrent = true);
+                               PassageAuthor author, bool makeCurrent = true,
+                               int64_t generationId = 0);
     // addPassage under the current leaf, made current: "continue".
     Result<int64_t> append(int64_t storyId, const std::string& text, PassageAuthor author);
     Result<Passage> passage(int64_t id);

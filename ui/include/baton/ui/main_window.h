@@ -31,6 +31,10 @@ struct StorageError;
 struct Story;
 } // namespace baton::storage
 
+namespace baton::story {
+struct StorySettings;
+}
+
 namespace baton::ui {
 
 class ComparePanel;
@@ -40,7 +44,6 @@ class LibraryPanel;
 class ModelCatalog;
 class ModelsPanel;
 class AdventureBar;
-struct GenerationSettings;
 class StoryEditor;
 class StoryNotesPanel;
 class StorySession;
@@ -104,7 +107,8 @@ private:
     // commitEdits(), and the typed text saved as the user's passage (autosave).
     void saveDraft();
     // The panel's settings, with an adventure's stop string.
-    GenerationSettings generationSettings() const;
+    story::StorySettings generationSettings() const;
+    void loadStorySettings(const storage::Story& story);
     void sendTurn(int kind, const QString& input);
     void storyUndo();
     void storyRedo();

@@ -1,0 +1,52 @@
+// A story's generation settings: one codec for the JSON kept in Story::settingsJson,
+// used by the app, baton-cli and the server alike. Every key is optional (a missing
+// key takes the default: the Balanced preset, the model's windows, a new seed for
+// every generation):
+//
+//   {"temperature": 0.8, "top_k": 0, "top_p": 0.95, "repetition_penalty": 1.1,
+//    "max_tokens": 200, "seed": 7, "stop": ["\n>"], "ignore_eos": false,
+//    "window": 128, "overlap": 16}
+//
+// A key of the wrong type or out of range is an error that names it; unknown keys are
+// kept out of the way (ignored), so a newer build's settings still open.
+#pragma once
+
+#include "baton/story/error.h"
+
+#include <baton/engine/sampling.h>
+#include <baton/engine/windows.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace baton::story {
+
+struct StorySettings {
+    engine::SamplingOptions sampling; // see defaultSettings()
+    bool fixedSeed = false;           // false: every generation draws a new seed
+    engine::WindowSettings windows;   // window 0: the model's default
+};
+
+// A named sampler preset (the app's Focused / Balanced / Creative).
+struct Preset {
+    const char* name;
+    double temperature;
+    int topK;
+    double topP;
+    double repetitionPenalty;
+};
+const std::vector<Preset>& presets();
+constexpr int kBalancedPreset = 1;
+
+// Balanced, 200 tokens, stop at the end of text, no fixed seed, the model's windows.
+StorySettings defaultSettings();
+
+// Parses a story's settings; "" reads as "{}". Checks every value it reads (the
+// sampler's ranges, T >= 1, 0 <= o < T when both are given).
+Result<StorySettings> parseSettings(std::string_view json);
+// The JSON for these settings: every sampler value; the seed only when fixed;
+// stop strings and ignore_eos only when set; the windows only when not the model's.
+std::string settingsJson(const StorySettings& settings);
+
+} // namespace baton::story

@@ -1,0 +1,79 @@
+#include "chunk_writer.h"
+
+#include <baton/storage/generation_store.h>
+#include <baton/storage/state_store.h>
+#include <baton/storage/story_store.h>
+
+namespace baton::story {
+
+ChunkWriter::ChunkWriter(storage::Database& db, ChunkTarget target,
+                         const engine::Generator& generator)
+    : m_db(db)
+    , m_target(std::move(target))
+    , m_gen(generator)
+    , m_parent(m_target.parentId) {}
+
+bool ChunkWriter::save(engine::StateChunk chunk) {
+    if (m_failed) { // the earlier chunk goes in with this one; this one's state covers both
+        chunk.text = m_failed->text + chunk.text;
+        m_failed.reset();
+    }
+    if (chunk.text.empty())
+        return true;
+    const engine::WindowSettings& w = m_gen.windows();
+    const bool withState = !chunk.state.empty();
+    int64_t passageId = 0, generation = m_generation;
+    auto r = m_db.transaction([&]() -> storage::Result<void> {
+        if (generation == 0) {
+            auto g = m_db.generations().begin(m_target.storyId, m_target.parentId,
+                                              m_target.settingsJson);
+            if (!g)
+                return g.error();
+            generation = *g;
+        }
+        auto passage = m_db.stories().addPassage(m_target.storyId, m_parent, chunk.text,
+                                                 storage::PassageAuthor::Model, true, generation);
+        if (!passage)
+            return passage.error();
+        passageId = *passage;
+        if (!withState)
+            return {};
+        storage::StoredState s;
+        s.passageId = passageId;
+        s.windowIndex = chunk.windowIndex;
+        s.tokenOffset = chunk.streamLength;
+        s.modelIdentity = m_target.modelIdentity;
+        s.window = w.window;
+        s.overlap = w.overlap;
+        s.formatVersion = static_cast<int>(engine::kStateFormatVersion);
+        s.blob = chunk.state;
+        auto saved = m_db.states().save(s);
+        if (!saved)
+            return saved.error();
+        auto pruned = m_db.states().pruneAncestors(s);
+        if (!pruned)
+            return pruned.error();
+        return {};
+    });
+    if (!r.ok()) {
+        m_error = r.error();
+        m_failed = std::move(chunk);
+        return false;
+    }
+    m_error.reset();
+    m_generation = generation;
+    m_parent = passageId;
+    ++m_chunks;
+    m_states += withState ? 1 : 0;
+    return true;
+}
+
+bool ChunkWriter::retryFailed() {
+    if (!m_failed)
+        return true;
+    engine::StateChunk retry = std::move(*m_failed);
+    m_failed.reset();
+    return save(std::move(retry));
+}
+
+} // namespace baton::story

@@ -1,0 +1,214 @@
+#include "baton/story/story_service.h"
+
+#include "baton/story/prompt.h"
+#include "baton/story/resume.h"
+#include "baton/story/retry.h"
+#include "chunk_writer.h"
+
+#include <baton/engine/state_chunker.h>
+#include <baton/engine/windows.h>
+#include <baton/storage/database.h>
+#include <baton/storage/story_store.h>
+
+#include <utility>
+#include <vector>
+
+namespace baton::story {
+
+namespace {
+
+bool stateProblem(engine::ErrorCode code) {
+    return code == engine::ErrorCode::StateCorrupt || code == engine::ErrorCode::StateMismatch ||
+           code == engine::ErrorCode::StateVersion;
+}
+
+// What a kept generator's stream was read from: the path's passages as they were.
+std::vector<std::pair<int64_t, int64_t>> pathKey(const std::vector<storage::Passage>& path) {
+    std::vector<std::pair<int64_t, int64_t>> key;
+    for (const auto& p : path)
+        key.push_back({p.id, p.editedAt});
+    return key;
+}
+
+} // namespace
+
+struct StoryService::Live {
+    std::unique_ptr<engine::Generator> generator;
+    int64_t storyId = 0;
+    std::string modelIdentity;
+    engine::WindowSettings windows;
+    std::string memory;
+    std::vector<std::pair<int64_t, int64_t>> path;
+};
+
+StoryService::StoryService(storage::Database& db)
+    : m_db(db) {}
+
+StoryService::~StoryService() = default;
+
+void StoryService::forgetGenerator() {
+    m_live.reset();
+}
+
+Result<ContinueResult>
+StoryService::continueStory(std::shared_ptr<const engine::Model> model,
+                            const ContinueRequest& request,
+                            const std::function<bool(const engine::GenerationEvent&)>& onToken,
+                            const engine::CancelToken& cancel) {
+    if (!model)
+        return requestError("no model is loaded");
+    const int64_t id = request.storyId;
+    auto story = m_db.stories().get(id);
+    if (!story)
+        return storageError(story.error());
+    const engine::ModelInfo& info = model->info();
+    const engine::WindowSettings windows = engine::resolveWindows(info, request.settings.windows);
+    if (auto r = engine::validateWindows(windows, info.config.nPositions); !r)
+        return engineError(r.error());
+    if (auto r = engine::validateSampling(request.settings.sampling); !r)
+        return engineError(r.error());
+
+    ContinueResult out;
+    // 1. The user's text, or back to where the last generation began.
+    if (!request.userText.empty()) {
+        auto p = m_db.stories().append(id, request.userText, storage::PassageAuthor::User);
+        if (!p)
+            return storageError(p.error());
+        out.userPassageId = *p;
+    }
+    if (request.retry) {
+        auto path = m_db.stories().currentPath(id);
+        if (!path)
+            return storageError(path.error());
+        const auto target = retryTarget(*path);
+        if (!target)
+            return requestError("there is no generation at the end of the story to retry");
+        if (auto r = m_db.stories().setCurrent(id, target->parentId); !r)
+            return storageError(r.error());
+    }
+
+    // 2. Where to resume: the deepest saved state for this model and windows.
+    const StateKey key{info.identity, windows.window, windows.overlap,
+                       static_cast<int>(engine::kStateFormatVersion)};
+    auto point = findResumePoint(m_db, id, key);
+    if (!point)
+        return point.error();
+    out.parentId = point->leaf();
+
+    // 3. The generator: the kept one, one from the saved state, or a new one.
+    std::unique_ptr<engine::Generator> gen;
+    Prompt prompt;
+    if (m_live && m_live->storyId == id && m_live->modelIdentity == info.identity &&
+        m_live->windows.window == windows.window && m_live->windows.overlap == windows.overlap &&
+        m_live->memory == story->memory && m_live->path == pathKey(point->path)) {
+        gen = std::move(m_live->generator);
+        prompt = continuationPrompt(*story, point->path, point->leaf());
+        out.reusedGenerator = true;
+    }
+    m_live.reset();
+    if (!gen && point->state) {
+        auto imported = engine::Generator::importState(model, point->state->blob, windows, cancel);
+        if (imported) {
+            gen = std::move(*imported);
+            out.resumedFromPassage = point->state->passageId;
+            prompt = continuationPrompt(*story, point->path, point->state->passageId);
+        } else if (!stateProblem(imported.error().code)) {
+            return engineError(imported.error());
+        } else {
+            out.notice = "the saved state could not be used (" + imported.error().message +
+                         "); the story's text is read instead";
+        }
+    }
+    if (!gen) {
+        auto created = engine::Generator::create(model, windows);
+        if (!created)
+            return engineError(created.error());
+        gen = std::move(*created);
+        prompt = continuationPrompt(*story, point->path, 0);
+        // The same start as a story generated from nothing: start-of-text first.
+        const int bos =
+            info.config.bosTokenId >= 0 ? info.config.bosTokenId : info.config.eosTokenId;
+        if (!prompt.segments.empty() && bos >= 0)
+            if (auto r = gen->append({bos}, cancel); !r)
+                return engineError(r.error());
+    }
+    const std::string text = prompt.text();
+    if (!text.empty())
+        if (auto r = gen->appendText(text, cancel); !r)
+            return engineError(r.error());
+    out.readText = text;
+
+    // 4. Generate, saving each chunk with its state as one recorded generation.
+    StorySettings recorded = request.settings;
+    recorded.fixedSeed = true; // the generation is recorded with the seed it used
+    ChunkWriter writer(m_db, {id, out.parentId, settingsJson(recorded), info.identity}, *gen);
+    engine::StateChunker chunker(*gen, model->tokenizer(), request.chunkTokens);
+    int64_t savedStream = -1; // the stream length of the last chunk saved with its state
+    auto save = [&](std::optional<engine::StateChunk> chunk) {
+        if (!chunk)
+            return true;
+        const bool withState = !chunk->state.empty();
+        const int64_t length = chunk->streamLength;
+        if (!writer.save(std::move(*chunk)))
+            return false;
+        savedStream = withState ? length : -1;
+        return true;
+    };
+    auto result = gen->generate(
+        request.settings.sampling,
+        [&](const engine::GenerationEvent& e) {
+            const bool go = onToken ? onToken(e) : true;
+            return save(chunker.onEvent(e)) && go; // a failed save stops generation
+        },
+        cancel);
+    // What was streamed is saved even when generation failed or stopped.
+    save(chunker.finish());
+    writer.retryFailed();
+    if (!result)
+        return engineError(result.error());
+    out.generation = std::move(*result);
+    out.generationId = writer.generationId();
+    out.lastPassageId = writer.chunks() > 0 ? writer.lastPassage() : out.parentId;
+    out.chunks = writer.chunks();
+    out.states = writer.states();
+    out.saveError = writer.error();
+
+    // Keep the generator when its stream is exactly the saved path's (the last chunk
+    // was saved with its state): the next continuation of this path need not read it.
+    if (!out.saveError && savedStream == gen->streamLength()) {
+        auto path = m_db.stories().currentPath(id);
+        if (path) {
+            m_live = std::make_unique<Live>();
+            m_live->generator = std::move(gen);
+            m_live->storyId = id;
+            m_live->modelIdentity = info.identity;
+            m_live->windows = windows;
+            m_live->memory = story->memory;
+            m_live->path = pathKey(*path);
+        }
+    }
+    return out;
+}
+
+StoryWorkspace::StoryWorkspace(std::string databasePath)
+    : m_path(std::move(databasePath)) {}
+
+StoryWorkspace::~StoryWorkspace() {
+    m_service.reset();
+    m_db.reset();
+}
+
+Result<StoryService*> StoryWorkspace::service() {
+    if (!m_service) {
+        storage::OpenOptions options;
+        options.quickCheck = false; // the app checked the file when it opened it
+        auto db = storage::Database::open(m_path, options);
+        if (!db)
+            return storageError(db.error());
+        m_db = std::move(*db);
+        m_service = std::make_unique<StoryService>(*m_db);
+    }
+    return m_service.get();
+}
+
+} // namespace baton::story

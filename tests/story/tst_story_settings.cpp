@@ -1,0 +1,130 @@
+// The story settings codec (story/settings.h): round trips, defaults, and every
+// way a stored settings JSON can be wrong.
+#include <baton/story/settings.h>
+
+#include <QtTest>
+
+using namespace baton::story;
+
+class TestStorySettings : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void emptyIsTheDefault() {
+        for (const char* json : {"", "{}", "  \n"}) {
+            auto s = parseSettings(json);
+            QVERIFY2(s.ok(), json);
+            QCOMPARE(s->sampling.temperature, 0.8);
+            QCOMPARE(s->sampling.topP, 0.95);
+            QCOMPARE(s->sampling.repetitionPenalty, 1.1);
+            QCOMPARE(s->sampling.maxTokens, 200);
+            QVERIFY(!s->fixedSeed);
+            QVERIFY(s->sampling.stopAtEndOfText);
+            QCOMPARE(s->windows.window, 0);
+        }
+        // The default is the Balanced preset.
+        const Preset& balanced = presets()[kBalancedPreset];
+        QCOMPARE(QString(balanced.name), QString("Balanced"));
+        QCOMPARE(defaultSettings().sampling.temperature, balanced.temperature);
+    }
+
+    void roundTrip() {
+        StorySettings s = defaultSettings();
+        s.sampling.temperature = 0.5;
+        s.sampling.topK = 40;
+        s.sampling.topP = 0.9;
+        s.sampling.repetitionPenalty = 1.15;
+        s.sampling.maxTokens = 77;
+        s.sampling.seed = 123456789012345;
+        s.fixedSeed = true;
+        s.sampling.stopStrings = {"\n>", "THE END"};
+        s.sampling.stopAtEndOfText = false;
+        s.windows = {64, 8};
+        auto back = parseSettings(settingsJson(s));
+        QVERIFY(back.ok());
+        QCOMPARE(back->sampling.temperature, 0.5);
+        QCOMPARE(back->sampling.topK, 40);
+        QCOMPARE(back->sampling.topP, 0.9);
+        QCOMPARE(back->sampling.repetitionPenalty, 1.15);
+        QCOMPARE(back->sampling.maxTokens, 77);
+        QCOMPARE(back->sampling.seed, uint64_t(123456789012345));
+        QVERIFY(back->fixedSeed);
+        QCOMPARE(back->sampling.stopStrings, s.sampling.stopStrings);
+        QVERIFY(!back->sampling.stopAtEndOfText);
+        QCOMPARE(back->windows.window, 64);
+        QCOMPARE(back->windows.overlap, 8);
+        QCOMPARE(settingsJson(*back), settingsJson(s));
+        // Without a fixed seed no seed is written; the model's windows are not written.
+        s.fixedSeed = false;
+        s.windows = {};
+        const std::string json = settingsJson(s);
+        QVERIFY(json.find("seed") == std::string::npos);
+        QVERIFY(json.find("window") == std::string::npos);
+        QVERIFY(!parseSettings(json)->fixedSeed);
+    }
+
+    void theAppsOldSettingsStillRead() {
+        // What the app wrote before the codec existed.
+        auto s = parseSettings(R"({"temperature":1.05,"top_k":0,"top_p":0.98,)"
+                               R"("repetition_penalty":1.05,"max_tokens":100000,"seed":4,)"
+                               R"("window":128,"overlap":0})");
+        QVERIFY(s.ok());
+        QCOMPARE(s->sampling.maxTokens, 100000);
+        QCOMPARE(s->sampling.seed, uint64_t(4));
+        QCOMPARE(s->windows.window, 128);
+        // Unknown keys (a newer build's) are ignored.
+        QVERIFY(parseSettings(R"({"mirostat": 2, "temperature": 0.3})").ok());
+    }
+
+    void badSettingsAreRefusedWithTheirName_data() {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("names");
+        QTest::newRow("not JSON") << "{temperature: 1"
+                                  << "JSON object";
+        QTest::newRow("an array") << "[1, 2]"
+                                  << "JSON object";
+        QTest::newRow("a string") << "\"warm\""
+                                  << "JSON object";
+        QTest::newRow("temperature as text") << R"({"temperature": "hot"})"
+                                             << "temperature";
+        QTest::newRow("temperature too high") << R"({"temperature": 11})"
+                                              << "temperature";
+        QTest::newRow("negative top_k") << R"({"top_k": -1})"
+                                        << "top_k";
+        QTest::newRow("fractional top_k") << R"({"top_k": 1.5})"
+                                          << "top_k";
+        QTest::newRow("top_p zero") << R"({"top_p": 0})"
+                                    << "top_p";
+        QTest::newRow("penalty below 1") << R"({"repetition_penalty": 0.5})"
+                                         << "repetition_penalty";
+        QTest::newRow("max_tokens as bool") << R"({"max_tokens": true})"
+                                            << "max_tokens";
+        QTest::newRow("negative seed") << R"({"seed": -3})"
+                                       << "seed";
+        QTest::newRow("stop as string") << R"({"stop": "\n"})"
+                                        << "stop";
+        QTest::newRow("empty stop") << R"({"stop": [""]})"
+                                    << "stop";
+        QTest::newRow("ignore_eos as 1") << R"({"ignore_eos": 1})"
+                                         << "ignore_eos";
+        QTest::newRow("window zero") << R"({"window": 0})"
+                                     << "window";
+        QTest::newRow("overlap = window") << R"({"window": 16, "overlap": 16})"
+                                          << "overlap";
+        QTest::newRow("overlap alone") << R"({"overlap": 4})"
+                                       << "overlap";
+    }
+    void badSettingsAreRefusedWithTheirName() {
+        QFETCH(QString, json);
+        QFETCH(QString, names);
+        auto s = parseSettings(json.toStdString());
+        QVERIFY(!s.ok());
+        QCOMPARE(s.error().kind, ErrorKind::InvalidSettings);
+        QVERIFY2(QString::fromStdString(s.error().message).contains(names),
+                 s.error().message.c_str());
+        QVERIFY(describe(s.error()).find("invalid-settings") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStorySettings)
+#include "tst_story_settings.moc"
