@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
         return 1;
     }
-    engine::Model::Impl& m = (*model)->impl();
+    engine::Model::Impl& m = engine::ModelAccess::of(**model);
     m.decoder.reset(); // training never uses the one-token decode path
     std::vector<engine::NamedParam> named;
     std::vector<torch::Tensor> params;

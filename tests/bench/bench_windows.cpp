@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
 
         // The blocks alone (what the paper's FLOPs count): every window's forward
         // pass with its state, without the LM head.
-        engine::Model::Impl& m = (*model)->impl();
+        engine::Model::Impl& m = engine::ModelAccess::of(**model);
         const auto b0 = Clock::now();
         {
             torch::NoGradGuard noGrad;

@@ -2,6 +2,7 @@
 // end-of-text token, seeds, and windows that roll over.
 #include "test_support.h"
 #include "tiny_model.h"
+#include "verify_ok.h"
 
 #include "model/safetensors.h"
 
@@ -32,7 +33,7 @@ private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         auto model = Model::load(baton::test::fixture());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         m_model = *model;
     }
 
@@ -208,7 +209,7 @@ private Q_SLOTS:
             QVERIFY(writeSafetensors(st, out).ok());
         }
         auto model = Model::load(dir.toStdString());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         auto g = Generator::create(*model, {});
         QVERIFY((*g)->appendText("Once upon a time").ok());
         SamplingOptions o;

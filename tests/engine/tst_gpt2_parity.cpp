@@ -1,6 +1,7 @@
 // GPT-2 computes exactly what an independent implementation computes on the
 // fixture checkpoint (../shared/fixtures/gpt2-tiny-random/reference.json).
 #include "test_support.h"
+#include "verify_ok.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
@@ -69,7 +70,7 @@ private Q_SLOTS:
         m_ids = toIds(m_ref["ids"].toArray());
         QCOMPARE(m_ids.size(), size_t(128));
         auto model = Model::load(baton::test::fixture());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         m_model = *model;
         m_vocab = size_t(m_model->config().vocabSize);
         auto logits = m_model->windowLogits(m_ids);

@@ -1,6 +1,7 @@
 // GPT-2 byte-level BPE: exact on the golden file from an independent
 // implementation, lossless on any bytes, and strict about malformed files.
 #include "test_support.h"
+#include "verify_ok.h"
 
 #include "tokenizer/gpt2_bpe.h"
 #include "tokenizer/pretokenizer.h"
@@ -25,7 +26,7 @@ private Q_SLOTS:
         const QString dir = sharedPath("tokenizers/gpt2");
         QVERIFY2(QFile::exists(dir + "/vocab.json"), qPrintable(baton::test::missingMessage(dir)));
         auto tok = loadTokenizer(dir.toStdString());
-        QVERIFY2(tok.ok(), tok.ok() ? "" : tok.error().message.c_str());
+        BATON_VERIFY_OK(tok);
         m_tok = *tok;
         QCOMPARE(m_tok->kind(), std::string("gpt2-bpe"));
         QCOMPARE(m_tok->vocabSize(), 50257);

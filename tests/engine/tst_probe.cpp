@@ -2,6 +2,7 @@
 // windows, mixing them into training sequences, and the probe on tiny models.
 #include "test_support.h"
 #include "tiny_model.h"
+#include "verify_ok.h"
 
 #include "model/model_impl.h"
 #include "probe/episodes.h"
@@ -59,11 +60,9 @@ private Q_SLOTS:
         m_baseline = *base;
         m_tokenizer = m_baseline->tokenizer();
         const QString dir = m_tmp.filePath("recurrent");
-        QVERIFY(baton::test::copyFolder(baton::test::fixtureDir(), dir));
         RecurrenceConfig rec;
         rec.window = 32;
-        QVERIFY(baton::test::writeRecurrence(dir.toStdString(), m_baseline->config(), rec,
-                                             m_tokenizer->identity()));
+        QVERIFY(baton::test::writeRecurrentFixture(dir, rec));
         auto r = Model::load(dir.toStdString());
         QVERIFY(r.ok());
         m_recurrent = *r;
@@ -170,7 +169,7 @@ private Q_SLOTS:
         o.episodes = 6;
         o.states = {StateSource::On, StateSource::Off, StateSource::Mean, StateSource::Shuffled};
         auto r = runProbe(*m_recurrent, {m_book}, o);
-        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        BATON_VERIFY_OK(r);
         QVERIFY(r->recurrent);
         QCOMPARE(r->cells.size(), size_t(3 * 4));
         QCOMPARE(r->chance, 1.0 / 8);
@@ -226,7 +225,7 @@ private Q_SLOTS:
         c.episodesPerSequence = 2;
         c.validateEveryTokens = 0;
         auto r = train(c);
-        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        BATON_VERIFY_OK(r);
         QCOMPARE(r->steps, int64_t(2));
         c.outDir = m_tmp.filePath("too-many").toStdString();
         c.episodesPerSequence = 7;

@@ -3,6 +3,7 @@
 // FLOPs, and state blobs that resume exactly or are refused.
 #include "test_support.h"
 #include "tiny_model.h"
+#include "verify_ok.h"
 
 #include "model/model_impl.h"
 #include "model/recurrence.h"
@@ -34,12 +35,10 @@ class TestRecurrence : public QObject {
 
     QString makeRecurrent(const QString& name, const RecurrenceConfig& rec, uint32_t seed = 2) {
         const QString dir = m_tmp.filePath(name);
-        baton::test::copyFolder(baton::test::fixtureDir(), dir);
+        if (!baton::test::writeRecurrentFixture(dir, rec, seed))
+            qWarning("cannot write the recurrent fixture %s", qPrintable(dir));
         QFile::remove(dir + "/reference.json");
         QFile::remove(dir + "/text.txt");
-        auto tok = loadTokenizer(dir.toStdString());
-        ModelConfig c = m_baseline->config();
-        baton::test::writeRecurrence(dir.toStdString(), c, rec, (*tok)->identity(), seed);
         return dir;
     }
 
@@ -104,7 +103,7 @@ class TestRecurrence : public QObject {
         QVERIFY(blob.ok());
         auto modelB = Model::load(dir);
         auto resumed = Generator::importState(*modelB, *blob, w);
-        QVERIFY2(resumed.ok(), resumed.ok() ? "" : resumed.error().message.c_str());
+        BATON_VERIFY_OK(resumed);
         QCOMPARE((*resumed)->streamLength(), (*first)->streamLength());
         QCOMPARE((*resumed)->windowStart(), (*first)->windowStart());
         QCOMPARE((*resumed)->currentState(), (*first)->currentState());
@@ -129,7 +128,7 @@ private Q_SLOTS:
         m_rec.overlap = 4;
         m_recurrentDir = makeRecurrent("recurrent", m_rec);
         auto rec = Model::load(m_recurrentDir.toStdString());
-        QVERIFY2(rec.ok(), rec.ok() ? "" : rec.error().message.c_str());
+        BATON_VERIFY_OK(rec);
         m_recurrent = *rec;
         QVERIFY(m_recurrent->recurrent());
         QVERIFY(!m_baseline->recurrent());
@@ -224,7 +223,7 @@ private Q_SLOTS:
             auto model =
                 Model::load(makeRecurrent(QString("insert%1").arg(insert), rec).toStdString());
             QVERIFY(model.ok());
-            Model::Impl& m = (*model)->impl();
+            Model::Impl& m = ModelAccess::of(**model);
             torch::NoGradGuard noGrad;
             auto ids =
                 torch::tensor(std::vector<int64_t>(m_ids.begin(), m_ids.begin() + 12)).unsqueeze(0);
@@ -348,7 +347,7 @@ private Q_SLOTS:
         QCOMPARE(desc["format_version"].toInt(), 2);
         QCOMPARE(desc["slots"].toInt(), slots);
         auto model = Model::load(dir.toStdString());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         QCOMPARE((*model)->info().recurrence->slots, slots);
         QCOMPARE((*model)->info().recurrence->poolLast, poolLast);
         QCOMPARE((*model)->info().recurrence->sink, sink);
@@ -401,8 +400,8 @@ private Q_SLOTS:
         QVERIFY(a.ok() && b.ok());
         {
             torch::NoGradGuard noGrad;
-            (*b)->impl().recurrence->sink.fill_(-1e4);
-            (*b)->impl().refreshRecurrenceCaches();
+            ModelAccess::of(**b).recurrence->sink.fill_(-1e4);
+            ModelAccess::of(**b).refreshRecurrenceCaches();
         }
         ScoreOptions o;
         o.windows = {16, 4};
@@ -410,8 +409,8 @@ private Q_SLOTS:
         QVERIFY(std::abs(sa->nllSum - sb->nllSum) < 1e-4);
         {
             torch::NoGradGuard noGrad;
-            (*b)->impl().recurrence->sink.fill_(2.0);
-            (*b)->impl().refreshRecurrenceCaches();
+            ModelAccess::of(**b).recurrence->sink.fill_(2.0);
+            ModelAccess::of(**b).refreshRecurrenceCaches();
         }
         auto sc = scoreTokens(**b, m_ids, o);
         QVERIFY(std::abs(sa->nllSum - sc->nllSum) > 1e-3);
@@ -629,7 +628,7 @@ private Q_SLOTS:
         RecurrenceConfig rec = m_rec;
         rec.slotBias = true;
         auto model = Model::load(makeRecurrent("slot-bias", rec).toStdString());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         // The CPU decoder and LibTorch agree with a slot bias too.
         auto g = Generator::create(*model, {16, 4});
         std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 21);

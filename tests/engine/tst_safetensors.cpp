@@ -1,6 +1,7 @@
 // The safetensors reader: every way a file can lie gets its own error, and the
 // writer's output reads back exactly.
 #include "test_support.h"
+#include "verify_ok.h"
 
 #include "model/safetensors.h"
 
@@ -112,7 +113,7 @@ private Q_SLOTS:
         auto r = openBytes(stFile(
             R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})",
             data));
-        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        BATON_VERIFY_OK(r);
         QCOMPARE(r->tensors().size(), size_t(1));
         QCOMPARE(r->metadata().at("format"), std::string("pt"));
         const StTensor* t = r->find("w");
@@ -134,7 +135,7 @@ private Q_SLOTS:
                                  {{"k", "v"}})
                     .ok());
         auto r = openSafetensors(path);
-        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        BATON_VERIFY_OK(r);
         std::vector<float> a2(3);
         QVERIFY(r->read(*r->find("a"), a2.data()).ok());
         QCOMPARE(a2, a);

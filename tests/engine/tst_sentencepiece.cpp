@@ -3,6 +3,7 @@
 // that carry tokenizer.model.
 #include "test_support.h"
 #include "tiny_model.h"
+#include "verify_ok.h"
 
 #include "tokenizer/sentencepiece_tokenizer.h"
 
@@ -56,15 +57,15 @@ private Q_SLOTS:
         const std::string path = m_tmp.filePath(type + ".model").toStdString();
         auto trained = SentencePieceTokenizer::train(
             {m_corpus}, losslessOptions(type.toStdString(), 600), path);
-        QVERIFY2(trained.ok(), trained.ok() ? "" : trained.error().message.c_str());
+        BATON_VERIFY_OK(trained);
         auto tok = SentencePieceTokenizer::fromFile(path);
-        QVERIFY2(tok.ok(), tok.ok() ? "" : tok.error().message.c_str());
+        BATON_VERIFY_OK(tok);
         QCOMPARE((*tok)->vocabSize(), 600);
         QCOMPARE((*tok)->kind(), std::string("sentencepiece"));
         for (const std::string& s : {std::string("Emma Woodhouse, handsome, clever, and rich."),
-                                    std::string("  two spaces\nand a new line\n\n"),
-                                    std::string("na\xC3\xAFve caf\xC3\xA9 \xF0\x9F\xA4\x96"),
-                                    std::string("1234 <|endoftext|> \xE6\x97\xA5\xE6\x9C\xAC")}) {
+                                     std::string("  two spaces\nand a new line\n\n"),
+                                     std::string("na\xC3\xAFve caf\xC3\xA9 \xF0\x9F\xA4\x96"),
+                                     std::string("1234 <|endoftext|> \xE6\x97\xA5\xE6\x9C\xAC")}) {
             const auto ids = (*tok)->encode(s);
             QVERIFY(!ids.empty());
             QCOMPARE(QByteArray::fromStdString((*tok)->decode(ids)), QByteArray::fromStdString(s));
@@ -112,7 +113,7 @@ private Q_SLOTS:
         c.vocabSize = 500;
         QVERIFY(baton::test::writeTinyGpt2(dir.toStdString(), c));
         auto model = Model::load(dir.toStdString());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         QCOMPARE((*model)->info().tokenizerKind, std::string("sentencepiece"));
         auto score = scoreText(**model, "Emma was not at all sure of that.", {});
         QVERIFY(score.ok());

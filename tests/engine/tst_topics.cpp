@@ -3,6 +3,7 @@
 #include "cli_run.h"
 #include "test_support.h"
 #include "tiny_model.h"
+#include "verify_ok.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/engine/scoring.h>
@@ -198,7 +199,7 @@ private Q_SLOTS:
             ++sweeps;
             return p.iteration <= p.iterations;
         });
-        QVERIFY2(m.ok(), m.ok() ? "" : m.error().message.c_str());
+        BATON_VERIFY_OK(m);
         QCOMPARE(sweeps, 150);
         QCOMPARE(m->topics(), kTopics);
         QCOMPARE(m->vocabularySize(), kTopics * kWordsPerTopic);
@@ -237,7 +238,7 @@ private Q_SLOTS:
         const QString path = m_tmp.filePath("topics.json");
         QVERIFY(m->save(path.toStdString()).ok());
         auto back = TopicModel::load(path.toStdString());
-        QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+        BATON_VERIFY_OK(back);
         QCOMPARE(back->topics(), m->topics());
         QVERIFY(back->vocabulary() == m->vocabulary());
         QVERIFY(back->topicWordCounts() == m->topicWordCounts());
@@ -285,13 +286,9 @@ private Q_SLOTS:
     void whatTheStateCarries() {
         // The fixture plus a random recurrence module; windows of 16, disjoint.
         const QString rec = m_tmp.filePath("recurrent-states");
-        QVERIFY(baton::test::copyFolder(baton::test::fixtureDir(), rec));
-        auto base = Model::load(baton::test::fixture());
-        QVERIFY(base.ok());
         RecurrenceConfig rc;
         rc.window = 16;
-        QVERIFY(baton::test::writeRecurrence(rec.toStdString(), (*base)->config(), rc,
-                                             (*base)->tokenizer()->identity()));
+        QVERIFY(baton::test::writeRecurrentFixture(rec, rc));
         auto model = Model::load(rec.toStdString());
         QVERIFY(model.ok());
         std::vector<int32_t> ids;
@@ -299,7 +296,7 @@ private Q_SLOTS:
             ids.push_back(int32_t((i * 37 + 11) % 1000));
         WindowSettings w{16, 0};
         auto r = readStates(**model, ids, w, 5);
-        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        BATON_VERIFY_OK(r);
         QCOMPARE(r->size(), size_t(3)); // windows 1, 2 and 3 receive a state
         for (size_t i = 0; i < r->size(); ++i) {
             const StateReading& s = (*r)[i];
@@ -322,6 +319,8 @@ private Q_SLOTS:
         auto r3 = readStates(**model, earlier, w, 5);
         QVERIFY((*r3)[0].ids != (*r)[0].ids || (*r3)[0].probs != (*r)[0].probs);
         // A baseline has no state; bad settings are refused.
+        auto base = Model::load(baton::test::fixture());
+        QVERIFY(base.ok());
         QCOMPARE(readStates(**base, ids, w, 5).error().code, ErrorCode::InvalidArgument);
         QCOMPARE(readStates(**model, ids, WindowSettings{16, 16}, 5).error().code,
                  ErrorCode::InvalidArgument);
@@ -418,13 +417,9 @@ private Q_SLOTS:
         // recurrence module as the recurrent model (the numbers mean nothing here; the
         // test checks that the experiment runs end to end and reports what it must).
         const QString rec = m_tmp.filePath("recurrent");
-        QVERIFY(baton::test::copyFolder(baton::test::fixtureDir(), rec));
-        auto base = Model::load(baton::test::fixture());
-        QVERIFY(base.ok());
         RecurrenceConfig rc;
         rc.window = 32;
-        QVERIFY(baton::test::writeRecurrence(rec.toStdString(), (*base)->config(), rc,
-                                             (*base)->tokenizer()->identity()));
+        QVERIFY(baton::test::writeRecurrentFixture(rec, rc));
         CliRun exp = cli({"topics", "experiment", "--topics-model", model, "--recurrent", rec,
                           "--baseline", baton::test::fixtureDir(), "--contexts", "6",
                           "--continuation-tokens", "10", "--json", heldOut});

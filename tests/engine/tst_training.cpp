@@ -3,6 +3,7 @@
 // cancellation, learning on a small corpus, and from-scratch runs that the CLI loads.
 #include "cli_run.h"
 #include "test_support.h"
+#include "verify_ok.h"
 
 #include "model/model_impl.h"
 #include "training/bptt.h"
@@ -289,7 +290,7 @@ private Q_SLOTS:
         const int64_t W = 3, B = 2, T = 8;
         auto model = tinyModel(true, 7, int(T), variants);
         QVERIFY(model);
-        Model::Impl& m = model->impl();
+        Model::Impl& m = ModelAccess::of(*model);
         randomiseRecurrence(m, 11);
         const WindowBatch batch = randomBatch(W, B, T, 50, overlap, 5);
         const double normalizer = double(batch.scored);
@@ -350,7 +351,7 @@ private Q_SLOTS:
         const int64_t W = 3, B = 2, T = 8;
         auto model = tinyModel(true, 9, int(T));
         QVERIFY(model);
-        Model::Impl& m = model->impl();
+        Model::Impl& m = ModelAccess::of(*model);
         randomiseRecurrence(m, 3);
         WindowBatch batch = randomBatch(W, B, T, 50, 0, 8);
         batch.targets[0].fill_(-1);
@@ -478,7 +479,7 @@ private Q_SLOTS:
                 validations.push_back(e);
             return true;
         });
-        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        BATON_VERIFY_OK(r);
         QCOMPARE(losses.size(), size_t(30));
         const double first = (losses[0] + losses[1] + losses[2]) / 3;
         const double last = (losses[27] + losses[28] + losses[29]) / 3;
@@ -491,7 +492,7 @@ private Q_SLOTS:
             QVERIFY(validations[0].valLossNoState > 0);
         // The output is a loadable model of the right kind.
         auto model = Model::load(r->modelDir);
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         QCOMPARE((*model)->recurrent(), c.mode == TrainMode::Recurrent);
         if ((*model)->recurrent())
             QCOMPARE((*model)->info().recurrence->window, 16);
@@ -597,7 +598,7 @@ private Q_SLOTS:
         const QString ckpt = QString::fromStdString(c.outDir) + "/checkpoints/step-000000003";
         QVERIFY(QFile::exists(ckpt + "/trainer.json"));
         auto model = Model::load(ckpt.toStdString());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         QVERIFY((*model)->recurrent());
         TrainConfig resume;
         resume.outDir = c.outDir;

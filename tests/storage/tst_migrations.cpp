@@ -9,6 +9,7 @@
 #include "schema.h"
 #include "statement.h"
 #include "storage_fixture.h"
+#include "verify_ok.h"
 
 #include <QDir>
 #include <QFile>
@@ -143,7 +144,7 @@ private Q_SLOTS:
             QCOMPARE(raw.queryInt("PRAGMA user_version"), int64_t(version));
         }
         auto db = Database::open(path.toStdString());
-        QVERIFY2(db.ok(), db.ok() ? "" : describe(db.error()).c_str());
+        BATON_VERIFY_OK(db);
         QCOMPARE((*db)->schemaVersion(), currentSchemaVersion());
         QCOMPARE((*db)->connection().queryText(
                      "SELECT value FROM meta WHERE key = 'compatible_version'"),
@@ -190,7 +191,7 @@ private Q_SLOTS:
         // Newer (base + 1) but declared compatible with this build: it opens, as is.
         {
             auto db = Database::open(path.toStdString());
-            QVERIFY2(db.ok(), db.ok() ? "" : describe(db.error()).c_str());
+            BATON_VERIFY_OK(db);
             QCOMPARE((*db)->schemaVersion(), base + 1);
             QCOMPARE(baton::test::checkSampleData(**db, 1), std::string()); // a v1 dump
         }

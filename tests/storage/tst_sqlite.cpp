@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "statement.h"
 #include "transaction.h"
+#include "verify_ok.h"
 
 #include <baton/storage/database.h>
 
@@ -50,7 +51,7 @@ private Q_SLOTS:
 
     void databaseOpensWithTheSettings() {
         auto db = Database::open(freshPath());
-        QVERIFY2(db.ok(), db.ok() ? "" : describe(db.error()).c_str());
+        BATON_VERIFY_OK(db);
         auto& c = (*db)->connection();
         QCOMPARE(c.queryText("PRAGMA journal_mode"), std::string("wal"));
         QCOMPARE(c.queryInt("PRAGMA foreign_keys"), int64_t(1));

@@ -5,6 +5,7 @@
 #include "connection.h"
 #include "crash_chunk.h"
 #include "statement.h"
+#include "verify_ok.h"
 
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
@@ -98,7 +99,7 @@ private Q_SLOTS:
             QCOMPARE(c.queryText("PRAGMA integrity_check"), std::string("ok"));
         }
         auto opened = Database::open(db.toStdString());
-        QVERIFY2(opened.ok(), opened.ok() ? "" : describe(opened.error()).c_str());
+        BATON_VERIFY_OK(opened);
         auto& d = **opened;
         QCOMPARE(*d.integrityCheck(), std::string("ok"));
         QCOMPARE(d.connection().queryText("PRAGMA foreign_key_check"), std::string());

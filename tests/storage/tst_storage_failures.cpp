@@ -4,6 +4,7 @@
 // DiskFull, the transaction is rolled back, the caller keeps its data and can retry.
 #include "connection.h"
 #include "statement.h"
+#include "verify_ok.h"
 
 #include "titled_story.h"
 
@@ -21,13 +22,6 @@
 #include <unistd.h>
 
 using namespace baton::storage;
-
-// Evaluates its argument once.
-#define VERIFY_OK(expr)                                                                            \
-    do {                                                                                           \
-        const auto& result_ = (expr);                                                              \
-        QVERIFY2(result_.ok(), result_.ok() ? "" : describe(result_.error()).c_str());             \
-    } while (0)
 
 namespace {
 
@@ -176,7 +170,7 @@ private Q_SLOTS:
         OpenOptions ro;
         ro.readOnly = true;
         auto reader = Database::open(path.toStdString(), ro);
-        VERIFY_OK(reader);
+        BATON_VERIFY_OK(reader);
         QCOMPARE((*reader)->stories().list()->size(), size_t(1));
     }
 
@@ -208,7 +202,7 @@ private Q_SLOTS:
     void diskFullKeepsTheCallersDataAndTheDatabase() {
         const QString path = makeDatabase(fresh(), 5);
         auto db = Database::open(path.toStdString());
-        VERIFY_OK(db);
+        BATON_VERIFY_OK(db);
         const int64_t story = (*db)->stories().list()->front().id;
         const std::string before = *(*db)->stories().currentText(story);
         // SQLite answers SQLITE_FULL on a full disk; max_page_count makes it happen here.
@@ -240,10 +234,10 @@ private Q_SLOTS:
         QCOMPARE(*(*db)->states().countForStory(story), int64_t(0));
         QVERIFY(!c.inTransaction());
         // Small writes that fit still work; with space again, the same data saves.
-        VERIFY_OK((*db)->stories().append(story, "small", PassageAuthor::User));
+        BATON_VERIFY_OK((*db)->stories().append(story, "small", PassageAuthor::User));
         c.exec("PRAGMA max_page_count = 1073741823");
         auto retry = (*db)->stories().append(story, chunk, PassageAuthor::Model);
-        VERIFY_OK(retry);
+        BATON_VERIFY_OK(retry);
         QCOMPARE(*(*db)->stories().currentText(story), before + "small" + chunk);
         QCOMPARE(*(*db)->integrityCheck(), std::string("ok"));
     }

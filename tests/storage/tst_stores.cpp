@@ -1,6 +1,7 @@
 // Every store's create/read/update/delete, the passage tree and its current path
 // (continue, retry, alternatives, undo, branches), and state invalidation on edit.
 #include "connection.h"
+#include "verify_ok.h"
 
 #include "titled_story.h"
 
@@ -18,13 +19,6 @@
 #include <QtTest>
 
 using namespace baton::storage;
-
-// Evaluates its argument once.
-#define VERIFY_OK(expr)                                                                            \
-    do {                                                                                           \
-        const auto& result_ = (expr);                                                              \
-        QVERIFY2(result_.ok(), result_.ok() ? "" : describe(result_.error()).c_str());             \
-    } while (0)
 
 namespace {
 
@@ -59,7 +53,7 @@ private Q_SLOTS:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         auto db = Database::open((m_tmp.path() + "/stores.db").toStdString());
-        VERIFY_OK(db);
+        BATON_VERIFY_OK(db);
         m_db = std::move(*db);
     }
 
@@ -72,9 +66,9 @@ private Q_SLOTS:
         s.memory = "memory";
         s.authorsNote = "note";
         auto id = m_db->stories().create(s);
-        VERIFY_OK(id);
+        BATON_VERIFY_OK(id);
         auto got = m_db->stories().get(*id);
-        VERIFY_OK(got);
+        BATON_VERIFY_OK(got);
         QCOMPARE(got->title, s.title);
         QCOMPARE(got->mode, StoryMode::Adventure);
         QCOMPARE(got->modelPath, s.modelPath);
@@ -86,7 +80,7 @@ private Q_SLOTS:
 
         got->title = "Renamed";
         got->mode = StoryMode::Story;
-        VERIFY_OK(m_db->stories().update(*got));
+        BATON_VERIFY_OK(m_db->stories().update(*got));
         QCOMPARE(m_db->stories().get(*id)->title, std::string("Renamed"));
         QCOMPARE(m_db->stories().get(*id)->mode, StoryMode::Story);
 
@@ -100,16 +94,16 @@ private Q_SLOTS:
 
         QTest::qSleep(3); // times have millisecond resolution: make the order certain
         auto second = m_db->stories().create(titled("Second"));
-        VERIFY_OK(second);
+        BATON_VERIFY_OK(second);
         auto list = m_db->stories().list();
-        VERIFY_OK(list);
+        BATON_VERIFY_OK(list);
         QVERIFY(list->size() >= 2);
         QCOMPARE(list->front().id, *second); // newest change first
         QTest::qSleep(3);
-        VERIFY_OK(m_db->stories().append(*id, "touch", PassageAuthor::User));
+        BATON_VERIFY_OK(m_db->stories().append(*id, "touch", PassageAuthor::User));
         QCOMPARE(m_db->stories().list()->front().id, *id);
 
-        VERIFY_OK(m_db->stories().remove(*second));
+        BATON_VERIFY_OK(m_db->stories().remove(*second));
         QCOMPARE(m_db->stories().get(*second).error().code, StorageErrorCode::NotFound);
         QCOMPARE(m_db->stories().remove(*second).error().code, StorageErrorCode::NotFound);
     }
@@ -127,18 +121,18 @@ private Q_SLOTS:
         QCOMPARE(*st.currentText(story), std::string("Once. Then B2. "));
         const int64_t c2 = *st.append(story, "C2.", PassageAuthor::User);
         auto alternatives = st.children(story, a);
-        VERIFY_OK(alternatives);
+        BATON_VERIFY_OK(alternatives);
         QCOMPARE(alternatives->size(), size_t(2));
         QCOMPARE((*alternatives)[0].id, b);
         QCOMPARE((*alternatives)[1].id, b2);
         auto path = st.currentPath(story);
-        VERIFY_OK(path);
+        BATON_VERIFY_OK(path);
         QCOMPARE(path->size(), size_t(3));
         QCOMPARE((*path)[0].parentId, int64_t(0));
         QCOMPARE((*path)[2].id, c2);
         QCOMPARE((*path)[1].author, PassageAuthor::Model);
         // Branch: switch back to the first alternative; the other branch is kept.
-        VERIFY_OK(st.setCurrent(story, b));
+        BATON_VERIFY_OK(st.setCurrent(story, b));
         QCOMPARE(*st.currentText(story), std::string("Once. Then B. "));
         QCOMPARE(texts(*st.path(c2)), std::string("Once. Then B2. C2."));
         // Undo moves up; undo at a root leaves the story empty.
@@ -163,16 +157,16 @@ private Q_SLOTS:
                  StorageErrorCode::NotFound);
 
         // Removing a subtree that holds the current leaf moves it to the parent.
-        VERIFY_OK(st.setCurrent(story, c2));
-        VERIFY_OK(st.removePassage(b2));
+        BATON_VERIFY_OK(st.setCurrent(story, c2));
+        BATON_VERIFY_OK(st.removePassage(b2));
         QCOMPARE(st.get(story)->currentPassageId, a);
         QCOMPARE(st.passage(c2).error().code, StorageErrorCode::NotFound);
         QCOMPARE(*st.passageCount(story), int64_t(3));
         (void)root2;
 
         // Deleting a story deletes its passages (and their states).
-        VERIFY_OK(m_db->states().save(makeState(a, "m", 5)));
-        VERIFY_OK(st.remove(story));
+        BATON_VERIFY_OK(m_db->states().save(makeState(a, "m", 5)));
+        BATON_VERIFY_OK(st.remove(story));
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM passages WHERE story_id = " +
                                              std::to_string(story)),
                  int64_t(0));
@@ -188,17 +182,17 @@ private Q_SLOTS:
         // recursion limit is hit.
         auto& st = m_db->stories();
         const int64_t story = *st.create(titled("Long"));
-        VERIFY_OK(m_db->transaction([&]() -> Result<void> {
+        BATON_VERIFY_OK(m_db->transaction([&]() -> Result<void> {
             for (int i = 0; i < 3000; ++i)
                 if (auto r = st.append(story, std::to_string(i % 10), PassageAuthor::Model); !r)
                     return r.error();
             return {};
         }));
         auto text = st.currentText(story);
-        VERIFY_OK(text);
+        BATON_VERIFY_OK(text);
         QCOMPARE(text->size(), size_t(3000));
         QCOMPARE(text->substr(0, 12), std::string("012345678901"));
-        VERIFY_OK(st.remove(story));
+        BATON_VERIFY_OK(st.remove(story));
     }
 
     void duplicateSearchAndAllPassages() {
@@ -208,44 +202,44 @@ private Q_SLOTS:
         s.authorsNote = "A note";
         s.settingsJson = R"({"window":128})";
         auto id = m_db->stories().create(s);
-        VERIFY_OK(id);
+        BATON_VERIFY_OK(id);
         auto a = m_db->stories().append(*id, "The dragon 100% slept. ", PassageAuthor::User);
         auto generation = m_db->generations().begin(*id, *a, R"({"seed":5})");
-        VERIFY_OK(generation);
+        BATON_VERIFY_OK(generation);
         auto b = m_db->stories().addPassage(*id, *a, "It woke. ", PassageAuthor::Model, true,
                                             *generation);
         auto alt =
             m_db->stories().addPassage(*id, *a, "A_secret branch. ", PassageAuthor::Model, false);
-        VERIFY_OK(a);
-        VERIFY_OK(b);
-        VERIFY_OK(alt);
-        VERIFY_OK(m_db->states().save(makeState(*b, "m1", 140)));
+        BATON_VERIFY_OK(a);
+        BATON_VERIFY_OK(b);
+        BATON_VERIFY_OK(alt);
+        BATON_VERIFY_OK(m_db->states().save(makeState(*b, "m1", 140)));
 
         auto all = m_db->stories().allPassages(*id);
-        VERIFY_OK(all);
+        BATON_VERIFY_OK(all);
         QCOMPARE(all->size(), size_t(3));
         QCOMPARE((*all)[0].id, *a);
         QCOMPARE((*all)[2].parentId, *a);
 
         auto copy = m_db->stories().duplicate(*id, "Copy");
-        VERIFY_OK(copy);
+        BATON_VERIFY_OK(copy);
         QVERIFY(*copy != *id);
         auto c = m_db->stories().get(*copy);
-        VERIFY_OK(c);
+        BATON_VERIFY_OK(c);
         QCOMPARE(c->title, std::string("Copy"));
         QCOMPARE(c->memory, std::string("The memory"));
         QCOMPARE(c->authorsNote, std::string("A note"));
         QCOMPARE(c->settingsJson, std::string(R"({"window":128})"));
         auto copyPath = m_db->stories().currentPath(*copy);
-        VERIFY_OK(copyPath);
+        BATON_VERIFY_OK(copyPath);
         QCOMPARE(texts(*copyPath), std::string("The dragon 100% slept. It woke. "));
         QVERIFY(copyPath->back().id != *b);
         auto copyAll = m_db->stories().allPassages(*copy);
-        VERIFY_OK(copyAll);
+        BATON_VERIFY_OK(copyAll);
         QCOMPARE(copyAll->size(), size_t(3));
         // The state came along, on the copied passage, with its blob.
         auto st = m_db->states().latestOnPath(copyPath->back().id, "m1", 128, 16, 1);
-        VERIFY_OK(st);
+        BATON_VERIFY_OK(st);
         QVERIFY(st->has_value());
         QCOMPARE((*st)->passageId, copyPath->back().id);
         QCOMPARE((*st)->blob, makeState(*b, "m1", 140).blob);
@@ -253,7 +247,7 @@ private Q_SLOTS:
         const int64_t copiedGeneration = copyPath->back().generationId;
         QVERIFY(copiedGeneration != 0 && copiedGeneration != *generation);
         auto g = m_db->generations().get(copiedGeneration);
-        VERIFY_OK(g);
+        BATON_VERIFY_OK(g);
         QCOMPARE(g->storyId, *copy);
         QCOMPARE(g->parentId, copyPath->front().id);
         QCOMPARE(g->settingsJson, std::string(R"({"seed":5})"));
@@ -262,27 +256,27 @@ private Q_SLOTS:
                  StorageErrorCode::Constraint);
         // The original is untouched.
         auto orig = m_db->stories().currentPath(*id);
-        VERIFY_OK(orig);
+        BATON_VERIFY_OK(orig);
         QCOMPARE(orig->back().id, *b);
 
         // Search: titles and text on any branch, case-insensitive, % and _ literal.
         auto hits = m_db->stories().search("DRAGON 100%");
-        VERIFY_OK(hits);
+        BATON_VERIFY_OK(hits);
         QCOMPARE(hits->size(), size_t(2)); // the copy (newer) first
         QCOMPARE(hits->front(), *copy);
         hits = m_db->stories().search("a_secret");
-        VERIFY_OK(hits);
+        BATON_VERIFY_OK(hits);
         QCOMPARE(hits->size(), size_t(2));
         hits = m_db->stories().search("a%secret");
-        VERIFY_OK(hits);
+        BATON_VERIFY_OK(hits);
         QCOMPARE(hits->size(), size_t(0));
         hits = m_db->stories().search("ORIGINAL");
-        VERIFY_OK(hits);
+        BATON_VERIFY_OK(hits);
         QCOMPARE(hits->size(), size_t(1));
         QCOMPARE(hits->front(), *id);
         QVERIFY(!m_db->stories().duplicate(987654, "x").ok());
-        VERIFY_OK(m_db->stories().remove(*copy));
-        VERIFY_OK(m_db->stories().remove(*id));
+        BATON_VERIFY_OK(m_db->stories().remove(*copy));
+        BATON_VERIFY_OK(m_db->stories().remove(*id));
     }
 
     void topicModels() {
@@ -301,13 +295,13 @@ private Q_SLOTS:
         const int64_t b = *t.add(r);
         QVERIFY(b != a);
         QCOMPARE(t.list()->size(), size_t(2));
-        VERIFY_OK(t.remove(a));
+        BATON_VERIFY_OK(t.remove(a));
         QCOMPARE(t.remove(a).error().code, StorageErrorCode::NotFound);
         QVERIFY(!t.byPath("/tmp/a.json")->has_value());
         r.topics = 0; // refused by the schema
         r.path = "/tmp/c.json";
         QCOMPARE(t.add(r).error().code, StorageErrorCode::Constraint);
-        VERIFY_OK(t.remove(b));
+        BATON_VERIFY_OK(t.remove(b));
     }
 
     void statesArePrunedToOnePerWindow() {
@@ -319,22 +313,22 @@ private Q_SLOTS:
         const int64_t b = *st.append(story, "b", PassageAuthor::Model);
         const int64_t c = *st.append(story, "c", PassageAuthor::Model);
         const int64_t d = *st.append(story, "d", PassageAuthor::Model);
-        VERIFY_OK(states.save(makeState(a, "m", 10)));
-        VERIFY_OK(states.save(makeState(b, "m", 20)));
-        VERIFY_OK(states.save(makeState(b, "other-model", 20)));
-        VERIFY_OK(states.save(makeState(c, "m", 30)));
+        BATON_VERIFY_OK(states.save(makeState(a, "m", 10)));
+        BATON_VERIFY_OK(states.save(makeState(b, "m", 20)));
+        BATON_VERIFY_OK(states.save(makeState(b, "other-model", 20)));
+        BATON_VERIFY_OK(states.save(makeState(c, "m", 30)));
         QCOMPARE(*states.pruneAncestors(makeState(c, "m", 30)), int64_t(2)); // a's and b's
         QVERIFY(states.forPassage(a)->empty());
         QCOMPARE(states.forPassage(b)->size(), size_t(1)); // another model's stays
         QCOMPARE(states.forPassage(c)->size(), size_t(1));
         // Another window's state does not prune window 0's.
-        VERIFY_OK(states.save(makeState(d, "m", 110)));
+        BATON_VERIFY_OK(states.save(makeState(d, "m", 110)));
         QCOMPARE(*states.pruneAncestors(makeState(d, "m", 110)), int64_t(0));
         QCOMPARE(states.forPassage(c)->size(), size_t(1));
         // A branch point keeps its state: c gets a second child, then a deeper state in
         // c's window on one branch leaves c's state for the other branch.
         const int64_t e = *st.addPassage(story, c, "e", PassageAuthor::Model, true);
-        VERIFY_OK(states.save(makeState(e, "m", 40)));
+        BATON_VERIFY_OK(states.save(makeState(e, "m", 40)));
         QCOMPARE(*states.pruneAncestors(makeState(e, "m", 40)), int64_t(0));
         QCOMPARE(states.forPassage(c)->size(), size_t(1));
         QCOMPARE((*states.latestOnPath(d, "m", 128, 16, 1))->passageId, d);
@@ -355,13 +349,13 @@ private Q_SLOTS:
         const std::vector<std::pair<int64_t, int>> saved = {
             {p1, 10}, {p2, 20}, {p3, 30}, {p3b, 31}, {p4, 40}};
         for (const auto& [p, off] : saved)
-            VERIFY_OK(states.save(makeState(p, "model-a", off)));
-        VERIFY_OK(states.save(makeState(p4, "model-b", 40))); // another model, same passage
+            BATON_VERIFY_OK(states.save(makeState(p, "model-a", off)));
+        BATON_VERIFY_OK(states.save(makeState(p4, "model-b", 40))); // another model, same passage
         QCOMPARE(*states.countForStory(story), int64_t(6));
 
         // The deepest matching state on the path, with its blob.
         auto latest = states.latestOnPath(p4, "model-a", 128, 16, 1);
-        VERIFY_OK(latest);
+        BATON_VERIFY_OK(latest);
         QVERIFY(latest->has_value());
         QCOMPARE((*latest)->passageId, p4);
         QCOMPARE((*latest)->tokenOffset, int64_t(40));
@@ -375,14 +369,14 @@ private Q_SLOTS:
 
         // Saving again for the same keys replaces (one row, new blob).
         StoredState again = makeState(p4, "model-a", 41);
-        VERIFY_OK(states.save(again));
+        BATON_VERIFY_OK(states.save(again));
         QCOMPARE(states.forPassage(p4)->size(), size_t(2));
         QCOMPARE((*states.latestOnPath(p4, "model-a", 128, 16, 1))->tokenOffset, int64_t(41));
 
         // Editing p2 invalidates the states of p2 and of every descendant (p3, p3b,
         // p4 twice) but not p1's.
         auto removed = st.editPassage(p2, "TWO ");
-        VERIFY_OK(removed);
+        BATON_VERIFY_OK(removed);
         QCOMPARE(*removed, int64_t(5));
         QCOMPARE(states.forPassage(p1)->size(), size_t(1));
         QVERIFY(states.forPassage(p2)->empty());
@@ -396,8 +390,8 @@ private Q_SLOTS:
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
                  m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
         // Editing a leaf touches only the leaf.
-        VERIFY_OK(states.save(makeState(p4, "model-a", 40)));
-        VERIFY_OK(states.save(makeState(p3, "model-a", 30)));
+        BATON_VERIFY_OK(states.save(makeState(p4, "model-a", 40)));
+        BATON_VERIFY_OK(states.save(makeState(p3, "model-a", 30)));
         QCOMPARE(*st.editPassage(p4, "FOUR"), int64_t(1));
         QCOMPARE(states.forPassage(p3)->size(), size_t(1));
         // States need an existing passage.
@@ -409,10 +403,10 @@ private Q_SLOTS:
         Story s = *st.get(story);
         s.title = "States, renamed";
         s.authorsNote = "Keep it short.";
-        VERIFY_OK(st.update(s));
+        BATON_VERIFY_OK(st.update(s));
         QCOMPARE(*states.countForStory(story), int64_t(2));
         s.memory = "The ship is called Tern.";
-        VERIFY_OK(st.update(s));
+        BATON_VERIFY_OK(st.update(s));
         QCOMPARE(*states.countForStory(story), int64_t(0));
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
                  m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
@@ -424,27 +418,27 @@ private Q_SLOTS:
         const int64_t emma = *books.add(b);
         const int64_t persuasion = *books.add(Book{0, "Persuasion", "", "def", "text", 0, 0});
         auto got = books.get(emma);
-        VERIFY_OK(got);
+        BATON_VERIFY_OK(got);
         QCOMPARE(got->text, b.text);
         QCOMPARE(got->textBytes, int64_t(100000));
         QCOMPARE(got->checksum, std::string("abc123"));
         auto list = books.list();
-        VERIFY_OK(list);
+        BATON_VERIFY_OK(list);
         QCOMPARE(list->size(), size_t(2));
         QVERIFY(list->front().text.empty()); // listed without texts
         QCOMPARE(list->front().title, std::string("Emma"));
 
         const int64_t corpus = *books.createCorpus("Austen", {persuasion, emma});
         QCOMPARE(books.corpus(corpus)->bookIds, (std::vector<int64_t>{persuasion, emma}));
-        VERIFY_OK(books.setCorpusBooks(corpus, {emma}));
+        BATON_VERIFY_OK(books.setCorpusBooks(corpus, {emma}));
         QCOMPARE(books.corpus(corpus)->bookIds, (std::vector<int64_t>{emma}));
         QCOMPARE(books.createCorpus("Austen", {}).error().code, StorageErrorCode::Constraint);
         QCOMPARE(books.createCorpus("Bad", {424242}).error().code, StorageErrorCode::Constraint);
         QCOMPARE(books.corpora()->size(), size_t(1));
         // A book in a corpus cannot be deleted; out of it, it can.
         QCOMPARE(books.remove(emma).error().code, StorageErrorCode::Constraint);
-        VERIFY_OK(books.removeCorpus(corpus));
-        VERIFY_OK(books.remove(emma));
+        BATON_VERIFY_OK(books.removeCorpus(corpus));
+        BATON_VERIFY_OK(books.remove(emma));
         QCOMPARE(books.get(emma).error().code, StorageErrorCode::NotFound);
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM book_texts"), int64_t(1));
     }
@@ -457,7 +451,7 @@ private Q_SLOTS:
         QCOMPARE((*models.defaultModel())->id, a);
         QCOMPARE(models.add(RegisteredModel{0, "/m/a", "dup", "", "{}", false, 0}).error().code,
                  StorageErrorCode::Constraint);
-        VERIFY_OK(models.setDefault(b));
+        BATON_VERIFY_OK(models.setDefault(b));
         QCOMPARE((*models.defaultModel())->id, b);
         QVERIFY(!models.get(a)->isDefault);
         // Registering a new default takes the flag over.
@@ -466,16 +460,16 @@ private Q_SLOTS:
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM models WHERE is_default"),
                  int64_t(1));
         auto byPath = models.byPath("/m/a");
-        VERIFY_OK(byPath);
+        BATON_VERIFY_OK(byPath);
         QCOMPARE((*byPath)->configJson, std::string(R"({"n_layer":2})"));
         RegisteredModel changed = *models.get(a);
         changed.checksum = "new";
-        VERIFY_OK(models.update(changed));
+        BATON_VERIFY_OK(models.update(changed));
         QCOMPARE(models.get(a)->checksum, std::string("new"));
-        VERIFY_OK(models.setDefault(0));
+        BATON_VERIFY_OK(models.setDefault(0));
         QVERIFY(!models.defaultModel()->has_value());
         QCOMPARE(models.list()->size(), size_t(3));
-        VERIFY_OK(models.remove(c));
+        BATON_VERIFY_OK(models.remove(c));
         QCOMPARE(models.list()->size(), size_t(2));
     }
 
@@ -487,18 +481,18 @@ private Q_SLOTS:
         r.configJson = R"({"lr":0.0003})";
         r.checkpointPaths = {"/ckpt/1"};
         const int64_t id = *runs.create(r);
-        VERIFY_OK(runs.setStatus(id, RunStatus::Running));
-        VERIFY_OK(runs.addCheckpoint(id, "/ckpt/2"));
+        BATON_VERIFY_OK(runs.setStatus(id, RunStatus::Running));
+        BATON_VERIFY_OK(runs.addCheckpoint(id, "/ckpt/2"));
         std::vector<MetricPoint> points;
         for (int step = 0; step < 100; ++step) {
             points.push_back(MetricPoint{id, step, "train_loss", 5.0 - step * 0.01});
             if (step % 10 == 0)
                 points.push_back(MetricPoint{id, step, "val_ppl", 100.0 - step});
         }
-        VERIFY_OK(runs.addMetrics(points));
-        VERIFY_OK(runs.addMetrics({MetricPoint{id, 0, "val_ppl", 99.5}})); // replaced
+        BATON_VERIFY_OK(runs.addMetrics(points));
+        BATON_VERIFY_OK(runs.addMetrics({MetricPoint{id, 0, "val_ppl", 99.5}})); // replaced
         auto loss = runs.metrics(id, "train_loss");
-        VERIFY_OK(loss);
+        BATON_VERIFY_OK(loss);
         QCOMPARE(loss->size(), size_t(100));
         QCOMPARE(loss->at(99).step, int64_t(99));
         QCOMPARE(loss->at(99).value, 5.0 - 99 * 0.01);
@@ -506,9 +500,9 @@ private Q_SLOTS:
         QCOMPARE(ppl->size(), size_t(10));
         QCOMPARE(ppl->front().value, 99.5);
         QCOMPARE(runs.metrics(id)->size(), size_t(110));
-        VERIFY_OK(runs.setStatus(id, RunStatus::Failed, "out of memory"));
+        BATON_VERIFY_OK(runs.setStatus(id, RunStatus::Failed, "out of memory"));
         auto got = runs.get(id);
-        VERIFY_OK(got);
+        BATON_VERIFY_OK(got);
         QCOMPARE(got->status, RunStatus::Failed);
         QCOMPARE(got->message, std::string("out of memory"));
         QCOMPARE(got->checkpointPaths, (std::vector<std::string>{"/ckpt/1", "/ckpt/2"}));
@@ -516,7 +510,7 @@ private Q_SLOTS:
         QCOMPARE(runs.addMetrics({MetricPoint{777777, 1, "x", 1}}).error().code,
                  StorageErrorCode::Constraint);
         QCOMPARE(runs.list()->size(), size_t(1));
-        VERIFY_OK(runs.remove(id));
+        BATON_VERIFY_OK(runs.remove(id));
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM metric_points"), int64_t(0));
     }
 
@@ -537,9 +531,9 @@ private Q_SLOTS:
         const int64_t id = *evals.add(e);
         EvalResult other = e;
         other.modelPath = "/m/a";
-        VERIFY_OK(evals.add(other));
+        BATON_VERIFY_OK(evals.add(other));
         auto got = evals.get(id);
-        VERIFY_OK(got);
+        BATON_VERIFY_OK(got);
         QCOMPARE(got->scoredTokens, e.scoredTokens);
         QCOMPARE(got->nll, e.nll);
         QCOMPARE(got->wordPpl, e.wordPpl);
@@ -551,7 +545,7 @@ private Q_SLOTS:
         EvalResult bad = e;
         bad.window = 0;
         QCOMPARE(evals.add(bad).error().code, StorageErrorCode::Constraint);
-        VERIFY_OK(evals.remove(id));
+        BATON_VERIFY_OK(evals.remove(id));
         QCOMPARE(evals.get(id).error().code, StorageErrorCode::NotFound);
     }
 

@@ -3,6 +3,7 @@
 // and the chunk transaction when the database refuses a write.
 #include "test_support.h"
 #include "tiny_model.h"
+#include "verify_ok.h"
 
 #include "chunk_writer.h"
 #include "connection.h"
@@ -67,18 +68,12 @@ private Q_SLOTS:
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
         const QString dir = m_tmp.filePath("recurrent");
-        QVERIFY(baton::test::copyFolder(baton::test::fixtureDir(), dir));
-        auto tok = engine::loadTokenizer(dir.toStdString());
-        QVERIFY(tok.ok());
         engine::RecurrenceConfig rec;
         rec.window = 16;
         rec.overlap = 4;
-        auto base = engine::Model::load(baton::test::fixture());
-        QVERIFY(base.ok());
-        QVERIFY(baton::test::writeRecurrence(dir.toStdString(), (*base)->config(), rec,
-                                             (*tok)->identity()));
+        QVERIFY(baton::test::writeRecurrentFixture(dir, rec));
         auto model = engine::Model::load(dir.toStdString());
-        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        BATON_VERIFY_OK(model);
         m_model = *model;
     }
 
@@ -95,7 +90,7 @@ private Q_SLOTS:
             streamed += e.text;
             return true;
         });
-        QVERIFY2(done.ok(), done.ok() ? "" : story::describe(done.error()).c_str());
+        BATON_VERIFY_OK(done);
         QCOMPARE(done->generation.tokens.size(), size_t(40));
         QVERIFY(done->chunks >= 2 && done->states >= 1);
         QVERIFY(done->generationId != 0);
@@ -213,7 +208,7 @@ private Q_SLOTS:
         auto retryRequest = request(id, 23, 24);
         retryRequest.retry = true;
         auto three = service.continueStory(m_model, retryRequest);
-        QVERIFY2(three.ok(), three.ok() ? "" : story::describe(three.error()).c_str());
+        BATON_VERIFY_OK(three);
         QCOMPARE(three->parentId, firstEnd);
         // The old generation stays in the tree, beside the new one.
         auto siblings = *db->stories().children(id, firstEnd);

@@ -7,6 +7,11 @@
 #include "model/safetensors.h"
 #include "util/files.h"
 
+#include "test_support.h"
+
+#include <baton/engine/model.h>
+#include <baton/engine/tokenizer.h>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -96,6 +101,20 @@ inline bool writeRecurrence(const std::string& folder, const engine::ModelConfig
     return files::writeAtomically(files::join(folder, "baton.json"),
                                   batonJsonText(rec, tokenizerIdentity))
         .ok();
+}
+
+// A copy of the shared fixture (GPT-2 tokenizer, random weights) in `dir`, made a
+// recurrent checkpoint with `rec` and a random module (see writeRecurrence). False
+// when the fixture is missing or a file cannot be written.
+inline bool writeRecurrentFixture(const QString& dir, const engine::RecurrenceConfig& rec,
+                                  uint32_t seed = 2) {
+    if (!copyFolder(fixtureDir(), dir))
+        return false;
+    auto tokenizer = engine::loadTokenizer(dir.toStdString());
+    auto config = engine::readHfConfig(engine::files::join(dir.toStdString(), "config.json"));
+    if (!tokenizer || !config)
+        return false;
+    return writeRecurrence(dir.toStdString(), *config, rec, (*tokenizer)->identity(), seed);
 }
 
 } // namespace baton::test

@@ -6,6 +6,7 @@
 // grid of overlaps, stored and reopened; cancel; side-by-side continuations).
 // Each page writes a screenshot to the build tree. Last, the event loop's latency
 // while generating and while training (p99 under 100 ms).
+#include "app_harness.h"
 #include "test_support.h"
 
 #include "compare_panel.h"
@@ -50,41 +51,21 @@ class TestLabPages : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
     QString m_db;
-    std::unique_ptr<storage::StorageController> m_storage;
-    std::unique_ptr<engine::EngineController> m_engine;
-    std::unique_ptr<engine::EngineController> m_lab;
-    std::unique_ptr<MainWindow> m_window;
+    test::AppHarness m_app;
     QString m_bundled; // a copy of the fixture standing in for a bundled model
     QString m_book;
     QString m_fineTuned;
 
-    void screenshot(const QString& name) {
-        QDir().mkpath(QStringLiteral(BATON_SCREENSHOT_DIR));
-        const QString path = QStringLiteral(BATON_SCREENSHOT_DIR "/") + name;
-        QVERIFY2(m_window->grab().save(path), qPrintable(path));
-    }
-
-    static bool copyFolder(const QString& from, const QString& to) {
-        QDir().mkpath(to);
-        for (const QFileInfo& f : QDir(from).entryInfoList(QDir::Files))
-            if (!QFile::copy(f.absoluteFilePath(), to + "/" + f.fileName()))
-                return false;
-        return true;
-    }
+    void screenshot(const QString& name) { m_app.screenshot(name); }
 
     std::unique_ptr<storage::Database> openDb() {
-        QSignalSpy flushed(m_storage.get(), &storage::StorageController::flushed);
-        m_storage->flush();
-        if (!flushed.wait(10000))
+        if (!m_app.flush())
             return nullptr;
-        storage::OpenOptions o;
-        o.readOnly = true;
-        auto db = storage::Database::open(m_db.toStdString(), o);
-        return db ? std::move(*db) : nullptr;
+        return test::AppHarness::openReadOnly(m_db);
     }
 
     void closeErrorDialogs() {
-        for (auto* box : m_window->findChildren<QMessageBox*>(QStringLiteral("errorDialog")))
+        for (auto* box : m_app.window->findChildren<QMessageBox*>(QStringLiteral("errorDialog")))
             box->close();
         QCoreApplication::processEvents();
     }
@@ -97,7 +78,7 @@ private Q_SLOTS:
                  qPrintable(test::missingMessage(test::fixtureDir())));
         m_db = m_tmp.path() + "/lab.db";
         m_bundled = m_tmp.path() + "/bundled/tiny";
-        QVERIFY(copyFolder(test::fixtureDir(), m_bundled));
+        QVERIFY(test::copyFolder(test::fixtureDir(), m_bundled));
         // A small book: the start of Emma.
         const QByteArray emma =
             test::readFile(test::sharedPath("corpus/books/austen-emma.txt")).mid(2000, 12000);
@@ -105,24 +86,15 @@ private Q_SLOTS:
         m_book = m_tmp.path() + "/emma-start.txt";
         QVERIFY(test::writeFile(m_book, emma));
 
-        m_storage = std::make_unique<storage::StorageController>();
-        m_engine = std::make_unique<engine::EngineController>();
-        m_lab = std::make_unique<engine::EngineController>();
-        m_window =
-            std::make_unique<MainWindow>(*m_storage, *m_engine, *m_lab, QStringList{m_bundled});
-        m_window->resize(1280, 820);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-        QSignalSpy changed(m_window->catalog(), &ui::ModelCatalog::changed);
-        QSignalSpy opened(m_window.get(), &MainWindow::databaseOpened);
-        m_window->openDatabase(m_db);
-        QVERIFY(opened.wait(10000));
-        QTRY_VERIFY(m_window->catalog()->loaded());
+        m_app.start(m_db, QStringList{m_bundled});
+        if (QTest::currentTestFailed())
+            return;
+        QTRY_VERIFY(m_app.window->catalog()->loaded());
     }
 
     void modelsListImportsAndSetsTheDefault() {
-        m_window->showPage(MainWindow::Page::Models);
-        ui::ModelCatalog* catalog = m_window->catalog();
+        m_app.window->showPage(MainWindow::Page::Models);
+        ui::ModelCatalog* catalog = m_app.window->catalog();
         // The bundled model is registered and is the default.
         QCOMPARE(catalog->models().size(), size_t(1));
         QVERIFY(catalog->models()[0].bundled);
@@ -132,13 +104,13 @@ private Q_SLOTS:
 
         // A folder whose weights are cut short is refused with the loader's reason.
         const QString broken = m_tmp.path() + "/broken";
-        QVERIFY(copyFolder(test::fixtureDir(), broken));
+        QVERIFY(test::copyFolder(test::fixtureDir(), broken));
         {
             QFile f(broken + "/model.safetensors");
             QVERIFY(f.open(QIODevice::ReadWrite));
             QVERIFY(f.resize(f.size() / 2));
         }
-        ui::ModelsPanel* panel = m_window->modelsPanel();
+        ui::ModelsPanel* panel = m_app.window->modelsPanel();
         QSignalSpy finished(panel, &ui::ModelsPanel::importFinished);
         QSignalSpy failed(panel, &ui::ModelsPanel::failed);
         panel->importFolder(broken);
@@ -146,13 +118,13 @@ private Q_SLOTS:
         QCOMPARE(finished.at(0).at(0).toBool(), false);
         QCOMPARE(failed.count(), 1);
         QVERIFY(!failed.at(0).at(1).value<ui::ErrorText>().message.isEmpty());
-        QTRY_VERIFY(m_window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
+        QTRY_VERIFY(m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
         closeErrorDialogs();
         QCOMPARE(catalog->models().size(), size_t(1));
 
         // A good folder is registered.
         const QString good = m_tmp.path() + "/imported-gpt2";
-        QVERIFY(copyFolder(test::fixtureDir(), good));
+        QVERIFY(test::copyFolder(test::fixtureDir(), good));
         QSignalSpy changed(catalog, &ui::ModelCatalog::changed);
         panel->importFolder(good);
         QVERIFY(finished.wait(60000));
@@ -173,20 +145,20 @@ private Q_SLOTS:
             QVERIFY(def.ok() && def->has_value());
             QCOMPARE(QString::fromStdString((*def)->path), QDir(good).absolutePath());
         }
-        QSignalSpy ready(m_window.get(), &MainWindow::modelReady);
+        QSignalSpy ready(m_app.window.get(), &MainWindow::modelReady);
         panel->selectPath(QDir(good).absolutePath());
         QCOMPARE(panel->selectedPath(), QDir(good).absolutePath());
         Q_EMIT panel->useRequested(panel->selectedPath());
         QVERIFY(ready.wait(60000));
-        QCOMPARE(QString::fromStdString(m_engine->model()->path), QDir(good).absolutePath());
-        m_window->showPage(MainWindow::Page::Models);
+        QCOMPARE(QString::fromStdString(m_app.engine->model()->path), QDir(good).absolutePath());
+        m_app.window->showPage(MainWindow::Page::Models);
         QTest::qWait(50);
         screenshot(QStringLiteral("models.png"));
     }
 
     void fineTuneImportsBooksTrainsAndRegisters() {
-        m_window->showPage(MainWindow::Page::FineTune);
-        ui::FineTunePanel* panel = m_window->fineTunePanel();
+        m_app.window->showPage(MainWindow::Page::FineTune);
+        ui::FineTunePanel* panel = m_app.window->fineTunePanel();
         // Invalid UTF-8 is refused with the file named; the good book is stored.
         const QString bad = m_tmp.path() + "/latin1.txt";
         QVERIFY(test::writeFile(bad, QByteArray("caf\xe9 au lait\n")));
@@ -215,7 +187,7 @@ private Q_SLOTS:
 
         // Start, cancel at the first step: a checkpoint is kept and Resume is offered.
         QSignalSpy done(panel, &ui::FineTunePanel::runFinished);
-        QSignalSpy events(m_lab.get(), &engine::EngineController::trainingEvent);
+        QSignalSpy events(m_app.lab.get(), &engine::EngineController::trainingEvent);
         QVERIFY(panel->start());
         QTRY_VERIFY_WITH_TIMEOUT(panel->lossPoints() >= 1, 120000);
         panel->cancel();
@@ -238,9 +210,9 @@ private Q_SLOTS:
         QVERIFY(panel->validationPoints() >= 1);
         m_fineTuned = panel->finishedModel();
         QVERIFY(QFileInfo::exists(m_fineTuned + "/baton.json"));
-        QTRY_VERIFY(m_window->catalog()->byPath(m_fineTuned).has_value());
-        QVERIFY(m_window->catalog()->byPath(m_fineTuned)->recurrent);
-        QCOMPARE(m_window->catalog()->byPath(m_fineTuned)->window, 32);
+        QTRY_VERIFY(m_app.window->catalog()->byPath(m_fineTuned).has_value());
+        QVERIFY(m_app.window->catalog()->byPath(m_fineTuned)->recurrent);
+        QCOMPARE(m_app.window->catalog()->byPath(m_fineTuned)->window, 32);
         auto db = openDb();
         auto runs = db->runs().list();
         QCOMPARE(runs->front().status, storage::RunStatus::Completed);
@@ -252,8 +224,8 @@ private Q_SLOTS:
 
     void compareOverlapsChartsStoresAndReopens() {
         QVERIFY2(!m_fineTuned.isEmpty(), "needs the fine-tuned model of the previous test");
-        m_window->showPage(MainWindow::Page::Compare);
-        ui::ComparePanel* panel = m_window->comparePanel();
+        m_app.window->showPage(MainWindow::Page::Compare);
+        ui::ComparePanel* panel = m_app.window->comparePanel();
         const QString base = QDir(m_bundled).absolutePath();
         panel->setModels(base, m_fineTuned);
         panel->setTextFile(m_book);
@@ -314,36 +286,36 @@ private Q_SLOTS:
             test::readFile(test::sharedPath("corpus/books/austen-emma.txt")).mid(20000, 150000);
         const QString longer = m_tmp.path() + "/emma-more.txt";
         QVERIFY(test::writeFile(longer, more));
-        ui::FineTunePanel* fineTune = m_window->fineTunePanel();
+        ui::FineTunePanel* fineTune = m_app.window->fineTunePanel();
         QSignalSpy books(fineTune, &ui::FineTunePanel::booksChanged);
         fineTune->importBooks({longer});
         QVERIFY(books.wait(10000));
         // The fine-tune page's shortcut opens the Topics page.
-        m_window->showPage(MainWindow::Page::FineTune);
-        auto* shortcut = m_window->findChild<QPushButton*>(QStringLiteral("fitTopicsOnBooks"));
+        m_app.window->showPage(MainWindow::Page::FineTune);
+        auto* shortcut = m_app.window->findChild<QPushButton*>(QStringLiteral("fitTopicsOnBooks"));
         QVERIFY(shortcut);
         QTest::mouseClick(shortcut, Qt::LeftButton);
-        ui::TopicsPanel* topics = m_window->topicsPanel();
+        ui::TopicsPanel* topics = m_app.window->topicsPanel();
         QVERIFY(topics->isVisible());
         QCOMPARE(topics->topicModelCount(), 0);
         // Nothing to analyse with yet: said, and no job starts.
-        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
+        QTest::mouseClick(m_app.window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
                           Qt::LeftButton);
         QVERIFY(!topics->analyzing());
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("topicsStatus"))
+        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("topicsStatus"))
                     ->text()
                     .contains(QStringLiteral("Fit a topic model first")));
 
         // A long fit, cancelled: nothing is registered.
         topics->setFitOptions(4, 5000, QStringLiteral("Emma topics"));
-        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("fitStart")),
+        QTest::mouseClick(m_app.window->findChild<QPushButton*>(QStringLiteral("fitStart")),
                           Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(topics->fitting(), 10000);
-        auto* cancel = m_window->findChild<QPushButton*>(QStringLiteral("fitCancel"));
+        auto* cancel = m_app.window->findChild<QPushButton*>(QStringLiteral("fitCancel"));
         QTRY_VERIFY(cancel->isEnabled());
         QTest::mouseClick(cancel, Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(!topics->fitting(), 60000);
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("fitStatus"))
+        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("fitStatus"))
                     ->text()
                     .contains(QStringLiteral("Cancelled")));
         // A short one, to the end: saved beside the database and registered.
@@ -364,22 +336,23 @@ private Q_SLOTS:
         }
 
         // A story written with the recurrent model, then analysed.
-        QSignalSpy ready(m_window.get(), &MainWindow::modelReady);
-        m_window->loadModel(m_fineTuned);
+        QSignalSpy ready(m_app.window.get(), &MainWindow::modelReady);
+        m_app.window->loadModel(m_fineTuned);
         QVERIFY(ready.wait(60000));
-        m_window->showPage(MainWindow::Page::Write);
-        QAction* newStory = m_window->findChild<QAction*>("actionNewStory");
+        m_app.window->showPage(MainWindow::Page::Write);
+        QAction* newStory = m_app.window->findChild<QAction*>("actionNewStory");
         QTRY_VERIFY(newStory->isEnabled());
         newStory->trigger();
-        QTRY_VERIFY(m_window->session()->isOpen());
-        m_window->findChild<QSpinBox*>("maxTokens")->setValue(60);
-        m_window->editor()->setFocus();
-        QTest::keyClicks(m_window->editor(), QString::fromUtf8(more.mid(5000, 600)).simplified());
-        m_window->findChild<QAction*>("actionGenerate")->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!m_window->session()->busy(), 120000);
-        m_window->showPage(MainWindow::Page::Topics);
+        QTRY_VERIFY(m_app.window->session()->isOpen());
+        m_app.window->findChild<QSpinBox*>("maxTokens")->setValue(60);
+        m_app.window->editor()->setFocus();
+        QTest::keyClicks(m_app.window->editor(),
+                         QString::fromUtf8(more.mid(5000, 600)).simplified());
+        m_app.window->findChild<QAction*>("actionGenerate")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_app.window->session()->busy(), 120000);
+        m_app.window->showPage(MainWindow::Page::Topics);
         QSignalSpy analysed(topics, &ui::TopicsPanel::analyzed);
-        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
+        QTest::mouseClick(m_app.window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
                           Qt::LeftButton);
         QVERIFY(analysed.wait(120000));
         QVERIFY(topics->inspection().has_value());
@@ -387,22 +360,22 @@ private Q_SLOTS:
         QVERIFY(view.recurrent);
         QVERIFY(view.windows.size() >= 3); // windows of 32 over ~200 tokens
         QVERIFY(view.jsdBits >= 0 && view.jsdBits <= 1);
-        auto* states = m_window->findChild<QTableWidget*>(QStringLiteral("stateTokens"));
+        auto* states = m_app.window->findChild<QTableWidget*>(QStringLiteral("stateTokens"));
         QCOMPARE(states->rowCount(), int(view.windows.size()));
         QVERIFY(states->item(1, 2)->text().contains(QLatin1Char('%')));
-        auto* words = m_window->findChild<QTableWidget*>(QStringLiteral("topicWords"));
+        auto* words = m_app.window->findChild<QTableWidget*>(QStringLiteral("topicWords"));
         QCOMPARE(words->rowCount(), 4);
         QVERIFY(!words->item(0, 2)->text().isEmpty());
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("topicsStatus"))
+        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("topicsStatus"))
                     ->text()
                     .contains(QStringLiteral("JSD")));
         QTest::qWait(50);
         screenshot(QStringLiteral("topics.png"));
-        m_window->showPage(MainWindow::Page::Write);
+        m_app.window->showPage(MainWindow::Page::Write);
     }
 
     void badInputsAreRefusedWithAReason() {
-        ui::ComparePanel* compare = m_window->comparePanel();
+        ui::ComparePanel* compare = m_app.window->comparePanel();
         auto* status = compare->findChild<QLabel*>("compareStatus");
         compare->setModels(QDir(m_bundled).absolutePath(), QString());
         compare->setTextFile(m_book);
@@ -431,7 +404,7 @@ private Q_SLOTS:
         QCOMPARE(finished.at(0).at(0).toBool(), true);
         maxChars->setValue(60000);
 
-        ui::FineTunePanel* tune = m_window->fineTunePanel();
+        ui::FineTunePanel* tune = m_app.window->fineTunePanel();
         auto* stats = tune->findChild<QLabel*>("fineTuneStats");
         QJsonObject s = tune->settings();
         s["window"] = 32;
@@ -466,26 +439,26 @@ private Q_SLOTS:
             return late.empty() ? 1e9 : late[size_t(double(late.size() - 1) * 0.99)];
         };
         // Generating a story through the real window.
-        m_window->showPage(MainWindow::Page::Write);
-        QAction* newStory = m_window->findChild<QAction*>("actionNewStory");
+        m_app.window->showPage(MainWindow::Page::Write);
+        QAction* newStory = m_app.window->findChild<QAction*>("actionNewStory");
         QTRY_VERIFY(newStory->isEnabled());
         newStory->trigger();
-        QTRY_VERIFY(m_window->session()->isOpen());
-        auto* maxTokens = m_window->findChild<QSpinBox*>("maxTokens");
+        QTRY_VERIFY(m_app.window->session()->isOpen());
+        auto* maxTokens = m_app.window->findChild<QSpinBox*>("maxTokens");
         QVERIFY(maxTokens);
         maxTokens->setValue(100000);
-        QAction* generate = m_window->findChild<QAction*>("actionGenerate");
+        QAction* generate = m_app.window->findChild<QAction*>("actionGenerate");
         QTRY_VERIFY(generate->isEnabled());
         generate->trigger();
-        QTRY_VERIFY(m_window->session()->busy());
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->editor()->storyText().size() > 20, 60000);
+        QTRY_VERIFY(m_app.window->session()->busy());
+        QTRY_VERIFY_WITH_TIMEOUT(m_app.window->editor()->storyText().size() > 20, 60000);
         const double generating = measure(3000);
-        QVERIFY(m_window->session()->busy());
-        m_window->session()->stop();
-        QTRY_VERIFY_WITH_TIMEOUT(!m_window->session()->busy(), 60000);
+        QVERIFY(m_app.window->session()->busy());
+        m_app.window->session()->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_app.window->session()->busy(), 60000);
 
         // Training on the lab engine (several epochs, cancelled after the measurement).
-        ui::FineTunePanel* panel = m_window->fineTunePanel();
+        ui::FineTunePanel* panel = m_app.window->fineTunePanel();
         QJsonObject s = panel->settings();
         s["epochs"] = 20.0;
         s["name"] = "latency";
@@ -503,14 +476,7 @@ private Q_SLOTS:
         QVERIFY2(training < 100, qPrintable(QString::number(training)));
     }
 
-    void cleanupTestCase() {
-        if (m_window)
-            m_window->close();
-        m_window.reset();
-        m_lab.reset();
-        m_engine.reset();
-        m_storage.reset();
-    }
+    void cleanupTestCase() { m_app.stop(); }
 };
 
 QTEST_MAIN(TestLabPages)

@@ -3,6 +3,7 @@
 // passage and model passages with states), retry (an alternative), stop, reopen and
 // continue from the saved state; the library's rename, search and delete with undo;
 // a model that cannot be opened. Screenshots go to the build tree.
+#include "app_harness.h"
 #include "test_support.h"
 
 #include "adventure_bar.h"
@@ -21,6 +22,7 @@
 #include <baton/storage/story_store.h>
 #include <baton/ui/main_window.h>
 
+#include <QAbstractItemModelTester>
 #include <QAction>
 #include <QCheckBox>
 #include <QDir>
@@ -48,74 +50,53 @@ class TestMainWindow : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
     QString m_db;
-    std::unique_ptr<storage::StorageController> m_storage;
-    std::unique_ptr<engine::EngineController> m_engine;
-    std::unique_ptr<engine::EngineController> m_lab;
-    std::unique_ptr<MainWindow> m_window;
+    test::AppHarness m_app;
     qint64 m_story = 0;
 
     QAction* action(const char* name) const {
-        auto* a = m_window->findChild<QAction*>(QLatin1String(name));
+        auto* a = m_app.window->findChild<QAction*>(QLatin1String(name));
         if (!a)
             qWarning("no action %s", name);
         return a;
     }
-    ui::StoryEditor* editor() const { return m_window->editor(); }
-    StorySession* session() const { return m_window->session(); }
+    ui::StoryEditor* editor() const { return m_app.window->editor(); }
+    StorySession* session() const { return m_app.window->session(); }
 
-    void screenshot(const QString& name) {
-        QDir().mkpath(QStringLiteral(BATON_SCREENSHOT_DIR));
-        const QString path = QStringLiteral(BATON_SCREENSHOT_DIR "/") + name;
-        QVERIFY2(m_window->grab().save(path), qPrintable(path));
-    }
+    void screenshot(const QString& name) { m_app.screenshot(name); }
 
-    // Builds the app as main() does, on the test's database.
+    // Builds the app as main() does, on the test's database. The library's models are
+    // checked against the model contract through every test (QAbstractItemModelTester).
     void startApp() {
-        m_storage = std::make_unique<storage::StorageController>();
-        m_engine = std::make_unique<engine::EngineController>();
-        m_lab = std::make_unique<engine::EngineController>();
-        m_window = std::make_unique<MainWindow>(*m_storage, *m_engine, *m_lab);
-        m_window->resize(1280, 820);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-        m_window->activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-        QSignalSpy opened(m_window.get(), &MainWindow::databaseOpened);
-        m_window->openDatabase(m_db);
-        QVERIFY(opened.wait(10000));
+        m_app.start(m_db);
+        if (QTest::currentTestFailed())
+            return;
+        auto* list = m_app.window->findChild<QListView*>(QStringLiteral("storyList"));
+        QVERIFY(list);
+        auto* library = m_app.window->findChild<ui::LibraryPanel*>();
+        QVERIFY(library);
+        using Tester = QAbstractItemModelTester;
+        new Tester(list->model(), Tester::FailureReportingMode::QtTest, m_app.window.get());
+        new Tester(library->model(), Tester::FailureReportingMode::QtTest, m_app.window.get());
     }
 
     void loadFixture() {
-        QSignalSpy ready(m_window.get(), &MainWindow::modelReady);
-        m_window->loadModel(baton::test::fixtureDir());
+        QSignalSpy ready(m_app.window.get(), &MainWindow::modelReady);
+        m_app.window->loadModel(baton::test::fixtureDir());
         QVERIFY(ready.wait(60000));
         QTRY_VERIFY(action("actionNewStory")->isEnabled());
     }
 
-    void stopApp() {
-        m_window->close();
-        m_window.reset();
-        m_lab.reset();
-        m_engine.reset();
-        m_storage.reset();
-    }
+    void stopApp() { m_app.stop(); }
 
     void waitIdle() {
         QTRY_VERIFY_WITH_TIMEOUT(!session()->busy(), 120000);
         // Every write queued so far answered.
-        QSignalSpy flushed(m_storage.get(), &storage::StorageController::flushed);
-        m_storage->flush();
-        QVERIFY(flushed.wait(10000));
+        QVERIFY(m_app.flush());
     }
 
     // A second connection on the file (the app's is on its own thread).
     static std::unique_ptr<storage::Database> openDb(const QString& path) {
-        storage::OpenOptions o;
-        o.readOnly = true;
-        auto db = storage::Database::open(path.toStdString(), o);
-        if (!db)
-            return nullptr;
-        return std::move(*db);
+        return test::AppHarness::openReadOnly(path);
     }
 
     static QString toDisplay(const std::string& s) { return ui::toDisplayText(s); }
@@ -128,7 +109,7 @@ class TestMainWindow : public QObject {
     }
 
     void setSpin(const char* name, int value) {
-        auto* s = m_window->findChild<QSpinBox*>(QLatin1String(name));
+        auto* s = m_app.window->findChild<QSpinBox*>(QLatin1String(name));
         QVERIFY(s);
         s->setValue(value);
     }
@@ -144,34 +125,32 @@ private Q_SLOTS:
     }
 
     void withoutAModelSaysHowToOpenOne() {
-        auto* bar = m_window->findChild<QFrame*>(QStringLiteral("noModelBar"));
+        auto* bar = m_app.window->findChild<QFrame*>(QStringLiteral("noModelBar"));
         QVERIFY(bar && bar->isVisible());
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("noModelLabel"))
-                    ->text()
-                    .contains(QStringLiteral("Open model")));
+        QVERIFY(bar->findChild<QLabel*>()->text().contains(QStringLiteral("Open model")));
         QVERIFY(!action("actionGenerate")->isEnabled());
         screenshot(QStringLiteral("main_window_no_model.png"));
         loadFixture();
         QVERIFY(!bar->isVisible());
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("modelLabel"))
+        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("modelLabel"))
                     ->text()
                     .contains(QStringLiteral("gpt2-tiny-random")));
         // The window defaults come from the model: T = n_positions, o = 0.
-        QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("window"))->value(), 128);
-        QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("overlap"))->value(), 0);
+        QCOMPARE(m_app.window->findChild<QSpinBox*>(QStringLiteral("window"))->value(), 128);
+        QCOMPARE(m_app.window->findChild<QSpinBox*>(QStringLiteral("overlap"))->value(), 0);
     }
 
     void aModelThatCannotBeOpenedIsReported() {
-        m_window->loadModel(m_tmp.filePath(QStringLiteral("no-such-model")));
+        m_app.window->loadModel(m_tmp.filePath(QStringLiteral("no-such-model")));
         QMessageBox* box = nullptr;
-        QTRY_VERIFY((box = m_window->findChild<QMessageBox*>(QStringLiteral("errorDialog"))) &&
+        QTRY_VERIFY((box = m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog"))) &&
                     box->isVisible());
         QVERIFY(box->text().contains(QStringLiteral("could not be opened")));
         QVERIFY(box->detailedText().contains(QStringLiteral("file-not-found")));
         box->close();
-        QTRY_VERIFY(!m_window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
+        QTRY_VERIFY(!m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
         // The loaded model stays.
-        QVERIFY(m_engine->model().has_value());
+        QVERIFY(m_app.engine->model().has_value());
         QTRY_VERIFY(action("actionNewStory")->isEnabled());
     }
 
@@ -179,8 +158,8 @@ private Q_SLOTS:
         action("actionNewStory")->trigger();
         QTRY_VERIFY(session()->isOpen());
         m_story = session()->storyId();
-        QCOMPARE(m_window->library()->model()->rowCount(), 1);
-        QCOMPARE(m_window->library()->selectedStory(), m_story);
+        QCOMPARE(m_app.window->library()->model()->rowCount(), 1);
+        QCOMPARE(m_app.window->library()->selectedStory(), m_story);
         QVERIFY(editor()->isEnabled());
         setSpin("maxTokens", 48);
 
@@ -193,8 +172,8 @@ private Q_SLOTS:
 
         // (Offscreen there is no window manager to give the focus back after the
         // error dialog of the previous test.)
-        m_window->activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        m_app.window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_app.window.get()));
         editor()->setFocus();
         QSignalSpy phases(session(), &StorySession::phaseChanged);
         QTest::keyClick(editor(), Qt::Key_Return, Qt::ControlModifier); // Generate
@@ -212,10 +191,10 @@ private Q_SLOTS:
         QCOMPARE(editor()->authorAt(int(text.size()) - 1), storage::PassageAuthor::Model);
         QVERIFY(editor()->userColor() != editor()->modelColor());
         QVERIFY(editor()->typedText().isEmpty());
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("windowLabel"))
+        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("windowLabel"))
                     ->text()
                     .startsWith(QStringLiteral("window 1 · ")));
-        QVERIFY(m_window->findChild<QLabel*>(QStringLiteral("speedLabel"))
+        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("speedLabel"))
                     ->text()
                     .contains(QStringLiteral("tokens/s")));
 
@@ -234,7 +213,7 @@ private Q_SLOTS:
         const auto last = *db->states().forPassage(path.back().id);
         QCOMPARE(last.size(), size_t(1));
         QCOMPARE(last[0].window, 128);
-        QCOMPARE(last[0].modelIdentity, m_engine->model()->identity);
+        QCOMPARE(last[0].modelIdentity, m_app.engine->model()->identity);
         // The settings were saved with the story.
         QVERIFY(db->stories().get(m_story)->settingsJson.find("\"max_tokens\":48") !=
                 std::string::npos);
@@ -269,7 +248,7 @@ private Q_SLOTS:
         action("actionContinue")->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(editor()->storyText().size() > before + 200, 60000);
         QVERIFY(session()->busy());
-        QTest::keyClick(m_window.get(), Qt::Key_Escape); // Stop
+        QTest::keyClick(m_app.window.get(), Qt::Key_Escape); // Stop
         waitIdle();
         QCOMPARE(session()->lastResult().reason, engine::StopReason::Cancelled);
         QVERIFY(session()->lastResult().tokens.size() < 100000);
@@ -288,7 +267,7 @@ private Q_SLOTS:
         stopApp();
         startApp();
         loadFixture();
-        auto* list = m_window->findChild<QListView*>(QStringLiteral("storyList"));
+        auto* list = m_app.window->findChild<QListView*>(QStringLiteral("storyList"));
         QVERIFY(list);
         QTRY_COMPARE(list->model()->rowCount(), 1);
         QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
@@ -297,13 +276,13 @@ private Q_SLOTS:
         QCOMPARE(session()->storyId(), m_story);
         QCOMPARE(editor()->storyText(), text);
         // The story's settings came back with it (saved by the last Continue).
-        QCOMPARE(m_window->findChild<QSpinBox*>(QStringLiteral("maxTokens"))->value(), 100000);
+        QCOMPARE(m_app.window->findChild<QSpinBox*>(QStringLiteral("maxTokens"))->value(), 100000);
         setSpin("maxTokens", 40);
 
         auto db = openDb(m_db);
         const auto before = *db->stories().currentPath(m_story);
         const auto latest =
-            *db->states().latestOnPath(before.back().id, m_engine->model()->identity, 128, 0,
+            *db->states().latestOnPath(before.back().id, m_app.engine->model()->identity, 128, 0,
                                        int(engine::kStateFormatVersion));
         QVERIFY(latest.has_value());
         QTRY_VERIFY(action("actionContinue")->isEnabled());
@@ -326,7 +305,7 @@ private Q_SLOTS:
         QVERIFY(*db->states().countForStory(m_story) > 0);
         const QString text = editor()->storyText();
         // Type inside the first passage (the user's): it joins that passage.
-        m_window->activateWindow();
+        m_app.window->activateWindow();
         editor()->setFocus();
         QTextCursor c = editor()->textCursor();
         c.setPosition(4);
@@ -385,7 +364,7 @@ private Q_SLOTS:
     }
 
     void branchTreeSwitchesAlternatives() {
-        ui::StoryTreePanel* tree = m_window->storyTree();
+        ui::StoryTreePanel* tree = m_app.window->storyTree();
         auto db = openDb(m_db);
         const auto path = *db->stories().currentPath(m_story);
         // The retry earlier made two alternatives after the user's passage.
@@ -394,8 +373,8 @@ private Q_SLOTS:
         QCOMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
         QVERIFY(action("actionPreviousAlternative")->isEnabled());
         screenshot(QStringLiteral("write_branches.png"));
-        m_window->activateWindow();
-        QTest::keyClick(m_window.get(), Qt::Key_Left, Qt::AltModifier);
+        m_app.window->activateWindow();
+        QTest::keyClick(m_app.window.get(), Qt::Key_Left, Qt::AltModifier);
         QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("1 of 2"));
         const auto other = *db->stories().currentPath(m_story);
         QCOMPARE(other[0].id, path[0].id);
@@ -425,7 +404,7 @@ private Q_SLOTS:
         auto db = openDb(m_db);
         const auto before = *db->stories().currentPath(m_story);
         const QString text = editor()->storyText();
-        m_window->activateWindow();
+        m_app.window->activateWindow();
         editor()->setFocus();
         editor()->moveCursor(QTextCursor::End);
         QTest::keyClicks(editor(), QStringLiteral(" A draft."));
@@ -444,8 +423,8 @@ private Q_SLOTS:
     }
 
     void memoryAndNoteAreSavedAndRead() {
-        auto* memory = m_window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit"));
-        auto* note = m_window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"));
+        auto* memory = m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit"));
+        auto* note = m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"));
         QVERIFY(memory && note);
         auto db = openDb(m_db);
         QVERIFY(*db->states().countForStory(m_story) > 0);
@@ -472,14 +451,14 @@ private Q_SLOTS:
         stopApp();
         startApp();
         loadFixture();
-        m_window->library()->select(m_story);
+        m_app.window->library()->select(m_story);
         QTRY_COMPARE(session()->storyId(), m_story);
-        QCOMPARE(memory = m_window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit")),
+        QCOMPARE(memory = m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit")),
                  memory);
         QCOMPARE(memory->toPlainText(), QStringLiteral("Ada keeps the Qzxjv lighthouse."));
-        QCOMPARE(
-            m_window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"))->toPlainText(),
-            QStringLiteral("Wkvqz stormy."));
+        QCOMPARE(m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"))
+                     ->toPlainText(),
+                 QStringLiteral("Wkvqz stormy."));
     }
 
     void editorKeepsTheStorysCharacters() {
@@ -556,7 +535,7 @@ private Q_SLOTS:
     }
 
     void libraryRenamesSearchesAndUndoesADelete() {
-        ui::LibraryPanel* library = m_window->library();
+        ui::LibraryPanel* library = m_app.window->library();
         action("actionNewStory")->trigger();
         QTRY_COMPARE(library->model()->rowCount(), 2);
         QTRY_VERIFY(session()->storyId() != m_story && session()->isOpen());
@@ -567,18 +546,16 @@ private Q_SLOTS:
         // Rename in place.
         library->model()->setData(library->model()->index(library->model()->rowOf(second)),
                                   QStringLiteral("Qzxj harbour lights"), Qt::EditRole);
-        QTRY_COMPARE(m_window->windowTitle(), QStringLiteral("Qzxj harbour lights — Baton"));
+        QTRY_COMPARE(m_app.window->windowTitle(), QStringLiteral("Qzxj harbour lights — Baton"));
         {
-            QSignalSpy flushed(m_storage.get(), &storage::StorageController::flushed);
-            m_storage->flush();
-            QVERIFY(flushed.wait(10000));
+            QVERIFY(m_app.flush());
             auto db = openDb(m_db);
             QCOMPARE(db->stories().get(second)->title, std::string("Qzxj harbour lights"));
         }
 
         // Search by title (a word the random model's text will not contain).
-        auto* search = m_window->findChild<QLineEdit*>(QStringLiteral("librarySearch"));
-        auto* list = m_window->findChild<QListView*>(QStringLiteral("storyList"));
+        auto* search = m_app.window->findChild<QLineEdit*>(QStringLiteral("librarySearch"));
+        auto* list = m_app.window->findChild<QListView*>(QStringLiteral("storyList"));
         QSignalSpy applied(library, &ui::LibraryPanel::searchApplied);
         QTest::keyClicks(search, QStringLiteral("qzxj h"));
         QVERIFY(applied.wait(5000));
@@ -606,7 +583,7 @@ private Q_SLOTS:
         QTRY_VERIFY(session()->storyId() != m_story && session()->storyId() != second);
         const qint64 copy = session()->storyId();
         QTRY_COMPARE(editor()->storyText(), original);
-        QVERIFY(m_window->windowTitle().contains(QStringLiteral("(copy)")));
+        QVERIFY(m_app.window->windowTitle().contains(QStringLiteral("(copy)")));
         library->select(copy);
         action("actionDeleteStory")->trigger();
         library->commitPendingDelete();
@@ -617,12 +594,12 @@ private Q_SLOTS:
         action("actionDeleteStory")->trigger();
         QCOMPARE(library->model()->rowCount(), 1);
         QVERIFY(!session()->isOpen());
-        QVERIFY(m_window->findChild<QFrame*>(QStringLiteral("undoBar"))->isVisible());
+        QVERIFY(m_app.window->findChild<QFrame*>(QStringLiteral("undoBar"))->isVisible());
         QVERIFY(action("actionUndoDelete")->isEnabled());
         screenshot(QStringLiteral("library_undo_delete.png"));
         action("actionUndoDelete")->trigger();
         QCOMPARE(library->model()->rowCount(), 2);
-        QVERIFY(!m_window->findChild<QFrame*>(QStringLiteral("undoBar"))->isVisible());
+        QVERIFY(!m_app.window->findChild<QFrame*>(QStringLiteral("undoBar"))->isVisible());
         library->select(second);
         action("actionDeleteStory")->trigger();
         QCOMPARE(library->model()->rowCount(), 1);
@@ -646,10 +623,10 @@ private Q_SLOTS:
         QTRY_VERIFY(session()->isOpen() && session()->storyId() != m_story);
         QCOMPARE(session()->story().mode, storage::StoryMode::Adventure);
         const qint64 id = session()->storyId();
-        ui::AdventureBar* bar = m_window->adventureBar();
+        ui::AdventureBar* bar = m_app.window->adventureBar();
         QTRY_VERIFY(bar->isVisible());
         setSpin("maxTokens", 24);
-        auto* input = m_window->findChild<QLineEdit*>(QStringLiteral("turnInput"));
+        auto* input = m_app.window->findChild<QLineEdit*>(QStringLiteral("turnInput"));
         QVERIFY(input && input->isEnabled());
         input->setFocus();
         QTest::keyClicks(input, QStringLiteral("open the door"));
@@ -679,7 +656,7 @@ private Q_SLOTS:
 
         // Retry turn: another reply to the same words.
         const auto two = *db->stories().currentPath(id);
-        auto* retry = m_window->findChild<QPushButton*>(QStringLiteral("turnRetry"));
+        auto* retry = m_app.window->findChild<QPushButton*>(QStringLiteral("turnRetry"));
         QVERIFY(retry->isEnabled());
         QTest::mouseClick(retry, Qt::LeftButton);
         waitIdle();
@@ -688,7 +665,7 @@ private Q_SLOTS:
         QVERIFY(retried.back().id != two.back().id);
 
         // Undo turn: back to the end of the first reply.
-        auto* undo = m_window->findChild<QPushButton*>(QStringLiteral("turnUndo"));
+        auto* undo = m_app.window->findChild<QPushButton*>(QStringLiteral("turnUndo"));
         QVERIFY(undo->isEnabled());
         QTest::mouseClick(undo, Qt::LeftButton);
         QTRY_COMPARE(editor()->storyText(), first);
@@ -707,7 +684,7 @@ private Q_SLOTS:
         QVERIFY(editor()->savedLength() > 0);
         setSpin("window", 16);
         setSpin("overlap", 4);
-        auto* ruler = m_window->ruler();
+        auto* ruler = m_app.window->ruler();
         QVERIFY(ruler->windows().empty());
         QAction* loss = action("actionShowLoss");
         QVERIFY(loss->isEnabled());
@@ -740,10 +717,7 @@ private Q_SLOTS:
         QVERIFY(editor()->typedText().isEmpty());
     }
 
-    void cleanupTestCase() {
-        if (m_window)
-            stopApp();
-    }
+    void cleanupTestCase() { stopApp(); }
 };
 
 QTEST_MAIN(TestMainWindow)

@@ -1,18 +1,16 @@
-// Compare overlaps: one or two models (typically a baseline and its recurrent twin),
-// a text (a book file or the open story) and a grid of window sizes and overlaps,
-// evaluated on the lab engine with progress and cancel. Perplexity against overlap
-// and against FLOPs per token as charts, a results table, and side-by-side
-// continuations of one prompt under two settings. Every row is stored in the
-// database's evaluation results and the results of a text can be reopened.
+// Compare overlaps (the view; ComparePresenter does the work): one or two models
+// (typically a baseline and its recurrent twin), a text (a book file or the open story)
+// and a grid of window sizes and overlaps, evaluated on the lab engine with progress and
+// cancel. Perplexity against overlap and against FLOPs per token as charts, a results
+// table, and side-by-side continuations of one prompt under two settings. Every row is
+// stored in the database's evaluation results and the results of a text can be reopened.
 #pragma once
 
+#include "compare_presenter.h"
 #include "error_text.h"
 
-#include <baton/engine/engine_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 
-#include <QHash>
 #include <QWidget>
 
 #include <functional>
@@ -38,8 +36,7 @@ class LineChart;
 class ComparePanel : public QWidget {
     Q_OBJECT
 public:
-    ComparePanel(ModelCatalog& catalog, engine::EngineController& lab,
-                 storage::StorageController& storage, QWidget* parent = nullptr);
+    ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* parent = nullptr);
 
     // Where "The open story" takes its text from (empty when no story is open).
     void setStoryTextProvider(std::function<QString()> provider);
@@ -50,11 +47,11 @@ public:
     void setGrid(const QString& windows, const QString& overlaps);
     bool run();
     void cancel();
-    bool running() const { return !m_jobs.isEmpty(); }
+    bool running() const;
     // Continuations of the prompt under setting A and setting B.
     bool runContinuations(const QString& prompt);
     // Rows shown (stored or just measured).
-    const std::vector<storage::EvalResult>& rows() const { return m_rows; }
+    const std::vector<storage::EvalResult>& rows() const;
     // Reads the stored results of the current text's hash (or of `textHash`).
     void reopen(const QString& textHash);
 
@@ -64,23 +61,14 @@ Q_SIGNALS:
     void failed(QString what, baton::ui::ErrorText error);
 
 private:
-    struct Pending {
-        QString model;
-        enum Kind { Load, Evaluate, Continue } kind = Load;
-        int side = 0; // continuations: 0 = A, 1 = B
-    };
     std::optional<QString> currentText(QString* label);
     void rebuildModelCombos();
-    void onRow(engine::JobId job, const engine::ScoreResult& row);
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
     void showRows();
-    void refreshHistory();
+    void showStoredTexts(const std::vector<StoredText>& texts);
     void setBusy(bool busy);
-    std::function<void(const storage::StorageError&)> reportAs(const QString& what);
 
     ModelCatalog& m_catalog;
-    engine::EngineController& m_lab;
-    storage::StorageController& m_storage;
+    ComparePresenter* m_presenter;
     std::function<QString()> m_storyText;
 
     QComboBox* m_modelA = nullptr;
@@ -108,13 +96,6 @@ private:
     QTextBrowser* m_contOut[2] = {nullptr, nullptr};
 
     QString m_file;
-    QString m_textLabel;
-    QString m_textHash;
-    QHash<engine::JobId, Pending> m_jobs;
-    QHash<QString, engine::ModelConfig> m_configs; // model path -> its config (when loaded)
-    std::vector<storage::EvalResult> m_rows;
-    int m_evalJobs = 0, m_evalDone = 0;
-    bool m_failed = false;
 };
 
 } // namespace baton::ui

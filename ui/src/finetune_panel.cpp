@@ -5,19 +5,13 @@
 #include "panel_util.h"
 
 #include <QComboBox>
-#include <QCryptographicHash>
 #include <QDateTime>
-#include <QDir>
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFile>
 #include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -25,58 +19,17 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRegularExpression>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include <cmath>
-
 namespace baton::ui {
 
-namespace {
-
-constexpr qint64 kMaxBookBytes = 256ll << 20;
-
-QString formatDuration(double seconds) {
-    if (!(seconds >= 0) || seconds > 1e7)
-        return QStringLiteral("—");
-    const qint64 s = qint64(seconds + 0.5);
-    if (s >= 3600)
-        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-    if (s >= 60)
-        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-    return QStringLiteral("%1 s").arg(s);
-}
-
-} // namespace
-
-std::pair<std::string, std::string> splitForValidation(const std::string& text) {
-    size_t cut = text.size() * 9 / 10;
-    const size_t para = text.find("\n\n", cut);
-    if (para != std::string::npos && para < text.size() - text.size() / 20)
-        cut = para;
-    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-        ++cut; // never inside a character
-    return {text.substr(0, cut), text.substr(cut)};
-}
-
-namespace {} // namespace
-
-storage::StorageController::Failed FineTunePanel::reportAs(const QString& what) {
-    return [this, what](const storage::StorageError& error) {
-        Q_EMIT failed(what, describeStorageError(error));
-    };
-}
-
-FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& lab,
-                             storage::StorageController& storage, QWidget* parent)
+FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* parent)
     : QWidget(parent)
     , m_catalog(catalog)
-    , m_lab(lab)
-    , m_storage(storage) {
+    , m_presenter(new FineTunePresenter(backend, catalog, this)) {
     setObjectName(QStringLiteral("fineTunePanel"));
     setAcceptDrops(true);
 
@@ -93,14 +46,13 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
             this, tr("Add books to fine-tune on"), QString(),
             tr("Text and Markdown (*.txt *.md *.markdown);;All files (*)"));
         if (!files.isEmpty())
-            importBooks(files);
+            m_presenter->importBooks(files);
     });
     connect(m_removeBook, &QPushButton::clicked, this, [this] {
         std::vector<int64_t> ids;
         for (auto* item : m_books->selectedItems())
             ids.push_back(item->data(Qt::UserRole).toLongLong());
-        m_storage.removeBooks(
-            ids, this, [this](bool) { refresh(); }, reportAs(tr("The book could not be removed")));
+        m_presenter->removeBooks(ids);
     });
     connect(m_books, &QListWidget::itemSelectionChanged, this, &FineTunePanel::updateButtons);
 
@@ -179,7 +131,8 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
     connect(m_start, &QPushButton::clicked, this, [this] { start(); });
     connect(m_cancel, &QPushButton::clicked, this, &FineTunePanel::cancel);
     connect(m_resume, &QPushButton::clicked, this, [this] { resume(); });
-    connect(m_use, &QPushButton::clicked, this, [this] { Q_EMIT useRequested(m_finished); });
+    connect(m_use, &QPushButton::clicked, this,
+            [this] { Q_EMIT useRequested(m_presenter->finishedModel()); });
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_resume);
     buttons->addStretch(1);
@@ -261,96 +214,21 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, engine::EngineController& la
             m_base->setCurrentIndex(i);
         updateButtons();
     });
-    connect(&m_lab, &engine::EngineController::trainingEvent, this, &FineTunePanel::onEvent);
-    connect(&m_lab, &engine::EngineController::jobFinished, this, &FineTunePanel::onFinished);
+    connect(m_presenter, &FineTunePresenter::booksChanged, this, &FineTunePanel::showBooks);
+    connect(m_presenter, &FineTunePresenter::stateChanged, this, &FineTunePanel::updateButtons);
+    connect(m_presenter, &FineTunePresenter::status, m_stats, &QLabel::setText);
+    connect(m_presenter, &FineTunePresenter::progress, this,
+            [this](double f) { m_progress->setValue(int(1000 * f)); });
+    connect(m_presenter, &FineTunePresenter::logLine, this, [this](const QString& line) {
+        m_log->appendPlainText(QDateTime::currentDateTime().toString(QStringLiteral("hh:mm:ss  ")) +
+                               line);
+    });
+    connect(m_presenter, &FineTunePresenter::logCleared, m_log, &QPlainTextEdit::clear);
+    connect(m_presenter, &FineTunePresenter::chartsChanged, this, &FineTunePanel::redrawCharts);
+    connect(m_presenter, &FineTunePresenter::settingsRestored, this, &FineTunePanel::setSettings);
+    connect(m_presenter, &FineTunePresenter::runFinished, this, &FineTunePanel::runFinished);
+    connect(m_presenter, &FineTunePresenter::failed, this, &FineTunePanel::failed);
     updateButtons();
-}
-
-void FineTunePanel::setRunsFolder(const QString& folder) {
-    m_runsFolder = folder;
-}
-
-int FineTunePanel::bookCount() const {
-    return m_books->count();
-}
-
-void FineTunePanel::refresh() {
-    m_storage.listBooks(this, [this](std::vector<storage::Book> books) {
-        m_books->clear();
-        for (const auto& b : books) {
-            auto* item = new QListWidgetItem(
-                QStringLiteral("%1  ·  %2")
-                    .arg(QString::fromStdString(b.title), formatBytes(b.textBytes)));
-            item->setData(Qt::UserRole, qint64(b.id));
-            item->setToolTip(QString::fromStdString(b.sourcePath));
-            m_books->addItem(item);
-        }
-        updateButtons();
-        Q_EMIT booksChanged();
-    });
-    m_storage.listRuns(this, [this](std::vector<storage::TrainingRun> runs) {
-        m_resumable = {};
-        for (const auto& r : runs) {
-            if (r.status == storage::RunStatus::Completed)
-                break; // only the newest unfinished run
-            if (r.status == storage::RunStatus::Cancelled ||
-                r.status == storage::RunStatus::Failed ||
-                (r.status == storage::RunStatus::Running && r.id != m_runId)) {
-                const QJsonObject s =
-                    QJsonDocument::fromJson(QByteArray::fromStdString(r.configJson)).object();
-                if (QFileInfo::exists(s.value(QStringLiteral("out_dir")).toString())) {
-                    m_resumable = r;
-                    break;
-                }
-            }
-        }
-        updateButtons();
-    });
-}
-
-void FineTunePanel::importBooks(const QStringList& files) {
-    std::vector<storage::Book> books;
-    QStringList refused;
-    for (const QString& path : files) {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) {
-            refused << tr("%1: %2").arg(QFileInfo(path).fileName(), f.errorString());
-            continue;
-        }
-        if (f.size() > kMaxBookBytes) {
-            refused << tr("%1: larger than %2")
-                           .arg(QFileInfo(path).fileName(), formatBytes(kMaxBookBytes));
-            continue;
-        }
-        const QByteArray bytes = f.readAll();
-        const std::optional<QString> text = decodeUtf8(bytes);
-        if (!text) {
-            refused << tr("%1: not UTF-8 text").arg(QFileInfo(path).fileName());
-            continue;
-        }
-        if (text->trimmed().isEmpty()) {
-            refused << tr("%1: empty").arg(QFileInfo(path).fileName());
-            continue;
-        }
-        storage::Book b;
-        b.title = QFileInfo(path).completeBaseName().toStdString();
-        b.sourcePath = QFileInfo(path).absoluteFilePath().toStdString();
-        b.checksum =
-            QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
-        b.text = bytes.toStdString();
-        books.push_back(std::move(b));
-    }
-    if (!refused.isEmpty()) {
-        ErrorText e;
-        e.message = tr("Only UTF-8 text or Markdown files can be used as books. Nothing was "
-                       "changed for these files:");
-        e.detail = refused.join(QLatin1Char('\n'));
-        Q_EMIT failed(tr("Some files were not added"), e);
-    }
-    if (books.empty())
-        return;
-    m_storage.addBooks(
-        books, this, [this](bool) { refresh(); }, reportAs(tr("The books could not be saved")));
 }
 
 void FineTunePanel::dragEnterEvent(QDragEnterEvent* event) {
@@ -364,7 +242,7 @@ void FineTunePanel::dropEvent(QDropEvent* event) {
         if (url.isLocalFile())
             files << url.toLocalFile();
     if (!files.isEmpty()) {
-        importBooks(files);
+        m_presenter->importBooks(files);
         event->acceptProposedAction();
     }
 }
@@ -402,263 +280,88 @@ void FineTunePanel::setSettings(const QJsonObject& s) {
     m_name->setText(s.value(QStringLiteral("name")).toString(m_name->text()));
 }
 
-bool FineTunePanel::start() {
-    if (running())
-        return false;
-    auto refuse = [this](const QString& why) {
-        m_stats->setText(why);
-        return false;
-    };
-    if (m_books->count() == 0)
-        return refuse(tr("Add at least one book to fine-tune on."));
-    if (m_base->currentData().toString().isEmpty())
-        return refuse(tr("Choose a base model."));
-    if (m_overlap->value() >= m_window->value())
-        return refuse(tr("The overlap must be smaller than the window."));
-    if (m_runsFolder.isEmpty())
-        return refuse(tr("No folder for runs: open a story database first."));
-    QJsonObject s = settings();
-    QString name = s.value(QStringLiteral("name")).toString();
-    if (name.isEmpty())
-        name = QStringLiteral("%1-%2").arg(QFileInfo(s.value("base").toString()).fileName(),
-                                           s.value("mode").toString());
-    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
-    s[QStringLiteral("name")] = name;
-    const QString outDir =
-        QDir(m_runsFolder)
-            .absoluteFilePath(QStringLiteral("%1-%2").arg(
-                name, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
-    s[QStringLiteral("out_dir")] = outDir;
-    std::vector<int64_t> bookIds;
-    for (int i = 0; i < m_books->count(); ++i)
-        bookIds.push_back(m_books->item(i)->data(Qt::UserRole).toLongLong());
-    QJsonArray ids;
-    for (int64_t id : bookIds)
-        ids.append(qint64(id));
-    s[QStringLiteral("books")] = ids;
-    storage::TrainingRun run;
-    if (auto m = m_catalog.byPath(s.value("base").toString()))
-        run.modelId = m->id;
-    run.configJson = QJsonDocument(s).toJson(QJsonDocument::Compact).toStdString();
-    run.status = storage::RunStatus::Running;
-    m_stats->setText(tr("Preparing the books…"));
-    m_start->setEnabled(false);
-    // The books' texts, then the run recorded; the trainer writes them into its folder.
-    m_storage.bookTexts(
-        bookIds, this,
-        [this, s, outDir, run](std::vector<storage::Book> books) {
-            m_storage.createRun(
-                run, this,
-                [this, s, outDir, books = std::move(books)](int64_t runId) {
-                    m_loss.clear();
-                    m_valPpl.clear();
-                    m_valPplNoState.clear();
-                    redrawCharts();
-                    m_log->clear();
-                    launch(s, outDir, false, runId, books);
-                },
-                reportAs(tr("The run could not be recorded")));
-        },
-        reportAs(tr("The books could not be read")));
-    return true;
+void FineTunePanel::setRunsFolder(const QString& folder) {
+    m_presenter->setRunsFolder(folder);
 }
 
-void FineTunePanel::launch(const QJsonObject& s, const QString& outDir, bool resume, qint64 runId,
-                           const std::vector<storage::Book>& books) {
-    engine::TrainConfig c;
-    c.outDir = outDir.toStdString();
-    c.resume = resume;
-    c.baseModel = s.value(QStringLiteral("base")).toString().toStdString();
-    const bool recurrent = s.value(QStringLiteral("mode")).toString() == QLatin1String("recurrent");
-    c.mode = recurrent ? engine::TrainMode::Recurrent : engine::TrainMode::Baseline;
-    c.scope =
-        recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
-            ? engine::TrainScope::Recurrence
-            : engine::TrainScope::All;
-    // Each book cut near 90%: the start to train on, the rest held out for validation,
-    // so that a run on a single book still measures held-out perplexity.
-    for (const auto& b : books) {
-        auto [train, validation] = splitForValidation(b.text);
-        const std::string name = std::to_string(b.id) + ".txt";
-        c.corpusTexts.push_back({name, std::move(train)});
-        c.validationTexts.push_back({name, std::move(validation)});
-    }
-    c.window = s.value(QStringLiteral("window")).toInt();
-    c.overlap = s.value(QStringLiteral("overlap")).toInt();
-    c.bpttWindows = recurrent ? s.value(QStringLiteral("bptt_windows")).toInt() : 1;
-    c.batchSize = s.value(QStringLiteral("batch_size")).toInt();
-    c.lr = s.value(QStringLiteral("lr")).toDouble();
-    c.epochs = s.value(QStringLiteral("epochs")).toDouble();
-    c.warmupSteps = 20;
-    c.validateEveryTokens = 50000;
-    c.validationMaxTokens = 20000;
-    c.checkpointEverySteps = 50;
-    c.saveDtype = "f32";
-    m_runId = runId;
-    m_runName = s.value(QStringLiteral("name")).toString();
-    m_finished.clear();
-    m_job = m_lab.train(c);
-    m_stats->setText(resume ? tr("Resuming %1…").arg(m_runName)
-                            : tr("Starting %1…").arg(m_runName));
-    log(resume ? tr("Resuming in %1").arg(outDir) : tr("Run folder: %1").arg(outDir));
-    m_progress->setValue(0);
-    updateButtons();
+void FineTunePanel::refresh() {
+    m_presenter->refresh();
+}
+
+void FineTunePanel::importBooks(const QStringList& files) {
+    m_presenter->importBooks(files);
+}
+
+int FineTunePanel::bookCount() const {
+    return m_books->count();
+}
+
+bool FineTunePanel::start() {
+    return m_presenter->start(settings());
 }
 
 void FineTunePanel::cancel() {
-    if (m_job)
-        m_lab.cancel(m_job);
+    m_presenter->cancel();
 }
 
 bool FineTunePanel::resume() {
-    if (running() || !m_resumable.id)
-        return false;
-    const QJsonObject s =
-        QJsonDocument::fromJson(QByteArray::fromStdString(m_resumable.configJson)).object();
-    setSettings(s);
-    const qint64 runId = m_resumable.id;
-    // The charts continue from the stored metrics.
-    m_storage.resumeRun(
-        runId, this,
-        [this, s, runId](std::vector<storage::MetricPoint> points) {
-            m_loss.clear();
-            m_valPpl.clear();
-            m_valPplNoState.clear();
-            for (const auto& p : points) {
-                const QPointF pt(double(p.step), p.value);
-                if (p.name == "train_loss")
-                    m_loss.push_back(pt);
-                else if (p.name == "val_ppl")
-                    m_valPpl.push_back(pt);
-                else if (p.name == "val_ppl_no_state")
-                    m_valPplNoState.push_back(pt);
-            }
-            redrawCharts();
-            launch(s, s.value(QStringLiteral("out_dir")).toString(), true, runId, {});
-        },
-        reportAs(tr("The run's metrics could not be read")));
-    m_resumable = {};
-    updateButtons();
-    return true;
+    return m_presenter->resume();
 }
 
-void FineTunePanel::onEvent(engine::JobId job, const engine::TrainEvent& e) {
-    if (job != m_job)
-        return;
-    using Kind = engine::TrainEvent::Kind;
-    switch (e.kind) {
-    case Kind::Info:
-        log(QString::fromStdString(e.message));
-        break;
-    case Kind::Step: {
-        m_loss.push_back(QPointF(double(e.step), e.loss));
-        if (e.step % 5 == 0 || e.step == e.totalSteps)
-            m_unsaved.push_back({m_runId, e.step, "train_loss", e.loss});
-        if (e.totalSteps > 0)
-            m_progress->setValue(int(1000.0 * double(e.step) / double(e.totalSteps)));
-        m_stats->setText(tr("%1 · step %2 of %3 · loss %4 · %5 tokens/s · %6 left")
-                             .arg(m_runName)
-                             .arg(e.step)
-                             .arg(e.totalSteps)
-                             .arg(e.loss, 0, 'f', 3)
-                             .arg(e.tokensPerSecond, 0, 'f', 0)
-                             .arg(formatDuration(e.etaSeconds)));
-        // The loss chart is redrawn every few steps (cheap, but not per event).
-        if (m_loss.size() < 50 || e.step % 5 == 0)
-            redrawCharts();
-        break;
-    }
-    case Kind::Validation:
-        m_valPpl.push_back(QPointF(double(e.step), e.valPerplexity));
-        m_unsaved.push_back({m_runId, e.step, "val_ppl", e.valPerplexity});
-        if (e.valLossNoState > 0) {
-            const double noState = std::exp(e.valLossNoState);
-            m_valPplNoState.push_back(QPointF(double(e.step), noState));
-            m_unsaved.push_back({m_runId, e.step, "val_ppl_no_state", noState});
-        }
-        log(tr("step %1: validation perplexity %2%3")
-                .arg(e.step)
-                .arg(e.valPerplexity, 0, 'f', 2)
-                .arg(e.valLossNoState > 0
-                         ? tr(" (state off: %1)").arg(std::exp(e.valLossNoState), 0, 'f', 2)
-                         : QString()));
-        redrawCharts();
-        break;
-    case Kind::Checkpoint:
-        log(tr("checkpoint at step %1").arg(e.step));
-        if (!m_unsaved.empty()) {
-            const auto points = std::move(m_unsaved);
-            m_unsaved.clear();
-            m_storage.addMetrics(points, this, {},
-                                 reportAs(tr("The run's metrics could not be saved")));
-        }
-        break;
-    case Kind::Done:
-        m_finished = QString::fromStdString(e.checkpoint);
-        log(tr("%1 at step %2").arg(QString::fromStdString(e.message)).arg(e.step));
-        break;
-    }
+bool FineTunePanel::running() const {
+    return m_presenter->running();
 }
 
-void FineTunePanel::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != m_job)
-        return;
-    m_job = 0;
-    const bool cancelled = !ok && error.code == engine::ErrorCode::Cancelled;
-    const qint64 runId = m_runId;
-    const QString finished = ok ? m_finished : QString();
-    const auto points = std::move(m_unsaved);
-    m_unsaved.clear();
-    const storage::RunStatus status =
-        ok ? storage::RunStatus::Completed
-           : (cancelled ? storage::RunStatus::Cancelled : storage::RunStatus::Failed);
-    const std::string message = ok ? "finished" : (cancelled ? "cancelled" : error.message);
-    m_storage.finishRun(
-        runId, points, finished.toStdString(), status, message, this, [this](bool) { refresh(); },
-        reportAs(tr("The run could not be recorded")));
-    if (ok) {
-        m_progress->setValue(1000);
-        m_catalog.add(finished, m_runName, QString());
-        m_stats->setText(
-            tr("%1 is ready: it is in the model list and can be written with now.").arg(m_runName));
-        log(tr("Model saved in %1").arg(finished));
-    } else if (cancelled) {
-        m_finished.clear();
-        m_stats->setText(tr("Cancelled. A checkpoint was kept: Resume continues from it."));
-    } else {
-        m_finished.clear();
-        m_stats->setText(tr("The run stopped with an error."));
-        Q_EMIT failed(tr("Fine-tuning failed"), describeEngineError(error));
+bool FineTunePanel::canResume() const {
+    return m_presenter->canResume();
+}
+
+QString FineTunePanel::finishedModel() const {
+    return m_presenter->finishedModel();
+}
+
+int FineTunePanel::lossPoints() const {
+    return int(m_presenter->loss().size());
+}
+
+int FineTunePanel::validationPoints() const {
+    return int(m_presenter->validation().size());
+}
+
+void FineTunePanel::showBooks() {
+    m_books->clear();
+    for (const auto& b : m_presenter->books()) {
+        auto* item = new QListWidgetItem(
+            QStringLiteral("%1  ·  %2")
+                .arg(QString::fromStdString(b.title), formatBytes(b.textBytes)));
+        item->setData(Qt::UserRole, qint64(b.id));
+        item->setToolTip(QString::fromStdString(b.sourcePath));
+        m_books->addItem(item);
     }
-    redrawCharts();
     updateButtons();
-    Q_EMIT runFinished(ok);
+    Q_EMIT booksChanged();
 }
 
 void FineTunePanel::redrawCharts() {
-    m_lossChart->setSeries({{tr("training loss"), m_loss}});
-    std::vector<ChartSeries> val{{tr("with the state"), m_valPpl}};
-    if (!m_valPplNoState.empty())
-        val.push_back({tr("state switched off"), m_valPplNoState});
+    m_lossChart->setSeries({{tr("training loss"), m_presenter->loss()}});
+    std::vector<ChartSeries> val{{tr("with the state"), m_presenter->validation()}};
+    if (!m_presenter->validationNoState().empty())
+        val.push_back({tr("state switched off"), m_presenter->validationNoState()});
     else
         val.front().name = tr("validation");
     m_valChart->setSeries(val);
-}
-
-void FineTunePanel::log(const QString& line) {
-    m_log->appendPlainText(QDateTime::currentDateTime().toString(QStringLiteral("hh:mm:ss  ")) +
-                           line);
 }
 
 void FineTunePanel::updateButtons() {
     const bool busy = running();
     m_start->setEnabled(!busy && m_books->count() > 0 && m_base->count() > 0);
     m_cancel->setEnabled(busy);
-    m_resume->setEnabled(!busy && m_resumable.id != 0);
-    m_resume->setToolTip(m_resumable.id
-                             ? tr("Continue run %1 from its last checkpoint").arg(m_resumable.id)
-                             : tr("No unfinished run"));
-    m_use->setVisible(!m_finished.isEmpty() && !busy);
+    m_resume->setEnabled(!busy && m_presenter->canResume());
+    m_resume->setToolTip(
+        m_presenter->canResume()
+            ? tr("Continue run %1 from its last checkpoint").arg(m_presenter->resumableRun())
+            : tr("No unfinished run"));
+    m_use->setVisible(!m_presenter->finishedModel().isEmpty() && !busy);
     m_addBooks->setEnabled(!busy);
     m_removeBook->setEnabled(!busy && !m_books->selectedItems().isEmpty());
 }

@@ -1,16 +1,13 @@
-// The fine-tune panel: books imported into the database (file dialog or drag and
-// drop; UTF-8 text or Markdown), a base model, the mode (baseline or recurrent), T,
-// o, windows per sequence, learning rate, epochs and what to train. Start, cancel
-// and resume run on the lab engine; the loss and validation perplexity are charted
-// live with tokens/s and the ETA; every run and its metrics are stored, and the
-// finished model registers itself in the catalog.
+// The fine-tune panel (the view; FineTunePresenter does the work): books imported into
+// the database (file dialog or drag and drop; UTF-8 text or Markdown), a base model, the
+// mode (baseline or recurrent), T, o, windows per sequence, learning rate, epochs and
+// what to train. Start, cancel and resume run on the lab engine; the loss and validation
+// perplexity are charted live with tokens/s and the ETA; every run and its metrics are
+// stored, and the finished model registers itself in the catalog.
 #pragma once
 
 #include "error_text.h"
-
-#include <baton/engine/engine_controller.h>
-#include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
+#include "finetune_presenter.h"
 
 #include <QJsonObject>
 #include <QWidget>
@@ -29,18 +26,13 @@ class QSpinBox;
 
 namespace baton::ui {
 
-// A book cut at a paragraph break near 90% of its length: the start to train on, the
-// rest to validate on.
-std::pair<std::string, std::string> splitForValidation(const std::string& text);
-
 class LineChart;
 class ModelCatalog;
 
 class FineTunePanel : public QWidget {
     Q_OBJECT
 public:
-    FineTunePanel(ModelCatalog& catalog, engine::EngineController& lab,
-                  storage::StorageController& storage, QWidget* parent = nullptr);
+    FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* parent = nullptr);
 
     // Where runs and their models are written (a folder beside the database).
     void setRunsFolder(const QString& folder);
@@ -58,12 +50,12 @@ public:
     void cancel();
     // Continues the latest cancelled or failed run from its last checkpoint.
     bool resume();
-    bool running() const { return m_job != 0; }
-    bool canResume() const { return m_resumable.id != 0; }
+    bool running() const;
+    bool canResume() const;
     // The finished model's folder ("" until a run finishes).
-    QString finishedModel() const { return m_finished; }
-    int lossPoints() const { return int(m_loss.size()); }
-    int validationPoints() const { return int(m_valPpl.size()); }
+    QString finishedModel() const;
+    int lossPoints() const;
+    int validationPoints() const;
 
 Q_SIGNALS:
     void useRequested(QString folder);
@@ -78,19 +70,12 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    void onEvent(engine::JobId job, const engine::TrainEvent& event);
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
-    void launch(const QJsonObject& settings, const QString& outDir, bool resume, qint64 runId,
-                const std::vector<storage::Book>& books);
+    void showBooks();
     void updateButtons();
     void redrawCharts();
-    void log(const QString& line);
-    storage::StorageController::Failed reportAs(const QString& what);
 
     ModelCatalog& m_catalog;
-    engine::EngineController& m_lab;
-    storage::StorageController& m_storage;
-    QString m_runsFolder;
+    FineTunePresenter* m_presenter;
 
     QListWidget* m_books = nullptr;
     QPushButton* m_addBooks = nullptr;
@@ -114,14 +99,6 @@ private:
     QPlainTextEdit* m_log = nullptr;
     LineChart* m_lossChart = nullptr;
     LineChart* m_valChart = nullptr;
-
-    engine::JobId m_job = 0;
-    qint64 m_runId = 0;
-    QString m_runName;
-    storage::TrainingRun m_resumable;
-    QString m_finished;
-    std::vector<QPointF> m_loss, m_valPpl, m_valPplNoState;
-    std::vector<storage::MetricPoint> m_unsaved;
 };
 
 } // namespace baton::ui

@@ -72,6 +72,8 @@ bool StoryListModel::setData(const QModelIndex& index, const QVariant& value, in
 }
 
 Qt::ItemFlags StoryListModel::flags(const QModelIndex& index) const {
+    if (!index.isValid())
+        return QAbstractListModel::flags(index);
     return QAbstractListModel::flags(index) | Qt::ItemIsEditable;
 }
 

@@ -64,11 +64,10 @@ public:
     Result<std::vector<float>> windowLogits(const std::vector<int32_t>& ids) const;
 
     class Impl;
-    Impl& impl() const { return *m_impl; }
-
     explicit Model(std::unique_ptr<Impl> impl); // engine-internal
 
 private:
+    friend struct ModelAccess; // the engine's torch code (model/model_impl.h)
     std::unique_ptr<Impl> m_impl;
 };
 

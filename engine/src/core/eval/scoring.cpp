@@ -114,7 +114,7 @@ std::vector<torch::Tensor> ablatedStates(StateSource source,
 
 Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& ids,
                               const ScoreOptions& options, int64_t words) {
-    Model::Impl& m = model.impl();
+    Model::Impl& m = ModelAccess::of(model);
     const auto checked = checkedWindows(m, options.windows, ids);
     if (!checked)
         return checked.error();
@@ -256,7 +256,7 @@ Result<std::vector<StateReading>>
 readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSettings& windows,
            int top, const CancelToken& cancel,
            const std::function<bool(int64_t, int64_t)>& progress) {
-    Model::Impl& m = model.impl();
+    Model::Impl& m = ModelAccess::of(model);
     if (!m.recurrent())
         return makeError(ErrorCode::InvalidArgument,
                          "the model has no recurrent state (a baseline model)");

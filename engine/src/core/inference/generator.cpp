@@ -1,8 +1,9 @@
 #include "baton/engine/generator.h"
 
 #include "baton/engine/model.h"
+#include "inference/state_blob.h"
+#include "inference/stop_matcher.h"
 #include "model/model_impl.h"
-#include "util/hash.h"
 
 #include <torch/torch.h>
 
@@ -31,51 +32,6 @@ const char* stopReasonName(StopReason reason) {
 
 namespace {
 
-// Holds back text that may be the start of a stop string.
-class StopMatcher {
-public:
-    explicit StopMatcher(const std::vector<std::string>& stops)
-        : m_stops(stops) {}
-
-    // Returns the text that is safe to emit; sets `matched` when a stop string occurred
-    // (the returned text then ends just before it).
-    std::string feed(const std::string& text, bool& matched) {
-        m_pending += text;
-        matched = false;
-        size_t cut = std::string::npos;
-        for (const auto& s : m_stops) {
-            const size_t at = m_pending.find(s);
-            if (at != std::string::npos && (cut == std::string::npos || at < cut))
-                cut = at;
-        }
-        if (cut != std::string::npos) {
-            matched = true;
-            std::string out = m_pending.substr(0, cut);
-            m_pending.clear();
-            return out;
-        }
-        size_t hold = 0; // longest suffix that is a proper prefix of a stop string
-        for (const auto& s : m_stops)
-            for (size_t len = std::min(s.size() - 1, m_pending.size()); len > hold; --len)
-                if (m_pending.compare(m_pending.size() - len, len, s, 0, len) == 0) {
-                    hold = len;
-                    break;
-                }
-        std::string out = m_pending.substr(0, m_pending.size() - hold);
-        m_pending.erase(0, m_pending.size() - hold);
-        return out;
-    }
-    std::string flush() {
-        std::string out;
-        out.swap(m_pending);
-        return out;
-    }
-
-private:
-    const std::vector<std::string>& m_stops;
-    std::string m_pending;
-};
-
 Error torchError(const c10::Error& e) {
     return makeError(ErrorCode::Internal, std::string("LibTorch: ") + e.what_without_backtrace());
 }
@@ -86,7 +42,7 @@ class Generator::Impl {
 public:
     Impl(std::shared_ptr<const Model> model_, const WindowSettings& w_, bool useState_)
         : model(std::move(model_))
-        , m(model->impl())
+        , m(ModelAccess::of(*model))
         , w(w_)
         , useState(useState_) {
         const ModelConfig& c = m.info.config;
@@ -206,51 +162,6 @@ public:
 
 namespace {
 
-// ---- the state blob ----
-// "BATONST\0", u32 version, 16-byte model identity, i32 T, o, k, insert block,
-// i32 slots S (version 2 on; 1 in version 1), u8 has-state, i64 window start, stream
-// length, roll-overs, u32 token count, i32 tokens..., f32 state[S * k] (if has-state),
-// f32 pool[S * k] (recurrent models), u64 checksum of everything before it.
-constexpr char kStateMagic[8] = {'B', 'A', 'T', 'O', 'N', 'S', 'T', '\0'};
-
-class BlobWriter {
-public:
-    template <typename T>
-    void put(const T& v) {
-        const auto* p = reinterpret_cast<const uint8_t*>(&v);
-        bytes.insert(bytes.end(), p, p + sizeof(T));
-    }
-    void putBytes(const void* data, size_t n) {
-        const auto* p = static_cast<const uint8_t*>(data);
-        bytes.insert(bytes.end(), p, p + n);
-    }
-    std::vector<uint8_t> bytes;
-};
-
-class BlobReader {
-public:
-    BlobReader(const std::vector<uint8_t>& b, size_t end)
-        : m_b(b)
-        , m_end(end) {}
-    template <typename T>
-    bool get(T& v) {
-        return getBytes(&v, sizeof(T));
-    }
-    bool getBytes(void* out, size_t n) {
-        if (m_pos + n > m_end)
-            return false;
-        std::memcpy(out, m_b.data() + m_pos, n);
-        m_pos += n;
-        return true;
-    }
-    bool atEnd() const { return m_pos == m_end; }
-
-private:
-    const std::vector<uint8_t>& m_b;
-    size_t m_end;
-    size_t m_pos = 0;
-};
-
 std::vector<float> toHost(const torch::Tensor& t) {
     auto c = t.to(torch::kCPU, torch::kFloat32).contiguous();
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
@@ -281,36 +192,23 @@ Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model
 Result<std::vector<uint8_t>> Generator::exportState() const {
     const Impl& g = *m_impl;
     try {
-        BlobWriter out;
-        out.putBytes(kStateMagic, sizeof(kStateMagic));
-        out.put(kStateFormatVersion);
-        const std::string& id = g.m.info.identity;
-        char identity[16] = {};
-        std::memcpy(identity, id.data(), std::min<size_t>(16, id.size()));
-        out.putBytes(identity, 16);
-        out.put(int32_t(g.w.window));
-        out.put(int32_t(g.w.overlap));
-        out.put(int32_t(g.m.info.config.nEmbd));
-        out.put(int32_t(g.m.insertBlock()));
-        out.put(int32_t(g.m.stateSlots()));
-        out.put(uint8_t(g.state.defined() ? 1 : 0));
-        out.put(int64_t(g.windowStart));
-        out.put(int64_t(g.streamLength));
-        out.put(int64_t(g.rollovers));
-        out.put(uint32_t(g.window.size()));
-        out.putBytes(g.window.data(), g.window.size() * sizeof(int32_t));
-        if (g.state.defined()) {
-            const auto s = toHost(g.state);
-            out.putBytes(s.data(), s.size() * sizeof(float));
-        }
-        if (g.pooled.defined()) {
-            const auto p = toHost(g.pooled);
-            out.putBytes(p.data(), p.size() * sizeof(float));
-        }
-        ContentHash h;
-        h.update(out.bytes.data(), out.bytes.size());
-        out.put(h.digest());
-        return std::move(out.bytes);
+        StateBlob b;
+        b.identity = g.m.info.identity;
+        b.window = g.w.window;
+        b.overlap = g.w.overlap;
+        b.width = g.m.info.config.nEmbd;
+        b.insertBlock = g.m.insertBlock();
+        b.slots = g.m.stateSlots();
+        b.hasState = g.state.defined();
+        b.windowStart = g.windowStart;
+        b.streamLength = g.streamLength;
+        b.rollovers = g.rollovers;
+        b.tokens = g.window;
+        if (g.state.defined())
+            b.state = toHost(g.state);
+        if (g.pooled.defined())
+            b.pooled = toHost(g.pooled);
+        return encodeStateBlob(b);
     } catch (const c10::Error& e) {
         return torchError(e);
     }
@@ -322,75 +220,34 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
                                                           const CancelToken& cancel) {
     if (!model)
         return makeError(ErrorCode::InvalidArgument, "no model");
-    auto corrupt = [](const std::string& what) {
-        return makeError(ErrorCode::StateCorrupt, "the saved state is damaged: " + what);
-    };
-    if (blob.size() < sizeof(kStateMagic) + 4 + 8 ||
-        std::memcmp(blob.data(), kStateMagic, sizeof(kStateMagic)) != 0)
-        return corrupt("it is not a Baton state");
-    uint32_t version = 0;
-    std::memcpy(&version, blob.data() + sizeof(kStateMagic), 4);
-    if (version != kStateFormatVersion && version != 1)
-        return makeError(ErrorCode::StateVersion, "the saved state has format version " +
-                                                      std::to_string(version) +
-                                                      "; this build reads versions 1 to " +
-                                                      std::to_string(kStateFormatVersion) +
-                                                      " (it will be recomputed from the text)");
-    uint64_t stored = 0;
-    std::memcpy(&stored, blob.data() + blob.size() - 8, 8);
-    ContentHash h;
-    h.update(blob.data(), blob.size() - 8);
-    if (h.digest() != stored)
-        return corrupt("checksum mismatch");
-
+    const Model::Impl& m = ModelAccess::of(*model);
+    auto decoded = decodeStateBlob(blob);
+    if (!decoded)
+        return decoded.error();
+    const StateBlob& b = *decoded;
     const ModelInfo& info = model->info();
-    BlobReader in(blob, blob.size() - 8);
-    char magic[8], identity[16];
-    int32_t T = 0, o = 0, k = 0, block = 0, slots = 1;
-    uint8_t hasState = 0;
-    int64_t windowStart = 0, streamLength = 0, rollovers = 0;
-    uint32_t count = 0;
-    if (!in.getBytes(magic, 8) || !in.get(version) || !in.getBytes(identity, 16) || !in.get(T) ||
-        !in.get(o) || !in.get(k) || !in.get(block) || (version >= 2 && !in.get(slots)) ||
-        !in.get(hasState) || !in.get(windowStart) || !in.get(streamLength) || !in.get(rollovers) ||
-        !in.get(count))
-        return corrupt("it is too short");
-    if (std::string(identity, 16) != info.identity)
+    if (b.identity != info.identity)
         return makeError(ErrorCode::StateMismatch, "the saved state belongs to another model (" +
-                                                       std::string(identity, 16) +
-                                                       ", this one is " + info.identity + ")");
-    if (k != info.config.nEmbd || block != model->impl().insertBlock() ||
-        slots != model->impl().stateSlots())
+                                                       b.identity + ", this one is " +
+                                                       info.identity + ")");
+    if (b.width != info.config.nEmbd || b.insertBlock != m.insertBlock() ||
+        b.slots != m.stateSlots() || b.pooled.empty() == m.recurrent())
         return makeError(ErrorCode::StateMismatch, "the saved state has another shape");
-    const WindowSettings w{T, o};
+    const WindowSettings w{b.window, b.overlap};
     if (auto r = validateWindows(w, info.config.nPositions); !r)
-        return corrupt(r.error().message);
+        return makeError(ErrorCode::StateCorrupt,
+                         "the saved state is damaged: " + r.error().message);
     const WindowSettings want = resolveWindows(info, expected);
-    if (want.window != T || want.overlap != o)
+    if (want.window != w.window || want.overlap != w.overlap)
         return makeError(ErrorCode::StateMismatch,
-                         "the saved state was made with T = " + std::to_string(T) +
-                             ", o = " + std::to_string(o) + " but the story now runs with T = " +
-                             std::to_string(want.window) + ", o = " + std::to_string(want.overlap));
-    if (count > uint32_t(T) || windowStart < 0 || windowStart % (T - o) != 0 ||
-        windowStart + int64_t(count) != streamLength || (hasState && !model->impl().recurrent()))
-        return corrupt("inconsistent positions");
-    std::vector<int32_t> tokens(count);
-    if (!in.getBytes(tokens.data(), count * sizeof(int32_t)))
-        return corrupt("it is too short");
-    for (int32_t t : tokens)
+                         "the saved state was made with T = " + std::to_string(w.window) +
+                             ", o = " + std::to_string(w.overlap) +
+                             " but the story now runs with T = " + std::to_string(want.window) +
+                             ", o = " + std::to_string(want.overlap));
+    for (int32_t t : b.tokens)
         if (t < 0 || t >= info.config.vocabSize)
-            return corrupt("a token id is outside the vocabulary");
-    const size_t width = size_t(slots) * size_t(k);
-    std::vector<float> state(hasState ? width : 0), pooled;
-    if (hasState && !in.getBytes(state.data(), state.size() * sizeof(float)))
-        return corrupt("it is too short");
-    if (model->impl().recurrent()) {
-        pooled.resize(width);
-        if (!in.getBytes(pooled.data(), pooled.size() * sizeof(float)))
-            return corrupt("it is too short");
-    }
-    if (!in.atEnd())
-        return corrupt("unexpected trailing bytes");
+            return makeError(ErrorCode::StateCorrupt,
+                             "the saved state is damaged: a token id is outside the vocabulary");
 
     auto created = create(model, w, true);
     if (!created)
@@ -399,22 +256,23 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
     try {
         torch::NoGradGuard noGrad;
         const auto opts = torch::TensorOptions().dtype(torch::kFloat32);
-        if (hasState) {
-            g.state = torch::from_blob(state.data(), {1, slots, k}, opts)
+        const int64_t S = b.slots, k = b.width;
+        if (b.hasState) {
+            g.state = torch::from_blob(const_cast<float*>(b.state.data()), {1, S, k}, opts)
                           .clone()
                           .to(g.m.device, g.m.dtype);
             g.enterState();
         }
-        if (!tokens.empty())
-            g.prefill(tokens.data(), static_cast<int64_t>(tokens.size()), true);
+        if (!b.tokens.empty())
+            g.prefill(b.tokens.data(), static_cast<int64_t>(b.tokens.size()), true);
         if (cancel.cancelled())
             return makeError(ErrorCode::Cancelled, "cancelled while restoring the state");
         // The stored running pool continues the exported one exactly.
         if (g.pooled.defined())
-            g.pooled.copy_(torch::from_blob(pooled.data(), {1, slots, k}, opts));
-        g.windowStart = windowStart;
-        g.streamLength = streamLength;
-        g.rollovers = rollovers;
+            g.pooled.copy_(torch::from_blob(const_cast<float*>(b.pooled.data()), {1, S, k}, opts));
+        g.windowStart = b.windowStart;
+        g.streamLength = b.streamLength;
+        g.rollovers = b.rollovers;
     } catch (const c10::Error& e) {
         return torchError(e);
     }

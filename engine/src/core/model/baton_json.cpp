@@ -1,22 +1,15 @@
 #include "model/baton_json.h"
 
-#include "util/utf8.h"
-
-#include <nlohmann/json.hpp>
+#include "util/json.h"
 
 namespace baton::engine {
 
 Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
                                  const ModelConfig& model) {
-    if (const size_t bad = utf8::firstInvalid(text); bad != std::string_view::npos)
-        return makeError(ErrorCode::InvalidUtf8,
-                         path + " is not valid UTF-8 (byte " + std::to_string(bad) + ")");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::InvalidJson, path + " is not valid JSON: " + e.what());
-    }
+    auto parsed = parseJson(text, path);
+    if (!parsed)
+        return parsed.error();
+    const json::Json& j = *parsed;
     auto bad = [&](const std::string& what) {
         return makeError(ErrorCode::BadConfig, path + ": " + what);
     };
@@ -36,51 +29,26 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
 
     BatonJson out;
     RecurrenceConfig& r = out.recurrence;
-    auto integer = [&](const char* key, int lo, int hi, int& value) -> Result<void> {
-        if (!j.contains(key) || !j[key].is_number_integer())
-            return bad(std::string(key) + " is missing or not an integer");
-        const int64_t v = j[key].get<int64_t>();
-        if (v < lo || v > hi)
-            return bad(std::string(key) + " = " + std::to_string(v) + " is outside [" +
-                       std::to_string(lo) + ", " + std::to_string(hi) + "]");
-        value = static_cast<int>(v);
-        return {};
-    };
-    auto boolean = [&](const char* key, bool fallback, bool& value) -> Result<void> {
-        if (!j.contains(key)) {
-            value = fallback;
-            return {};
-        }
-        if (!j[key].is_boolean())
-            return bad(std::string(key) + " must be true or false");
-        value = j[key].get<bool>();
-        return {};
-    };
-    for (auto res :
-         {integer("window", 1, model.nPositions, r.window),
-          integer("insert_block", 0, model.nLayer - 1, r.insertBlock),
-          integer("ffn_width", 1, 65536, r.ffnWidth), integer("ffn_depth", 0, 64, r.ffnDepth),
-          boolean("residual", false, r.residual), boolean("slot_bias", false, r.slotBias),
-          boolean("sink", false, r.sink)})
-        if (!res)
-            return res.error();
+    r.residual = r.slotBias = r.sink = false;
     r.slots = 1;
     r.poolLast = 0;
-    if (j.contains("slots"))
-        if (auto res = integer("slots", 1, 64, r.slots); !res)
-            return res.error();
-    if (j.contains("pool_last"))
-        if (auto res = integer("pool_last", 0, model.nPositions, r.poolLast); !res)
-            return res.error();
+    json::FieldReader f(j);
+    f.integer("window", 1, model.nPositions, r.window, f.Required);
+    f.integer("insert_block", 0, model.nLayer - 1, r.insertBlock, f.Required);
+    f.integer("ffn_width", 1, 65536, r.ffnWidth, f.Required);
+    f.integer("ffn_depth", 0, 64, r.ffnDepth, f.Required);
+    f.boolean("residual", r.residual);
+    f.boolean("slot_bias", r.slotBias);
+    f.boolean("sink", r.sink);
+    f.integer("slots", 1, 64, r.slots);
+    f.integer("pool_last", 0, model.nPositions, r.poolLast);
+    f.integer("overlap", 0, r.window - 1, r.overlap, f.Required);
+    f.string("tokenizer", out.tokenizerIdentity, f.Required);
+    if (!f.ok())
+        return bad(f.error());
     if (r.poolLast > 0 && r.poolLast < r.slots)
         return bad("pool_last = " + std::to_string(r.poolLast) +
                    " is less than slots = " + std::to_string(r.slots));
-    if (auto res = integer("overlap", 0, r.window - 1, r.overlap); !res)
-        return res.error();
-    if (!j.contains("tokenizer") || !j["tokenizer"].is_string())
-        return bad("tokenizer (the identity of the tokenizer the module was trained with) is "
-                   "missing");
-    out.tokenizerIdentity = j["tokenizer"].get<std::string>();
     return out;
 }
 

@@ -1,9 +1,7 @@
 #include "model/hf_config.h"
 
 #include "util/files.h"
-#include "util/utf8.h"
-
-#include <nlohmann/json.hpp>
+#include "util/json.h"
 
 namespace baton::engine {
 
@@ -36,15 +34,10 @@ Result<void> validateModelConfig(const ModelConfig& c) {
 }
 
 Result<ModelConfig> parseHfConfig(std::string_view text, const std::string& path) {
-    if (const size_t bad = utf8::firstInvalid(text); bad != std::string_view::npos)
-        return makeError(ErrorCode::InvalidUtf8,
-                         path + " is not valid UTF-8 (byte " + std::to_string(bad) + ")");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::InvalidJson, path + " is not valid JSON: " + e.what());
-    }
+    auto parsed = parseJson(text, path);
+    if (!parsed)
+        return parsed.error();
+    const json::Json& j = *parsed;
     if (!j.is_object())
         return bad(path, "not a JSON object");
     if (j.contains("model_type") && j["model_type"] != "gpt2")
@@ -52,36 +45,22 @@ Result<ModelConfig> parseHfConfig(std::string_view text, const std::string& path
                    "model_type is " + j["model_type"].dump() + ", Baton runs GPT-2 (\"gpt2\")");
 
     ModelConfig c;
-    auto readInt = [&](const char* key, const char* fallbackKey, int& out) -> Result<void> {
-        const nlohmann::json* v = nullptr;
-        if (j.contains(key) && !j[key].is_null())
-            v = &j[key];
-        else if (fallbackKey && j.contains(fallbackKey) && !j[fallbackKey].is_null())
-            v = &j[fallbackKey];
-        if (!v)
-            return bad(path, std::string("missing ") + key);
-        if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > (1 << 24))
-            return bad(path, std::string(key) + " must be a positive integer, not " + v->dump());
-        out = v->get<int>();
-        return {};
-    };
-    for (auto r :
-         {readInt("n_layer", nullptr, c.nLayer), readInt("n_head", nullptr, c.nHead),
-          readInt("n_embd", nullptr, c.nEmbd), readInt("n_positions", "n_ctx", c.nPositions),
-          readInt("vocab_size", nullptr, c.vocabSize)})
-        if (!r)
-            return r.error();
+    json::FieldReader r(j);
+    constexpr int64_t kMax = 1 << 24;
+    r.integer("n_layer", 1, kMax, c.nLayer, r.Required);
+    r.integer("n_head", 1, kMax, c.nHead, r.Required);
+    r.integer("n_embd", 1, kMax, c.nEmbd, r.Required);
+    // Older configs name the context n_ctx.
+    if (!r.integer("n_positions", 1, kMax, c.nPositions))
+        r.integer(j.contains("n_ctx") ? "n_ctx" : "n_positions", 1, kMax, c.nPositions, r.Required);
+    r.integer("vocab_size", 1, kMax, c.vocabSize, r.Required);
     c.nInner = 4 * c.nEmbd;
-    if (j.contains("n_inner") && !j["n_inner"].is_null())
-        if (auto r = readInt("n_inner", nullptr, c.nInner); !r)
-            return r.error();
-    if (j.contains("layer_norm_epsilon")) {
-        if (!j["layer_norm_epsilon"].is_number())
-            return bad(path, "layer_norm_epsilon must be a number");
-        c.layerNormEps = j["layer_norm_epsilon"].get<double>();
-    }
+    r.integer("n_inner", 1, kMax, c.nInner);
+    r.number("layer_norm_epsilon", 0, 1, c.layerNormEps);
+    if (!r.ok())
+        return bad(path, r.error());
     if (j.contains("activation_function")) {
-        const auto act = j["activation_function"];
+        const auto& act = j["activation_function"];
         if (act != "gelu_new" && act != "gelu_pytorch_tanh")
             return makeError(ErrorCode::Unsupported,
                              path + ": activation_function " + act.dump() +
@@ -94,13 +73,13 @@ Result<ModelConfig> parseHfConfig(std::string_view text, const std::string& path
                                                          " is not supported");
         return {};
     };
-    for (auto r :
+    for (auto res :
          {requireFlag("scale_attn_weights", true),
           requireFlag("scale_attn_by_inverse_layer_idx", false),
           requireFlag("reorder_and_upcast_attn", false), requireFlag("tie_word_embeddings", true),
           requireFlag("add_cross_attention", false)})
-        if (!r)
-            return r.error();
+        if (!res)
+            return res.error();
     auto readTokenId = [&](const char* key, int& out) {
         if (j.contains(key) && j[key].is_number_integer())
             out = j[key].get<int>();

@@ -51,6 +51,12 @@ public:
     void buildDecoder();
 };
 
+// The engine's (and its white-box tests') way inside a Model: the public header keeps
+// the network, the module and the decoder private.
+struct ModelAccess {
+    static Model::Impl& of(const Model& model) { return *model.m_impl; }
+};
+
 // A model with freshly initialised weights (GPT-2's scheme, from `seed`), for
 // training from scratch, tests and benchmarks. The tokenizer may be null when the
 // caller only works with ids.

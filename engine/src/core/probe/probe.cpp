@@ -194,7 +194,7 @@ std::vector<torch::Tensor> replacedStates(StateSource source,
 
 Result<ProbeResult> runProbe(const Model& model, const std::vector<std::string>& texts,
                              const ProbeOptions& options) {
-    Model::Impl& m = model.impl();
+    Model::Impl& m = ModelAccess::of(model);
     if (!m.tokenizer)
         return makeError(ErrorCode::InvalidArgument, "the model has no tokenizer");
     const WindowSettings w = resolveWindows(m.info, options.windows);

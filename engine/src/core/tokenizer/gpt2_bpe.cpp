@@ -3,9 +3,8 @@
 #include "tokenizer/pretokenizer.h"
 #include "util/files.h"
 #include "util/hash.h"
+#include "util/json.h"
 #include "util/utf8.h"
-
-#include <nlohmann/json.hpp>
 
 #include <queue>
 
@@ -72,18 +71,13 @@ Gpt2BpeTokenizer::fromFiles(const std::string& vocabPath, const std::string& mer
 
 Result<std::shared_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::fromData(std::string_view vocabJson,
                                                                      std::string_view mergesText) {
-    if (const size_t bad = utf8::firstInvalid(vocabJson); bad != std::string_view::npos)
-        return makeError(ErrorCode::InvalidUtf8,
-                         "vocab.json is not valid UTF-8 (byte " + std::to_string(bad) + ")");
     if (const size_t bad = utf8::firstInvalid(mergesText); bad != std::string_view::npos)
         return makeError(ErrorCode::InvalidUtf8,
                          "merges.txt is not valid UTF-8 (byte " + std::to_string(bad) + ")");
-    nlohmann::json vocab;
-    try {
-        vocab = nlohmann::json::parse(vocabJson);
-    } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::InvalidJson, std::string("vocab.json: ") + e.what());
-    }
+    auto parsed = parseJson(vocabJson, "vocab.json");
+    if (!parsed)
+        return parsed.error();
+    const json::Json& vocab = *parsed;
     if (!vocab.is_object() || vocab.empty())
         return invalid("vocab.json must be a non-empty JSON object of token -> id");
 

@@ -1,12 +1,12 @@
 #include "baton/engine/topics.h"
 
 #include "util/files.h"
-
-#include <nlohmann/json.hpp>
+#include "util/json.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <thread>
@@ -375,40 +375,54 @@ Result<void> TopicModel::save(const std::string& path) const {
 }
 
 Result<TopicModel> TopicModel::load(const std::string& path) {
-    auto text = files::readAll(path, size_t(1) << 30);
-    if (!text)
-        return text.error();
-    try {
-        const auto j = nlohmann::json::parse(*text);
-        if (!j.is_object() || j.value("format", "") != "baton-topics")
-            return makeError(ErrorCode::BadHeader, path + " is not a Baton topic model");
-        if (j.at("version").get<int>() != 1)
-            return makeError(ErrorCode::Unsupported,
-                             path +
-                                 " was written by another version of Baton (topic model "
-                                 "format version " +
-                                 std::to_string(j.at("version").get<int>()) + ")");
-        const int K = j.at("topics").get<int>();
-        const double alpha = j.at("alpha").get<double>(), beta = j.at("beta").get<double>();
-        auto vocab = j.at("vocabulary").get<std::vector<std::string>>();
-        auto counts = j.at("topic_word_counts").get<std::vector<int32_t>>();
-        if (K < 1 || K > 65535 || !(alpha > 0) || !(beta > 0) || vocab.empty() ||
-            counts.size() != size_t(K) * vocab.size())
-            return makeError(ErrorCode::BadHeader,
-                             path + ": the topic count, priors or sizes are inconsistent");
-        for (auto c : counts)
-            if (c < 0)
-                return makeError(ErrorCode::BadHeader, path + ": negative counts");
-        std::vector<std::string> sorted = vocab;
-        std::sort(sorted.begin(), sorted.end());
-        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-            return makeError(ErrorCode::BadHeader, path + ": repeated vocabulary words");
-        TopicModel m(K, alpha, beta, std::move(vocab), std::move(counts));
-        m.summary = j.value("summary", "");
-        return m;
-    } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::InvalidJson, path + ": " + e.what());
+    auto parsed = readJsonFile(path, size_t(1) << 30);
+    if (!parsed)
+        return parsed.error();
+    const json::Json& j = *parsed;
+    auto damaged = [&](const std::string& what) {
+        return makeError(ErrorCode::BadHeader, path + ": " + what);
+    };
+    if (!j.is_object() || j.value("format", "") != "baton-topics")
+        return makeError(ErrorCode::BadHeader, path + " is not a Baton topic model");
+    json::FieldReader f(j);
+    int version = 0, K = 0;
+    double alpha = 0, beta = 0;
+    std::vector<std::string> vocab;
+    std::string summary;
+    f.integer("version", 0, std::numeric_limits<int>::max(), version, f.Required);
+    if (f.ok() && version != 1)
+        return makeError(ErrorCode::Unsupported,
+                         path +
+                             " was written by another version of Baton (topic model format "
+                             "version " +
+                             std::to_string(version) + ")");
+    f.integer("topics", 1, 65535, K, f.Required);
+    f.number("alpha", 0, std::numeric_limits<double>::max(), alpha, f.Required);
+    f.number("beta", 0, std::numeric_limits<double>::max(), beta, f.Required);
+    f.strings("vocabulary", vocab, /*nonEmpty=*/false, f.Required);
+    f.string("summary", summary);
+    if (!f.ok())
+        return damaged(f.error());
+    const auto it = j.find("topic_word_counts");
+    if (it == j.end() || !it->is_array())
+        return damaged("\"topic_word_counts\" is missing");
+    std::vector<int32_t> counts;
+    counts.reserve(it->size());
+    for (const auto& c : *it) {
+        if (!c.is_number_integer() || c.get<int64_t>() < 0 ||
+            c.get<int64_t>() > std::numeric_limits<int32_t>::max())
+            return damaged("counts must be integers in [0, 2^31)");
+        counts.push_back(int32_t(c.get<int64_t>()));
     }
+    if (!(alpha > 0) || !(beta > 0) || vocab.empty() || counts.size() != size_t(K) * vocab.size())
+        return damaged("the topic count, priors or sizes are inconsistent");
+    std::vector<std::string> sorted = vocab;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        return damaged("repeated vocabulary words");
+    TopicModel m(K, alpha, beta, std::move(vocab), std::move(counts));
+    m.summary = std::move(summary);
+    return m;
 }
 
 Result<TopicModel> fitLda(const std::vector<std::string>& texts, const LdaOptions& o,

@@ -40,6 +40,7 @@ namespace baton::ui {
 class ComparePanel;
 class FineTunePanel;
 class GenerationSettingsPanel;
+class LabBackend;
 class LibraryPanel;
 class ModelCatalog;
 class ModelsPanel;
@@ -50,6 +51,7 @@ class StorySession;
 class StoryTreePanel;
 class TopicsPanel;
 class WindowRuler;
+class WritePage;
 struct ErrorText;
 
 class MainWindow : public QMainWindow {
@@ -75,18 +77,19 @@ public:
     enum class Page { Write, Compare, FineTune, Models, Topics };
     void showPage(Page page);
 
-    LibraryPanel* library() const { return m_library; }
-    StoryEditor* editor() const { return m_editor; }
-    StorySession* session() const { return m_session; }
-    GenerationSettingsPanel* settingsPanel() const { return m_settings; }
+    // The Write page's parts (tests drive them).
+    LibraryPanel* library() const;
+    StoryEditor* editor() const;
+    StorySession* session() const;
+    GenerationSettingsPanel* settingsPanel() const;
     ModelCatalog* catalog() const { return m_catalog; }
-    WindowRuler* ruler() const { return m_ruler; }
+    WindowRuler* ruler() const;
     ModelsPanel* modelsPanel() const { return m_models; }
     ComparePanel* comparePanel() const { return m_compare; }
     FineTunePanel* fineTunePanel() const { return m_fineTune; }
-    StoryTreePanel* storyTree() const { return m_tree; }
-    StoryNotesPanel* notesPanel() const { return m_notes; }
-    AdventureBar* adventureBar() const { return m_adventure; }
+    StoryTreePanel* storyTree() const;
+    StoryNotesPanel* notesPanel() const;
+    AdventureBar* adventureBar() const;
     TopicsPanel* topicsPanel() const { return m_topics; }
 
 Q_SIGNALS:
@@ -100,89 +103,34 @@ private:
     void createActions();
     void createMenus();
     void openModelDialog();
-    void newStory(bool adventure);
-    // Saves the edits of saved text the editor holds (before anything that reads or
-    // moves the story).
-    void commitEdits();
-    // commitEdits(), and the typed text saved as the user's passage (autosave).
-    void saveDraft();
-    // The panel's settings, with an adventure's stop string.
-    story::StorySettings generationSettings() const;
-    void loadStorySettings(const storage::Story& story);
-    void sendTurn(int kind, const QString& input);
-    void storyUndo();
-    void storyRedo();
-    void switchAlternative(int step);
-    void generate();
-    void continueStory();
-    void retry();
-    void updateActions();
     void updateModelLabel();
     void showError(const QString& what, const ErrorText& error);
-    void showStorageError(const QString& what, const storage::StorageError& error);
     void about();
-
     void useModelForWriting(const QString& folder);
-    // The window ruler and the per-token loss colours (Story > Show windows and loss).
-    void showLoss(bool on);
-    void onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
-                       const std::vector<float>& nll, int window, int overlap, bool state);
-    void dropLoss(const QString& why);
 
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;
     engine::EngineController& m_lab;
     ModelCatalog* m_catalog = nullptr;
+    LabBackend* m_labBackend = nullptr;
+    WritePage* m_write = nullptr;
     QTabWidget* m_pages = nullptr;
     ModelsPanel* m_models = nullptr;
     ComparePanel* m_compare = nullptr;
     FineTunePanel* m_fineTune = nullptr;
+    TopicsPanel* m_topics = nullptr;
     bool m_loadDefault = false;
     QStringList m_bundledModels;
     QString m_databasePath;
-    LibraryPanel* m_library = nullptr;
-    StoryEditor* m_editor = nullptr;
-    StorySession* m_session = nullptr;
-    GenerationSettingsPanel* m_settings = nullptr;
-    QFrame* m_noModelBar = nullptr;
-    QLabel* m_noModelLabel = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_speedLabel = nullptr;
     QLabel* m_windowLabel = nullptr;
-    QAction* m_newAction = nullptr;
-    QAction* m_newAdventureAction = nullptr;
-    QAction* m_undoAction = nullptr;
-    QAction* m_redoAction = nullptr;
-    QAction* m_prevAltAction = nullptr;
-    QAction* m_nextAltAction = nullptr;
-    QAction* m_undoTurnAction = nullptr;
-    StoryTreePanel* m_tree = nullptr;
-    TopicsPanel* m_topics = nullptr;
-    StoryNotesPanel* m_notes = nullptr;
-    AdventureBar* m_adventure = nullptr;
-    QDockWidget* m_treeDock = nullptr;
-    QDockWidget* m_notesDock = nullptr;
-    QTimer* m_editTimer = nullptr;
     QAction* m_openModelAction = nullptr;
     QAction* m_quitAction = nullptr;
-    QAction* m_renameAction = nullptr;
-    QAction* m_deleteAction = nullptr;
-    QAction* m_undoDeleteAction = nullptr;
-    QAction* m_generateAction = nullptr;
-    QAction* m_continueAction = nullptr;
-    QAction* m_retryAction = nullptr;
-    QAction* m_stopAction = nullptr;
     QAction* m_aboutAction = nullptr;
-    QAction* m_duplicateAction = nullptr;
-    QAction* m_lossAction = nullptr;
-    WindowRuler* m_ruler = nullptr;
-    quint64 m_lossJob = 0;
-    QString m_lossText; // the text the shown losses belong to
     QAction* m_pageActions[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
-    QDockWidget* m_settingsDock = nullptr;
     quint64 m_openRequest = 0;
     quint64 m_loadJob = 0;
-    bool m_databaseOpen = false;
 };
 
 } // namespace baton::ui

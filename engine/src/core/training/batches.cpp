@@ -1,0 +1,131 @@
+#include "training/batches.h"
+
+#include "baton/engine/sampling.h"
+#include "probe/episodes.h"
+#include "util/files.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace baton::engine {
+
+namespace {
+
+std::vector<int64_t> epochOrder(size_t count, uint64_t seed, int64_t epoch) {
+    std::vector<int64_t> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    Rng rng(seed * 1000003ULL + static_cast<uint64_t>(epoch));
+    for (size_t i = count; i > 1; --i)
+        std::swap(order[i - 1], order[rng.next() % i]);
+    return order;
+}
+
+} // namespace
+
+Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const Tokenizer> tokenizer,
+                                  std::string& summary) {
+    m_config = c;
+    m_tokenizer = std::move(tokenizer);
+    auto trainDocs = loadCorpus(c.corpus, c.unwrap);
+    if (!trainDocs)
+        return trainDocs.error();
+    std::vector<Document> valDocs;
+    if (!c.validation.empty()) {
+        auto v = loadCorpus(c.validation, c.unwrap);
+        if (!v)
+            return v.error();
+        valDocs = std::move(*v);
+    } else if (trainDocs->size() >= 2 && c.validationFraction > 0) {
+        const size_t k = std::max<size_t>(
+            1, static_cast<size_t>(std::lround(c.validationFraction * double(trainDocs->size()))));
+        const size_t held = std::min(k, trainDocs->size() - 1);
+        valDocs.assign(trainDocs->end() - long(held), trainDocs->end());
+        trainDocs->resize(trainDocs->size() - held);
+    }
+    const std::string cache = files::join(c.outDir, "data");
+    files::makeDirectories(cache);
+    auto train = tokenizeCached(*trainDocs, *m_tokenizer, cache);
+    if (!train)
+        return train.error();
+    m_train = std::move(*train);
+    if (!valDocs.empty()) {
+        auto val = tokenizeCached(valDocs, *m_tokenizer, cache);
+        if (!val)
+            return val.error();
+        m_validation = std::move(*val);
+    }
+    m_sequences = planSequences(m_train, {c.window, c.overlap}, c.bpttWindows, m_spans);
+    if (c.episodesPerSequence > 0)
+        m_sentenceEnd = sentenceEndTokens(*m_tokenizer);
+    if (m_sequences.empty())
+        return makeError(
+            ErrorCode::InvalidArgument,
+            "the training documents are too short: a sequence needs " +
+                std::to_string(c.bpttWindows) + " full windows of " + std::to_string(c.window) +
+                " tokens (at least " +
+                std::to_string(int64_t(c.bpttWindows) * (c.window - c.overlap) + c.overlap + 1) +
+                " tokens in one document)");
+    std::string valNames;
+    for (const auto& n : m_validation.names)
+        valNames += (valNames.empty() ? "" : ", ") + n;
+    summary = "training on " + std::to_string(m_train.docs.size()) + " documents (" +
+              std::to_string(m_train.tokenCount()) + " tokens, " +
+              std::to_string(m_sequences.size()) + " sequences of " +
+              std::to_string(c.bpttWindows) +
+              " windows); validation: " + (valNames.empty() ? std::string("none") : valNames);
+    return {};
+}
+
+void BatchSource::startEpoch(int64_t epoch) {
+    m_order = epochOrder(m_sequences.size(), m_config.seed, epoch);
+}
+
+WindowBatch BatchSource::next(int64_t& epoch, int64_t& position) {
+    const TrainConfig& c = m_config;
+    const int64_t B = c.batchSize, W = c.bpttWindows, T = c.window;
+    std::vector<int64_t> inputs(size_t(W * B * T)), targets(size_t(W * B * T), -1);
+    int64_t scored = 0;
+    for (int64_t b = 0; b < B; ++b) {
+        if (position >= int64_t(m_order.size())) {
+            ++epoch;
+            position = 0;
+            startEpoch(epoch);
+        }
+        const int64_t picked = m_order[size_t(position++)];
+        const Sequence& s = m_sequences[size_t(picked)];
+        const auto& ids = m_train.docs[size_t(s.doc)];
+        const auto& spans = m_spans[size_t(s.doc)];
+        // The sequence's tokens, with memory episodes mixed in when asked for (the same
+        // ones for every run of this seed: they depend on the seed, epoch and sequence).
+        const int64_t origin = spans[size_t(s.firstSpan)].start;
+        // Up to the target of the last window's last position.
+        const int64_t end = spans[size_t(s.firstSpan + W - 1)].lastScored + 1;
+        std::vector<int32_t> stream(ids.begin() + origin, ids.begin() + end);
+        if (c.episodesPerSequence > 0) {
+            Rng rng(c.seed * 1000003ULL + uint64_t(epoch) * 7919ULL + uint64_t(picked));
+            mixEpisodes(stream, c.episodesPerSequence, c.bpttWindows, {c.window, c.overlap},
+                        *m_tokenizer, m_sentenceEnd, rng);
+        }
+        for (int64_t n = 0; n < W; ++n) {
+            const WindowSpan& span = spans[size_t(s.firstSpan + n)];
+            const size_t base = size_t((n * B + b) * T);
+            for (int64_t p = 0; p < T; ++p) {
+                inputs[base + size_t(p)] = stream[size_t(span.start - origin + p)];
+                const int64_t target = span.start + p + 1;
+                if (target >= span.firstScored && target <= span.lastScored) {
+                    targets[base + size_t(p)] = stream[size_t(target - origin)];
+                    ++scored;
+                }
+            }
+        }
+    }
+    WindowBatch batch;
+    batch.inputs = torch::tensor(inputs).view({W, B, T});
+    batch.targets = torch::tensor(targets).view({W, B, T});
+    batch.scored = scored;
+    return batch;
+}
+
+} // namespace baton::engine

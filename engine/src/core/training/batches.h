@@ -1,0 +1,43 @@
+// A run's data: the corpus and validation text loaded and tokenized (cached), the
+// training sequences of W windows, and the batches drawn from them in a seeded order
+// per epoch (with memory episodes mixed in when asked for). Baseline and recurrent runs
+// of one seed get the same batches.
+#pragma once
+
+#include "baton/engine/tokenizer.h"
+#include "baton/engine/training.h"
+#include "training/bptt.h"
+#include "training/corpus.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+class BatchSource {
+public:
+    // Loads, tokenizes and plans; `summary` receives one line about the data.
+    Result<void> prepare(const TrainConfig& config, std::shared_ptr<const Tokenizer> tokenizer,
+                         std::string& summary);
+
+    size_t sequenceCount() const { return m_sequences.size(); }
+    const TokenizedCorpus& validation() const { return m_validation; }
+
+    // The order of the sequences in this epoch (from the seed and the epoch).
+    void startEpoch(int64_t epoch);
+    // The next B sequences as a batch; epoch and position advance through `epoch` and
+    // `position` (saved with every checkpoint, so a resumed run draws the same ones).
+    WindowBatch next(int64_t& epoch, int64_t& position);
+
+private:
+    TrainConfig m_config;
+    std::shared_ptr<const Tokenizer> m_tokenizer;
+    TokenizedCorpus m_train, m_validation;
+    std::vector<std::vector<WindowSpan>> m_spans; // per training document
+    std::vector<Sequence> m_sequences;
+    std::vector<int64_t> m_order;
+    std::vector<bool> m_sentenceEnd; // for memory episodes
+};
+
+} // namespace baton::engine

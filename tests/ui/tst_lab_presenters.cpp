@@ -1,0 +1,450 @@
+// The lab pages' presenters (Compare overlaps, Fine-tune) against a fake LabBackend:
+// what they ask of the engine and the storage, and what they make of the answers.
+#include "test_support.h"
+
+#include "compare_presenter.h"
+#include "finetune_presenter.h"
+#include "model_catalog.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace baton;
+using namespace baton::ui;
+
+namespace {
+
+// Records every request; the test plays the engine by emitting the backend's signals.
+// Storage requests are answered at once from memory.
+class FakeLabBackend : public LabBackend {
+public:
+    struct Job {
+        QString kind, model;
+        engine::EvaluateRequest evaluate;
+        engine::GenerateRequest generate;
+        engine::TrainConfig train;
+    };
+    std::map<engine::JobId, Job> jobs;
+    std::vector<engine::JobId> cancelled;
+    std::vector<storage::EvalResult> results;
+    std::vector<storage::Book> stored;
+    std::vector<storage::TrainingRun> runList;
+    std::vector<std::vector<storage::MetricPoint>> metricCalls;
+    std::vector<std::tuple<qint64, std::string, storage::RunStatus>> finished;
+    std::vector<storage::MetricPoint> metrics;
+    bool failStorage = false;
+
+    engine::JobId loadModel(const QString& folder) override { return add({"load", folder}); }
+    engine::JobId evaluate(const engine::EvaluateRequest& r) override {
+        Job j{"evaluate", {}};
+        j.evaluate = r;
+        return add(j);
+    }
+    engine::JobId generate(const engine::GenerateRequest& r) override {
+        Job j{"generate", {}};
+        j.generate = r;
+        return add(j);
+    }
+    engine::JobId train(const engine::TrainConfig& c) override {
+        Job j{"train", {}};
+        j.train = c;
+        return add(j);
+    }
+    void cancel(engine::JobId job) override { cancelled.push_back(job); }
+
+    void storeEvalResult(const storage::EvalResult& r, Failed f) override {
+        if (fail(f))
+            return;
+        results.push_back(r);
+    }
+    void evalResults(Done<std::vector<storage::EvalResult>> d, Failed f) override {
+        if (!fail(f))
+            d(results);
+    }
+    void books(Done<std::vector<storage::Book>> d, Failed f) override {
+        if (fail(f))
+            return;
+        std::vector<storage::Book> listed = stored;
+        for (auto& b : listed)
+            b.text.clear();
+        d(listed);
+    }
+    void bookTexts(const std::vector<int64_t>& ids, Done<std::vector<storage::Book>> d,
+                   Failed f) override {
+        if (fail(f))
+            return;
+        std::vector<storage::Book> out;
+        for (const auto& b : stored)
+            if (ids.empty() || std::find(ids.begin(), ids.end(), b.id) != ids.end())
+                out.push_back(b);
+        d(out);
+    }
+    void addBooks(const std::vector<storage::Book>& books, Done<bool> d, Failed f) override {
+        if (fail(f))
+            return;
+        for (auto b : books) {
+            b.id = int64_t(stored.size()) + 1;
+            b.textBytes = int64_t(b.text.size());
+            stored.push_back(b);
+        }
+        d(true);
+    }
+    void removeBooks(const std::vector<int64_t>& ids, Done<bool> d, Failed f) override {
+        if (fail(f))
+            return;
+        stored.erase(std::remove_if(stored.begin(), stored.end(),
+                                    [&](const storage::Book& b) {
+                                        return std::find(ids.begin(), ids.end(), b.id) != ids.end();
+                                    }),
+                     stored.end());
+        d(true);
+    }
+    void runs(Done<std::vector<storage::TrainingRun>> d, Failed f) override {
+        if (!fail(f))
+            d(runList);
+    }
+    void createRun(const storage::TrainingRun& run, Done<int64_t> d, Failed f) override {
+        if (fail(f))
+            return;
+        runList.insert(runList.begin(), run);
+        runList.front().id = int64_t(runList.size());
+        d(runList.front().id);
+    }
+    void resumeRun(qint64, Done<std::vector<storage::MetricPoint>> d, Failed f) override {
+        if (!fail(f))
+            d(metrics);
+    }
+    void addMetrics(const std::vector<storage::MetricPoint>& points, Failed f) override {
+        if (!fail(f))
+            metricCalls.push_back(points);
+    }
+    void finishRun(qint64 runId, const std::vector<storage::MetricPoint>& points,
+                   const std::string& checkpoint, storage::RunStatus status, const std::string&,
+                   Done<bool> d, Failed f) override {
+        if (fail(f))
+            return;
+        metricCalls.push_back(points);
+        finished.push_back({runId, checkpoint, status});
+        d(true);
+    }
+
+    engine::JobId jobOf(const QString& kind, int nth = 0) const {
+        for (const auto& [id, j] : jobs)
+            if (j.kind == kind && nth-- == 0)
+                return id;
+        return 0;
+    }
+
+private:
+    engine::JobId add(const Job& j) {
+        const engine::JobId id = m_next++;
+        jobs[id] = j;
+        return id;
+    }
+    bool fail(const Failed& f) {
+        if (failStorage && f)
+            f(storage::makeStorageError(storage::StorageErrorCode::Io, "injected"));
+        return failStorage;
+    }
+    engine::JobId m_next = 1;
+};
+
+engine::ScoreResult row(int T, int o, double nll) {
+    engine::ScoreResult r;
+    r.windows = {T, o};
+    r.scoredTokens = 100;
+    r.nllSum = nll;
+    r.tokenPerplexity = std::exp(nll / 100);
+    return r;
+}
+
+} // namespace
+
+class TestLabPresenters : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    storage::StorageController m_storage; // never opened: the catalog stays empty
+    std::unique_ptr<ModelCatalog> m_catalog;
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        qRegisterMetaType<ErrorText>();
+        m_catalog = std::make_unique<ModelCatalog>(m_storage, QStringList());
+    }
+
+    void numberLists() {
+        std::vector<int> v;
+        QVERIFY(parseNumberList(QStringLiteral("128, 256;64 128"), v));
+        QCOMPARE(v, (std::vector<int>{128, 256, 64}));
+        QVERIFY(!parseNumberList(QStringLiteral("12x"), v));
+        QVERIFY(v.empty());
+        QVERIFY(parseNumberList(QStringLiteral(""), v) && v.empty());
+    }
+
+    void compareRefusesWhatCannotRun() {
+        FakeLabBackend fake;
+        ComparePresenter p(fake, *m_catalog);
+        QSignalSpy status(&p, &ComparePresenter::status);
+        CompareRequest r{{"/m/a"}, "Some text.", "a file", "16", "0, 4"};
+        auto refused = [&](CompareRequest bad, const char* says) {
+            QVERIFY(!p.evaluate(bad));
+            QVERIFY2(status.last().at(0).toString().contains(QLatin1String(says)), says);
+        };
+        CompareRequest bad = r;
+        bad.windows = "sixteen";
+        refused(bad, "numbers");
+        bad = r;
+        bad.overlaps = "16, 20";
+        refused(bad, "No valid setting");
+        bad = r;
+        bad.models = {""};
+        refused(bad, "Choose a model");
+        bad = r;
+        bad.text = "  ";
+        refused(bad, "no text");
+        QVERIFY(fake.jobs.empty());
+    }
+
+    void compareEvaluatesStoresAndReopens() {
+        FakeLabBackend fake;
+        ComparePresenter p(fake, *m_catalog);
+        QSignalSpy finished(&p, &ComparePresenter::finished);
+        QSignalSpy busy(&p, &ComparePresenter::busyChanged);
+        QSignalSpy status(&p, &ComparePresenter::status);
+        // Two models, T 16 with o 0 and 4 (o 16 is skipped and said so).
+        QVERIFY(p.evaluate({{"/m/a", "/m/b", "/m/a"}, "Some text.", "a file", "16", "0 4 16"}));
+        QVERIFY(status.last().at(0).toString().contains(QLatin1String("Skipped")));
+        QCOMPARE(fake.jobs.size(), size_t(4)); // a load and an evaluation per model
+        const engine::JobId evalA = fake.jobOf("evaluate", 0), evalB = fake.jobOf("evaluate", 1);
+        QCOMPARE(fake.jobs[evalA].evaluate.settings.size(), size_t(2));
+        QCOMPARE(fake.jobs[evalA].evaluate.text, std::string("Some text."));
+        QVERIFY(p.running());
+        engine::ModelInfo info;
+        info.config.nLayer = 2;
+        info.config.nEmbd = 64;
+        info.config.vocabSize = 100;
+        Q_EMIT fake.modelLoaded(fake.jobOf("load", 0), info);
+        Q_EMIT fake.jobFinished(fake.jobOf("load", 0), true, {});
+        Q_EMIT fake.evaluationRow(evalA, row(16, 0, 300), true);
+        Q_EMIT fake.evaluationRow(evalA, row(16, 4, 290), true);
+        Q_EMIT fake.evaluationRow(evalA, row(16, 4, 999), false); // state off: not a row
+        Q_EMIT fake.jobFinished(evalA, true, {});
+        Q_EMIT fake.jobFinished(fake.jobOf("load", 1), true, {});
+        Q_EMIT fake.evaluationRow(evalB, row(16, 0, 310), true);
+        QVERIFY(finished.isEmpty());
+        Q_EMIT fake.jobFinished(evalB, true, {});
+        QCOMPARE(finished.count(), 1);
+        QVERIFY(finished.at(0).at(0).toBool());
+        QVERIFY(!p.running());
+        QVERIFY(!busy.last().at(0).toBool());
+        QCOMPARE(p.rows().size(), size_t(3));
+        QCOMPARE(fake.results.size(), size_t(3)); // stored as they came
+        // FLOPs from the loaded model's shape; none for the model whose load said nothing.
+        QVERIFY(p.rows()[0].flopsPerToken > 0);
+        QCOMPARE(p.rows()[2].flopsPerToken, 0.0);
+        QCOMPARE(p.rows()[0].textId, std::string("a file"));
+        // The stored texts: one, with its three results; reopened, the rows come back.
+        QSignalSpy texts(&p, &ComparePresenter::storedTextsChanged);
+        p.refreshHistory();
+        const auto list = texts.last().at(0).value<std::vector<StoredText>>();
+        QCOMPARE(list.size(), size_t(1));
+        QCOMPARE(list[0].results, 3);
+        ComparePresenter other(fake, *m_catalog);
+        other.reopen(list[0].hash);
+        QCOMPARE(other.rows().size(), size_t(3));
+        QCOMPARE(other.latestRows().size(), size_t(3));
+    }
+
+    void aFailedLoadStopsTheRun() {
+        FakeLabBackend fake;
+        ComparePresenter p(fake, *m_catalog);
+        QSignalSpy failed(&p, &ComparePresenter::failed);
+        QSignalSpy finished(&p, &ComparePresenter::finished);
+        QVERIFY(p.evaluate({{"/m/a", "/m/b"}, "Text.", "t", "16", "0"}));
+        Q_EMIT fake.jobFinished(fake.jobOf("load", 0), false,
+                                {engine::ErrorCode::TruncatedFile, "truncated"});
+        QCOMPARE(failed.count(), 1);
+        QCOMPARE(fake.cancelled.size(), size_t(3)); // the rest of the run
+        for (const auto& [id, j] : fake.jobs)
+            if (id != fake.jobOf("load", 0))
+                Q_EMIT fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        QCOMPARE(failed.count(), 1); // said once
+        QCOMPARE(finished.count(), 1);
+        QVERIFY(!finished.at(0).at(0).toBool());
+        // Storage errors are reported too.
+        fake.failStorage = true;
+        p.refreshHistory();
+        QCOMPARE(failed.count(), 2);
+    }
+
+    void continuationsShareTheirSeed() {
+        FakeLabBackend fake;
+        ComparePresenter p(fake, *m_catalog);
+        QSignalSpy text(&p, &ComparePresenter::continuationText);
+        QSignalSpy done(&p, &ComparePresenter::continuationsFinished);
+        std::array<ContinuationSetting, 2> s{ContinuationSetting{"/m/a", 32, 0},
+                                             ContinuationSetting{"/m/a", 32, 32}};
+        QVERIFY(!p.continueBoth("Once", s, 20)); // o = T for B
+        s[1].overlap = 8;
+        QVERIFY(p.continueBoth("Once", s, 20));
+        const auto a = fake.jobs[fake.jobOf("generate", 0)].generate;
+        const auto b = fake.jobs[fake.jobOf("generate", 1)].generate;
+        QCOMPARE(a.sampling.seed, b.sampling.seed);
+        QCOMPARE(a.windows.overlap, 0);
+        QCOMPARE(b.windows.overlap, 8);
+        QCOMPARE(b.sampling.maxTokens, 20);
+        engine::GenerationProgress g;
+        g.text = " upon";
+        Q_EMIT fake.generationProgress(fake.jobOf("generate", 1), g);
+        QCOMPARE(text.last().at(0).toInt(), 1);
+        QCOMPARE(text.last().at(1).toString(), QString(" upon"));
+        for (const auto& [id, j] : fake.jobs)
+            Q_EMIT fake.jobFinished(id, true, {});
+        QCOMPARE(done.count(), 1);
+    }
+
+    void splitHoldsOutTheEnd() {
+        std::string text;
+        for (int i = 0; i < 100; ++i)
+            text += "Paragraph " + std::to_string(i) + " of a book.\n\n";
+        auto [train, validation] = splitForValidation(text);
+        QCOMPARE(train + validation, text);
+        QVERIFY(validation.rfind("\n\n", 0) == 0); // cut at a paragraph break
+        QVERIFY(train.size() >= text.size() * 9 / 10);
+        // Never inside a character.
+        const std::string accents(1000, 'a');
+        std::string utf8;
+        for (int i = 0; i < 500; ++i)
+            utf8 += "\xc3\xa9"; // é
+        auto [t2, v2] = splitForValidation(utf8);
+        QCOMPARE(t2.size() % 2, size_t(0));
+        QCOMPARE(t2 + v2, utf8);
+    }
+
+    void fineTuneImportsOnlyText() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        QSignalSpy failed(&p, &FineTunePresenter::failed);
+        const QString good = m_tmp.filePath("good.txt"), latin = m_tmp.filePath("latin.txt"),
+                      empty = m_tmp.filePath("empty.md");
+        QVERIFY(baton::test::writeFile(good, "It is a truth universally acknowledged."));
+        QVERIFY(baton::test::writeFile(latin, "caf\xe9"));
+        QVERIFY(baton::test::writeFile(empty, "  \n"));
+        p.importBooks({good, latin, empty, m_tmp.filePath("missing.txt")});
+        QCOMPARE(fake.stored.size(), size_t(1));
+        QCOMPARE(fake.stored[0].title, std::string("good"));
+        QCOMPARE(p.books().size(), size_t(1)); // refreshed after adding
+        QCOMPARE(failed.count(), 1);
+        const auto detail = failed.at(0).at(1).value<ErrorText>().detail;
+        QVERIFY(detail.contains("latin.txt") && detail.contains("empty.md") &&
+                detail.contains("missing.txt"));
+        p.removeBooks({fake.stored[0].id});
+        QVERIFY(p.books().empty());
+    }
+
+    void fineTuneRunsRecordsAndFinishes() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        QSignalSpy status(&p, &FineTunePresenter::status);
+        QSignalSpy done(&p, &FineTunePresenter::runFinished);
+        QJsonObject s{{"base", "/m/base"}, {"mode", "recurrent"}, {"scope", "all"},  {"window", 32},
+                      {"overlap", 0},      {"bptt_windows", 4},   {"batch_size", 2}, {"lr", 1e-4},
+                      {"epochs", 1.0},     {"name", "my model"}};
+        QVERIFY(!p.start(s));
+        QVERIFY(status.last().at(0).toString().contains("book"));
+        std::string book;
+        for (int i = 0; i < 50; ++i)
+            book += "A paragraph of the book.\n\n";
+        fake.stored.push_back({1, "Book", "", "sum", book, int64_t(book.size()), 0});
+        p.refresh();
+        QVERIFY(!p.start(s)); // no runs folder yet
+        p.setRunsFolder(m_tmp.filePath("runs"));
+        QJsonObject bad = s;
+        bad["overlap"] = 32;
+        QVERIFY(!p.start(bad));
+        QVERIFY(p.start(s));
+        QVERIFY(p.running());
+        const auto& c = fake.jobs[fake.jobOf("train")].train;
+        QCOMPARE(c.mode, engine::TrainMode::Recurrent);
+        QCOMPARE(c.window, 32);
+        QCOMPARE(c.bpttWindows, 4);
+        QCOMPARE(c.corpusTexts.size(), size_t(1));
+        QCOMPARE(c.corpusTexts[0].second + c.validationTexts[0].second, book);
+        QVERIFY(QString::fromStdString(c.outDir).contains("my-model")); // a safe name
+        QCOMPARE(fake.runList.size(), size_t(1));
+        const engine::JobId job = fake.jobOf("train");
+        engine::TrainEvent e;
+        e.kind = engine::TrainEvent::Kind::Step;
+        e.totalSteps = 10;
+        for (int step = 1; step <= 10; ++step) {
+            e.step = step;
+            e.loss = 5.0 - step * 0.1;
+            Q_EMIT fake.trainingEvent(job, e);
+        }
+        QCOMPARE(p.loss().size(), size_t(10));
+        engine::TrainEvent v;
+        v.kind = engine::TrainEvent::Kind::Validation;
+        v.step = 10;
+        v.valPerplexity = 80;
+        v.valLossNoState = std::log(85.0);
+        Q_EMIT fake.trainingEvent(job, v);
+        QCOMPARE(p.validation().size(), size_t(1));
+        QCOMPARE(p.validationNoState().size(), size_t(1));
+        engine::TrainEvent ck;
+        ck.kind = engine::TrainEvent::Kind::Checkpoint;
+        ck.step = 10;
+        Q_EMIT fake.trainingEvent(job, ck);
+        QCOMPARE(fake.metricCalls.size(), size_t(1)); // losses at steps 5 and 10, two vals
+        QCOMPARE(fake.metricCalls[0].size(), size_t(4));
+        engine::TrainEvent fin;
+        fin.kind = engine::TrainEvent::Kind::Done;
+        fin.checkpoint = "/runs/my-model/model";
+        Q_EMIT fake.trainingEvent(job, fin);
+        Q_EMIT fake.jobFinished(job, true, {});
+        QCOMPARE(done.count(), 1);
+        QVERIFY(done.at(0).at(0).toBool());
+        QCOMPARE(fake.finished.size(), size_t(1));
+        QCOMPARE(std::get<1>(fake.finished[0]), std::string("/runs/my-model/model"));
+        QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Completed);
+        QCOMPARE(p.finishedModel(), QString("/runs/my-model/model"));
+    }
+
+    void fineTuneCancelsAndResumes() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        p.setRunsFolder(m_tmp.filePath("runs2"));
+        fake.stored.push_back({1, "Book", "", "sum", std::string(5000, 'x'), 5000, 0});
+        p.refresh();
+        QJsonObject s{{"base", "/m/base"}, {"mode", "baseline"}, {"window", 32},  {"overlap", 0},
+                      {"batch_size", 2},   {"lr", 1e-4},         {"epochs", 1.0}, {"name", "b"}};
+        QVERIFY(p.start(s));
+        const engine::JobId job = fake.jobOf("train");
+        QCOMPARE(fake.jobs[job].train.bpttWindows, 1); // a baseline
+        p.cancel();
+        QCOMPARE(fake.cancelled, std::vector<engine::JobId>{job});
+        Q_EMIT fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Cancelled);
+        // The run can be resumed while its folder is there.
+        fake.runList[0].status = storage::RunStatus::Cancelled;
+        const QString outDir = QString::fromStdString(fake.jobs[job].train.outDir);
+        QVERIFY(QDir().mkpath(outDir));
+        p.refresh();
+        QVERIFY(p.canResume());
+        fake.metrics = {{1, 5, "train_loss", 4.0}, {1, 5, "val_ppl", 90.0}};
+        QSignalSpy restored(&p, &FineTunePresenter::settingsRestored);
+        QVERIFY(p.resume());
+        QCOMPARE(restored.count(), 1);
+        QCOMPARE(restored.at(0).at(0).toJsonObject()["name"].toString(), QString("b"));
+        QCOMPARE(p.loss().size(), size_t(1));
+        QCOMPARE(p.validation().size(), size_t(1));
+        const auto& resumed = fake.jobs[fake.jobOf("train", 1)].train;
+        QVERIFY(resumed.resume);
+        QCOMPARE(QString::fromStdString(resumed.outDir), outDir);
+        QVERIFY(resumed.corpusTexts.empty()); // the run's folder holds them
+    }
+};
+
+QTEST_MAIN(TestLabPresenters)
+#include "tst_lab_presenters.moc"

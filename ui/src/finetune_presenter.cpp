@@ -1,0 +1,371 @@
+#include "finetune_presenter.h"
+
+#include "model_catalog.h"
+#include "panel_util.h"
+
+#include <QCryptographicHash>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+
+#include <cmath>
+
+namespace baton::ui {
+
+namespace {
+
+constexpr qint64 kMaxBookBytes = 256ll << 20;
+
+QString formatDuration(double seconds) {
+    if (!(seconds >= 0) || seconds > 1e7)
+        return QStringLiteral("—");
+    const qint64 s = qint64(seconds + 0.5);
+    if (s >= 3600)
+        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+    if (s >= 60)
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return QStringLiteral("%1 s").arg(s);
+}
+
+} // namespace
+
+std::pair<std::string, std::string> splitForValidation(const std::string& text) {
+    size_t cut = text.size() * 9 / 10;
+    const size_t para = text.find("\n\n", cut);
+    if (para != std::string::npos && para < text.size() - text.size() / 20)
+        cut = para;
+    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+        ++cut; // never inside a character
+    return {text.substr(0, cut), text.substr(cut)};
+}
+
+FineTunePresenter::FineTunePresenter(LabBackend& backend, ModelCatalog& catalog, QObject* parent)
+    : QObject(parent)
+    , m_backend(backend)
+    , m_catalog(catalog) {
+    connect(&m_backend, &LabBackend::trainingEvent, this, &FineTunePresenter::onEvent);
+    connect(&m_backend, &LabBackend::jobFinished, this, &FineTunePresenter::onFinished);
+}
+
+LabBackend::Failed FineTunePresenter::reportAs(const QString& what) {
+    return [this, what](const storage::StorageError& error) {
+        Q_EMIT failed(what, describeStorageError(error));
+    };
+}
+
+void FineTunePresenter::refresh() {
+    m_backend.books(
+        [this](std::vector<storage::Book> books) {
+            m_books = std::move(books);
+            Q_EMIT booksChanged();
+        },
+        reportAs(tr("The books could not be read")));
+    m_backend.runs(
+        [this](std::vector<storage::TrainingRun> runs) {
+            m_resumable = {};
+            for (const auto& r : runs) {
+                if (r.status == storage::RunStatus::Completed)
+                    break; // only the newest unfinished run
+                if (r.status == storage::RunStatus::Cancelled ||
+                    r.status == storage::RunStatus::Failed ||
+                    (r.status == storage::RunStatus::Running && r.id != m_runId)) {
+                    const QJsonObject s =
+                        QJsonDocument::fromJson(QByteArray::fromStdString(r.configJson)).object();
+                    if (QFileInfo::exists(s.value(QStringLiteral("out_dir")).toString())) {
+                        m_resumable = r;
+                        break;
+                    }
+                }
+            }
+            Q_EMIT stateChanged();
+        },
+        reportAs(tr("The training runs could not be read")));
+}
+
+void FineTunePresenter::importBooks(const QStringList& files) {
+    std::vector<storage::Book> books;
+    QStringList refused;
+    for (const QString& path : files) {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) {
+            refused << tr("%1: %2").arg(QFileInfo(path).fileName(), f.errorString());
+            continue;
+        }
+        if (f.size() > kMaxBookBytes) {
+            refused << tr("%1: larger than %2")
+                           .arg(QFileInfo(path).fileName(), formatBytes(kMaxBookBytes));
+            continue;
+        }
+        const QByteArray bytes = f.readAll();
+        const std::optional<QString> text = decodeUtf8(bytes);
+        if (!text) {
+            refused << tr("%1: not UTF-8 text").arg(QFileInfo(path).fileName());
+            continue;
+        }
+        if (text->trimmed().isEmpty()) {
+            refused << tr("%1: empty").arg(QFileInfo(path).fileName());
+            continue;
+        }
+        storage::Book b;
+        b.title = QFileInfo(path).completeBaseName().toStdString();
+        b.sourcePath = QFileInfo(path).absoluteFilePath().toStdString();
+        b.checksum =
+            QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
+        b.text = bytes.toStdString();
+        books.push_back(std::move(b));
+    }
+    if (!refused.isEmpty()) {
+        ErrorText e;
+        e.message = tr("Only UTF-8 text or Markdown files can be used as books. Nothing was "
+                       "changed for these files:");
+        e.detail = refused.join(QLatin1Char('\n'));
+        Q_EMIT failed(tr("Some files were not added"), e);
+    }
+    if (books.empty())
+        return;
+    m_backend.addBooks(
+        books, [this](bool) { refresh(); }, reportAs(tr("The books could not be saved")));
+}
+
+void FineTunePresenter::removeBooks(const std::vector<int64_t>& ids) {
+    m_backend.removeBooks(
+        ids, [this](bool) { refresh(); }, reportAs(tr("The book could not be removed")));
+}
+
+bool FineTunePresenter::start(const QJsonObject& settings) {
+    if (running())
+        return false;
+    auto refuse = [this](const QString& why) {
+        Q_EMIT status(why);
+        return false;
+    };
+    if (m_books.empty())
+        return refuse(tr("Add at least one book to fine-tune on."));
+    if (settings.value(QStringLiteral("base")).toString().isEmpty())
+        return refuse(tr("Choose a base model."));
+    if (settings.value(QStringLiteral("overlap")).toInt() >=
+        settings.value(QStringLiteral("window")).toInt())
+        return refuse(tr("The overlap must be smaller than the window."));
+    if (m_runsFolder.isEmpty())
+        return refuse(tr("No folder for runs: open a story database first."));
+    QJsonObject s = settings;
+    QString name = s.value(QStringLiteral("name")).toString();
+    if (name.isEmpty())
+        name = QStringLiteral("%1-%2").arg(QFileInfo(s.value("base").toString()).fileName(),
+                                           s.value("mode").toString());
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
+    s[QStringLiteral("name")] = name;
+    const QString outDir =
+        QDir(m_runsFolder)
+            .absoluteFilePath(QStringLiteral("%1-%2").arg(
+                name, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
+    s[QStringLiteral("out_dir")] = outDir;
+    std::vector<int64_t> bookIds;
+    QJsonArray ids;
+    for (const auto& b : m_books) {
+        bookIds.push_back(b.id);
+        ids.append(qint64(b.id));
+    }
+    s[QStringLiteral("books")] = ids;
+    storage::TrainingRun run;
+    if (auto m = m_catalog.byPath(s.value("base").toString()))
+        run.modelId = m->id;
+    run.configJson = QJsonDocument(s).toJson(QJsonDocument::Compact).toStdString();
+    run.status = storage::RunStatus::Running;
+    Q_EMIT status(tr("Preparing the books…"));
+    // The books' texts, then the run recorded; the trainer writes them into its folder.
+    m_backend.bookTexts(
+        bookIds,
+        [this, s, outDir, run](std::vector<storage::Book> books) {
+            m_backend.createRun(
+                run,
+                [this, s, outDir, books = std::move(books)](int64_t runId) {
+                    clearCharts();
+                    Q_EMIT logCleared();
+                    launch(s, outDir, false, runId, books);
+                },
+                reportAs(tr("The run could not be recorded")));
+        },
+        reportAs(tr("The books could not be read")));
+    return true;
+}
+
+void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool resume,
+                               qint64 runId, const std::vector<storage::Book>& books) {
+    engine::TrainConfig c;
+    c.outDir = outDir.toStdString();
+    c.resume = resume;
+    c.baseModel = s.value(QStringLiteral("base")).toString().toStdString();
+    const bool recurrent = s.value(QStringLiteral("mode")).toString() == QLatin1String("recurrent");
+    c.mode = recurrent ? engine::TrainMode::Recurrent : engine::TrainMode::Baseline;
+    c.scope =
+        recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
+            ? engine::TrainScope::Recurrence
+            : engine::TrainScope::All;
+    // Each book cut near 90%: the start to train on, the rest held out for validation,
+    // so that a run on a single book still measures held-out perplexity.
+    for (const auto& b : books) {
+        auto [train, validation] = splitForValidation(b.text);
+        const std::string name = std::to_string(b.id) + ".txt";
+        c.corpusTexts.push_back({name, std::move(train)});
+        c.validationTexts.push_back({name, std::move(validation)});
+    }
+    c.window = s.value(QStringLiteral("window")).toInt();
+    c.overlap = s.value(QStringLiteral("overlap")).toInt();
+    c.bpttWindows = recurrent ? s.value(QStringLiteral("bptt_windows")).toInt() : 1;
+    c.batchSize = s.value(QStringLiteral("batch_size")).toInt();
+    c.lr = s.value(QStringLiteral("lr")).toDouble();
+    c.epochs = s.value(QStringLiteral("epochs")).toDouble();
+    c.warmupSteps = 20;
+    c.validateEveryTokens = 50000;
+    c.validationMaxTokens = 20000;
+    c.checkpointEverySteps = 50;
+    c.saveDtype = "f32";
+    m_runId = runId;
+    m_runName = s.value(QStringLiteral("name")).toString();
+    m_finished.clear();
+    m_job = m_backend.train(c);
+    Q_EMIT status(resume ? tr("Resuming %1…").arg(m_runName) : tr("Starting %1…").arg(m_runName));
+    Q_EMIT logLine(resume ? tr("Resuming in %1").arg(outDir) : tr("Run folder: %1").arg(outDir));
+    Q_EMIT progress(0);
+    Q_EMIT stateChanged();
+}
+
+void FineTunePresenter::cancel() {
+    if (m_job)
+        m_backend.cancel(m_job);
+}
+
+bool FineTunePresenter::resume() {
+    if (running() || !m_resumable.id)
+        return false;
+    const QJsonObject s =
+        QJsonDocument::fromJson(QByteArray::fromStdString(m_resumable.configJson)).object();
+    Q_EMIT settingsRestored(s);
+    const qint64 runId = m_resumable.id;
+    // The charts continue from the stored metrics.
+    m_backend.resumeRun(
+        runId,
+        [this, s, runId](std::vector<storage::MetricPoint> points) {
+            clearCharts();
+            for (const auto& p : points) {
+                const QPointF pt(double(p.step), p.value);
+                if (p.name == "train_loss")
+                    m_loss.push_back(pt);
+                else if (p.name == "val_ppl")
+                    m_valPpl.push_back(pt);
+                else if (p.name == "val_ppl_no_state")
+                    m_valPplNoState.push_back(pt);
+            }
+            Q_EMIT chartsChanged();
+            launch(s, s.value(QStringLiteral("out_dir")).toString(), true, runId, {});
+        },
+        reportAs(tr("The run's metrics could not be read")));
+    m_resumable = {};
+    Q_EMIT stateChanged();
+    return true;
+}
+
+void FineTunePresenter::clearCharts() {
+    m_loss.clear();
+    m_valPpl.clear();
+    m_valPplNoState.clear();
+    Q_EMIT chartsChanged();
+}
+
+void FineTunePresenter::onEvent(engine::JobId job, const engine::TrainEvent& e) {
+    if (job != m_job)
+        return;
+    using Kind = engine::TrainEvent::Kind;
+    switch (e.kind) {
+    case Kind::Info:
+        Q_EMIT logLine(QString::fromStdString(e.message));
+        break;
+    case Kind::Step:
+        m_loss.push_back(QPointF(double(e.step), e.loss));
+        if (e.step % 5 == 0 || e.step == e.totalSteps)
+            m_unsaved.push_back({m_runId, e.step, "train_loss", e.loss});
+        if (e.totalSteps > 0)
+            Q_EMIT progress(double(e.step) / double(e.totalSteps));
+        Q_EMIT status(tr("%1 · step %2 of %3 · loss %4 · %5 tokens/s · %6 left")
+                          .arg(m_runName)
+                          .arg(e.step)
+                          .arg(e.totalSteps)
+                          .arg(e.loss, 0, 'f', 3)
+                          .arg(e.tokensPerSecond, 0, 'f', 0)
+                          .arg(formatDuration(e.etaSeconds)));
+        // The loss chart is redrawn every few steps (cheap, but not per event).
+        if (m_loss.size() < 50 || e.step % 5 == 0)
+            Q_EMIT chartsChanged();
+        break;
+    case Kind::Validation:
+        m_valPpl.push_back(QPointF(double(e.step), e.valPerplexity));
+        m_unsaved.push_back({m_runId, e.step, "val_ppl", e.valPerplexity});
+        if (e.valLossNoState > 0) {
+            const double noState = std::exp(e.valLossNoState);
+            m_valPplNoState.push_back(QPointF(double(e.step), noState));
+            m_unsaved.push_back({m_runId, e.step, "val_ppl_no_state", noState});
+        }
+        Q_EMIT logLine(
+            tr("step %1: validation perplexity %2%3")
+                .arg(e.step)
+                .arg(e.valPerplexity, 0, 'f', 2)
+                .arg(e.valLossNoState > 0
+                         ? tr(" (state off: %1)").arg(std::exp(e.valLossNoState), 0, 'f', 2)
+                         : QString()));
+        Q_EMIT chartsChanged();
+        break;
+    case Kind::Checkpoint:
+        Q_EMIT logLine(tr("checkpoint at step %1").arg(e.step));
+        if (!m_unsaved.empty()) {
+            const auto points = std::move(m_unsaved);
+            m_unsaved.clear();
+            m_backend.addMetrics(points, reportAs(tr("The run's metrics could not be saved")));
+        }
+        break;
+    case Kind::Done:
+        m_finished = QString::fromStdString(e.checkpoint);
+        Q_EMIT logLine(tr("%1 at step %2").arg(QString::fromStdString(e.message)).arg(e.step));
+        break;
+    }
+}
+
+void FineTunePresenter::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
+    if (job != m_job)
+        return;
+    m_job = 0;
+    const bool cancelled = !ok && error.code == engine::ErrorCode::Cancelled;
+    const QString finished = ok ? m_finished : QString();
+    const auto points = std::move(m_unsaved);
+    m_unsaved.clear();
+    const storage::RunStatus runStatus =
+        ok ? storage::RunStatus::Completed
+           : (cancelled ? storage::RunStatus::Cancelled : storage::RunStatus::Failed);
+    const std::string message = ok ? "finished" : (cancelled ? "cancelled" : error.message);
+    m_backend.finishRun(
+        m_runId, points, finished.toStdString(), runStatus, message, [this](bool) { refresh(); },
+        reportAs(tr("The run could not be recorded")));
+    if (ok) {
+        Q_EMIT progress(1);
+        m_catalog.add(finished, m_runName, QString());
+        Q_EMIT status(
+            tr("%1 is ready: it is in the model list and can be written with now.").arg(m_runName));
+        Q_EMIT logLine(tr("Model saved in %1").arg(finished));
+    } else if (cancelled) {
+        m_finished.clear();
+        Q_EMIT status(tr("Cancelled. A checkpoint was kept: Resume continues from it."));
+    } else {
+        m_finished.clear();
+        Q_EMIT status(tr("The run stopped with an error."));
+        Q_EMIT failed(tr("Fine-tuning failed"), describeEngineError(error));
+    }
+    Q_EMIT chartsChanged();
+    Q_EMIT stateChanged();
+    Q_EMIT runFinished(ok);
+}
+
+} // namespace baton::ui

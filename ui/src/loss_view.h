@@ -1,0 +1,53 @@
+// The story's windows and loss (Story > Show windows and loss): the story's text is
+// scored in windows on the writing engine; the window ruler draws the windows, their
+// overlaps and mean loss, and the editor colours every token by its loss. The colours
+// go when the text changes.
+#pragma once
+
+#include "error_text.h"
+
+#include <baton/engine/windows.h>
+
+#include <QObject>
+#include <QString>
+
+#include <vector>
+
+namespace baton::engine {
+class EngineController;
+}
+
+namespace baton::ui {
+
+class StoryEditor;
+class WindowRuler;
+
+class LossView : public QObject {
+    Q_OBJECT
+public:
+    LossView(engine::EngineController& engine, StoryEditor& editor, WindowRuler& ruler,
+             QObject* parent = nullptr);
+
+    // Scores `text` (the editor's) in these windows, then shows the result.
+    void measure(const QString& text, const engine::WindowSettings& windows);
+    // Clears the colours and the ruler (which then shows `why`, or how to measure).
+    void drop(const QString& why);
+    bool measuring() const { return m_job != 0; }
+
+Q_SIGNALS:
+    void shownChanged(bool shown);
+    void statusMessage(QString text, int milliseconds);
+    void failed(QString what, baton::ui::ErrorText error);
+
+private:
+    void onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
+                       const std::vector<float>& nll, int window, int overlap, bool state);
+
+    engine::EngineController& m_engine;
+    StoryEditor& m_editor;
+    WindowRuler& m_ruler;
+    quint64 m_job = 0;
+    QString m_text; // the text the shown losses belong to
+};
+
+} // namespace baton::ui

@@ -1,0 +1,573 @@
+#include "write_page.h"
+
+#include "adventure_bar.h"
+#include "generation_settings_panel.h"
+#include "library_panel.h"
+#include "loss_view.h"
+#include "notice_bar.h"
+#include "story_editor.h"
+#include "story_notes_panel.h"
+#include "story_session.h"
+#include "story_tree_panel.h"
+#include "window_ruler.h"
+#include "write_actions.h"
+
+#include <baton/engine/engine_controller.h>
+#include <baton/engine/windows.h>
+#include <baton/storage/storage_controller.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFrame>
+#include <QLabel>
+#include <QMainWindow>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTextDocument>
+#include <QTimer>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace baton::ui {
+
+namespace {
+
+QString noStoryHint() {
+    return WritePage::tr("Choose a story in the library, or start one with New story (Ctrl+N).");
+}
+
+} // namespace
+
+WritePage::WritePage(storage::StorageController& storage, engine::EngineController& engine,
+                     QMainWindow& window)
+    : QWidget(&window)
+    , m_storage(storage)
+    , m_engine(engine) {
+    m_session = new StorySession(storage, engine, this);
+    m_library = new LibraryPanel(storage, this);
+    m_editor = new StoryEditor;
+    m_settings = new GenerationSettingsPanel;
+    m_tree = new StoryTreePanel(storage);
+    m_notes = new StoryNotesPanel;
+    m_adventure = new AdventureBar;
+    m_adventure->hide();
+    m_editTimer = new QTimer(this);
+    m_editTimer->setSingleShot(true);
+    m_editTimer->setInterval(1200); // an edit is saved after a pause in typing
+
+    // The centre: a notice while no model is loaded, then the story.
+    m_noModelBar = new NoticeBar(tr("No model is loaded: open a Hugging Face GPT-2 folder with "
+                                    "File > Open model…"),
+                                 tr("Open model…"));
+    m_noModelBar->setObjectName(QStringLiteral("noModelBar"));
+    connect(m_noModelBar, &NoticeBar::clicked, this, &WritePage::openModelRequested);
+
+    auto* centre = new QWidget;
+    auto* cl = new QVBoxLayout(centre);
+    cl->setContentsMargins(0, 0, 0, 0);
+    cl->setSpacing(0);
+    cl->addWidget(m_noModelBar);
+    cl->addWidget(m_editor, 1);
+    cl->addWidget(m_adventure);
+    m_ruler = new WindowRuler;
+    cl->addWidget(m_ruler);
+    m_loss = new LossView(engine, *m_editor, *m_ruler, this);
+    connect(m_ruler, &WindowRuler::windowClicked, this, [this](int startChar) {
+        QTextCursor c(m_editor->document());
+        c.setPosition(std::min(startChar, m_editor->document()->characterCount() - 1));
+        m_editor->setTextCursor(c);
+        m_editor->ensureCursorVisible();
+    });
+
+    auto* splitter = new QSplitter;
+    splitter->setObjectName(QStringLiteral("mainSplitter"));
+    splitter->addWidget(m_library);
+    splitter->addWidget(centre);
+    splitter->setStretchFactor(0, 0);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({250, 800});
+    splitter->setChildrenCollapsible(false);
+    m_library->setMinimumWidth(190);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(splitter);
+
+    createDocks(window);
+    createActions(window);
+    m_library->setActions(m_actions.newStory, m_actions.rename, m_actions.remove,
+                          m_actions.undoRemove);
+    connectParts();
+    m_editor->setEnabled(false);
+    m_editor->setPlaceholderText(noStoryHint());
+}
+
+WritePage::~WritePage() {
+    m_session->undoStack()->disconnect(this);
+    m_session->disconnect(this);
+    delete m_session;
+}
+
+void WritePage::createDocks(QMainWindow& window) {
+    auto dock = [&window](const QString& title, const QString& name, QWidget* widget) {
+        auto* d = new QDockWidget(title, &window);
+        d->setObjectName(name);
+        d->setWidget(widget);
+        d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
+        window.addDockWidget(Qt::RightDockWidgetArea, d);
+        return d;
+    };
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_settings);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_settings->setMinimumWidth(240);
+    m_settingsDock = dock(tr("Generation"), QStringLiteral("generationDock"), scroll);
+    m_treeDock = dock(tr("Branches"), QStringLiteral("branchesDock"), m_tree);
+    m_notesDock = dock(tr("Memory and note"), QStringLiteral("notesDock"), m_notes);
+    window.tabifyDockWidget(m_treeDock, m_notesDock);
+    m_treeDock->raise();
+    window.resizeDocks({m_settingsDock, m_treeDock}, {500, 280}, Qt::Vertical);
+}
+
+void WritePage::createActions(QMainWindow& window) {
+    m_actions = WriteActions::create(this, window);
+    const WriteActions& a = m_actions;
+    auto on = [this](QAction* action, auto slot) {
+        connect(action, &QAction::triggered, this, slot);
+    };
+    on(a.newStory, [this] { newStory(false); });
+    on(a.newAdventure, [this] { newStory(true); });
+    on(a.undo, &WritePage::storyUndo);
+    on(a.redo, &WritePage::storyRedo);
+    on(a.previousAlternative, [this] { switchAlternative(-1); });
+    on(a.nextAlternative, [this] { switchAlternative(1); });
+    on(a.undoTurn, [this] {
+        saveDraft();
+        m_session->undoTurn();
+    });
+    on(a.rename, [this] { m_library->renameSelected(); });
+    on(a.remove, [this] { m_library->deleteSelected(); });
+    on(a.undoRemove, [this] { m_library->undoDelete(); });
+    on(a.duplicate, [this] { m_library->duplicateSelected(); });
+    on(a.generate, &WritePage::generate);
+    on(a.continueStory, &WritePage::continueStory);
+    on(a.retry, &WritePage::retry);
+    on(a.stop, [this] { m_session->stop(); });
+    on(a.loss, [this](bool shown) { showLoss(shown); });
+    connect(m_loss, &LossView::shownChanged, a.loss, &QAction::setChecked);
+    connect(m_loss, &LossView::statusMessage, this, &WritePage::statusMessage);
+    connect(m_loss, &LossView::failed, this, &WritePage::failed);
+}
+
+void WritePage::connectParts() {
+    // Library -> session.
+    connect(m_library, &LibraryPanel::storyActivated, this, [this](qint64 id) {
+        if (id != m_session->storyId()) {
+            saveDraft();
+            m_notes->flush();
+            m_session->open(id);
+        }
+    });
+    connect(m_library, &LibraryPanel::storyRemoved, this, [this](qint64 id) {
+        if (id == m_session->storyId())
+            m_session->close();
+    });
+    connect(m_library, &LibraryPanel::storyRenamed, this, [this](qint64 id, const QString& t) {
+        if (id == m_session->storyId())
+            Q_EMIT titleChanged(t);
+    });
+    connect(m_library, &LibraryPanel::selectionChanged, this, &WritePage::updateActions);
+    connect(m_library, &LibraryPanel::pendingDeleteChanged, this, &WritePage::updateActions);
+    connect(m_library, &LibraryPanel::storageFailed, this,
+            [this](const QString& what, const storage::StorageError& e) {
+                Q_EMIT failed(what, describeStorageError(e));
+            });
+
+    // Session -> editor and status.
+    connect(m_session, &StorySession::opened, this,
+            [this](const storage::Story& story, const std::vector<storage::Passage>& path) {
+                m_loss->drop(QString());
+                m_editTimer->stop();
+                m_editor->setPassages(path);
+                m_notes->setNotes(QString::fromStdString(story.memory),
+                                  QString::fromStdString(story.authorsNote));
+                m_tree->showStory(story.id, path);
+                const bool adventure = story.mode == storage::StoryMode::Adventure;
+                m_adventure->setVisible(adventure);
+                m_editor->setEnabled(true);
+                m_editor->setPlaceholderText(
+                    adventure ? tr("Say what you do in the line below, or set the scene here "
+                                   "and press Ctrl+Enter.")
+                              : tr("Begin your story here, then press Ctrl+Enter to let the "
+                                   "model continue it."));
+                if (adventure)
+                    m_adventure->focusInput();
+                else
+                    m_editor->setFocus();
+                loadStorySettings(story);
+                Q_EMIT titleChanged(QString::fromStdString(story.title));
+                // The story continues with the model it was written with.
+                const QString storyModel = QString::fromStdString(story.modelPath);
+                const QString current =
+                    m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QString();
+                if (!storyModel.isEmpty() && storyModel != current && !m_modelLoading &&
+                    QFileInfo::exists(storyModel + QStringLiteral("/config.json")))
+                    Q_EMIT storyModelWanted(storyModel);
+                Q_EMIT progress(QString(), QString());
+                updateActions();
+            });
+    connect(m_session, &StorySession::pathChanged, this,
+            [this](const std::vector<storage::Passage>& path) {
+                m_editor->showPath(path);
+                m_tree->showStory(m_session->storyId(), path);
+                updateActions();
+            });
+    connect(m_session->undoStack(), &QUndoStack::indexChanged, this, &WritePage::updateActions);
+    connect(m_tree, &StoryTreePanel::switchRequested, this,
+            [this](qint64 leaf, const QString& what) {
+                saveDraft();
+                m_session->switchTo(leaf, what);
+            });
+    connect(m_tree, &StoryTreePanel::refreshed, this, &WritePage::updateActions);
+    connect(m_tree, &StoryTreePanel::storageFailed, this,
+            [this](const QString& what, const storage::StorageError& e) {
+                Q_EMIT failed(what, describeStorageError(e));
+            });
+    connect(
+        m_notes, &StoryNotesPanel::notesChanged, this,
+        [this](const QString& memory, const QString& note) { m_session->saveNotes(memory, note); });
+    connect(m_adventure, &AdventureBar::sendRequested, this,
+            [this](TurnKind kind, const QString& input) { sendTurn(int(kind), input); });
+    connect(m_adventure, &AdventureBar::undoTurnRequested, this, [this] {
+        saveDraft();
+        m_session->undoTurn();
+    });
+    connect(m_adventure, &AdventureBar::retryTurnRequested, this, &WritePage::retry);
+    connect(m_editTimer, &QTimer::timeout, this, &WritePage::saveDraft);
+    connect(m_editor, &StoryEditor::savedTextEdited, this, [this] {
+        m_editTimer->start();
+        updateActions();
+    });
+    connect(m_editor, &StoryEditor::storyUndoRequested, this, &WritePage::storyUndo);
+    connect(m_editor, &StoryEditor::storyRedoRequested, this, &WritePage::storyRedo);
+    connect(m_session, &StorySession::closed, this, [this] {
+        m_editTimer->stop();
+        m_tree->clear();
+        m_notes->setNotes(QString(), QString());
+        m_adventure->hide();
+        m_editor->clearStory();
+        m_editor->setEnabled(false);
+        m_editor->setPlaceholderText(noStoryHint());
+        Q_EMIT titleChanged(QString());
+        updateActions();
+    });
+    connect(m_session, &StorySession::phaseChanged, this, [this](StorySession::Phase phase) {
+        m_editor->setReadOnly(phase != StorySession::Phase::Idle);
+        if (phase == StorySession::Phase::Idle) {
+            if (m_adventure->isVisible())
+                m_adventure->focusInput();
+            else
+                m_editor->setFocus();
+        }
+        updateActions();
+    });
+    connect(m_session, &StorySession::truncated, m_editor, &StoryEditor::truncate);
+    connect(m_session, &StorySession::streamed, this, [this](const QString& text) {
+        m_editor->appendSaved(text, storage::PassageAuthor::Model);
+    });
+    connect(m_session, &StorySession::windowProgress, this,
+            [this](qint64 window, int fill, int size, double tps) {
+                Q_EMIT progress(tr("window %1 · %2/%3").arg(window + 1).arg(fill).arg(size),
+                                tr("%1 tokens/s").arg(tps, 0, 'f', 1));
+            });
+    connect(m_session, &StorySession::generationFinished, this,
+            [this](const QString& summary) { Q_EMIT statusMessage(summary, 10000); });
+    connect(m_session, &StorySession::message, this,
+            [this](const QString& text) { Q_EMIT statusMessage(text, 10000); });
+    connect(m_session, &StorySession::failed, this, &WritePage::failed);
+    connect(m_editor, &StoryEditor::typedTextChanged, this, [this] {
+        if (!m_editor->typedText().isEmpty())
+            m_editTimer->start(); // autosave after a pause in typing
+        updateActions();
+    });
+}
+
+QString WritePage::storyText() const {
+    return m_session->isOpen() ? m_editor->storyText() : QString();
+}
+
+std::optional<TopicsPanel::StoryText> WritePage::topicsStory() {
+    if (!m_session->isOpen())
+        return std::nullopt;
+    saveDraft();
+    const QString text = m_editor->storyText().left(m_editor->savedLength());
+    if (text.isEmpty())
+        return std::nullopt;
+    // The latest generation: the model's text at the end of the story, after text of
+    // the user's.
+    int begin = int(text.size());
+    while (begin > 0 && m_editor->authorAt(begin - 1) == storage::PassageAuthor::Model)
+        --begin;
+    TopicsPanel::StoryText s;
+    s.text = text.toStdString();
+    s.continuationByte =
+        begin > 0 && begin < text.size() ? int64_t(text.left(begin).toUtf8().size()) : int64_t(-1);
+    s.windows = m_settings->settings().windows;
+    return s;
+}
+
+void WritePage::setDatabasePath(const QString& path) {
+    m_databaseOpen = false;
+    m_session->setDatabasePath(path);
+    updateActions();
+}
+
+void WritePage::onDatabaseOpened() {
+    m_databaseOpen = true;
+    m_library->refresh();
+    updateActions();
+}
+
+void WritePage::onModelLoaded(const engine::ModelInfo& info) {
+    m_settings->setModel(info);
+    if (m_session->isOpen())
+        loadStorySettings(m_session->story());
+    updateActions();
+}
+
+void WritePage::setModelLoading(bool loading) {
+    m_modelLoading = loading;
+    updateActions();
+}
+
+void WritePage::setNoModelHint(const QString& text) {
+    m_noModelBar->setText(text);
+}
+
+void WritePage::setStoryModel(const QString& folder) {
+    if (!m_session->isOpen())
+        return;
+    storage::StoryChange change;
+    change.modelPath = QDir(folder).absolutePath().toStdString();
+    m_storage.updateStory(m_session->storyId(), change);
+}
+
+bool WritePage::busy() const {
+    return m_session->busy();
+}
+
+void WritePage::prepareToClose() {
+    // Keep what is being generated: stop, and wait until the continuation has saved its
+    // last chunk.
+    if (m_session->busy()) {
+        m_session->stop();
+        QElapsedTimer t;
+        t.start();
+        while (m_session->busy() && t.elapsed() < 10000)
+            QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    }
+    saveDraft();
+    m_notes->flush();
+    m_library->commitPendingDelete();
+}
+
+void WritePage::showLoss(bool on) {
+    if (!on) {
+        m_loss->drop(QString());
+        return;
+    }
+    const QString text = m_editor->storyText();
+    if (!m_session->isOpen() || !m_engine.model() || m_session->busy() || text.isEmpty()) {
+        m_actions.loss->setChecked(false);
+        Q_EMIT statusMessage(tr("Open a story with some text, with a model loaded and "
+                                "nothing generating, to see its windows and loss."),
+                             8000);
+        return;
+    }
+    m_loss->measure(text, m_settings->settings().windows);
+    updateActions();
+}
+
+void WritePage::newStory(bool adventure) {
+    if (!m_databaseOpen || m_session->busy())
+        return;
+    saveDraft();
+    m_notes->flush();
+    storage::Story s;
+    s.title = (adventure ? tr("Untitled adventure") : tr("Untitled story")).toStdString();
+    s.mode = adventure ? storage::StoryMode::Adventure : storage::StoryMode::Story;
+    if (m_engine.model())
+        s.modelPath = m_engine.model()->path;
+    s.settingsJson = m_settings->toJson();
+    m_library->createStory(s);
+}
+
+void WritePage::loadStorySettings(const storage::Story& story) {
+    auto parsed = story::parseSettings(story.settingsJson);
+    if (!parsed) {
+        // The story opens with the default settings; saving replaces the damaged ones.
+        Q_EMIT statusMessage(tr("The story's generation settings could not be read (%1); "
+                                "the defaults are shown")
+                                 .arg(QString::fromStdString(parsed.error().message)),
+                             10000);
+        m_settings->load(story::defaultSettings());
+        return;
+    }
+    m_settings->load(*parsed);
+}
+
+story::StorySettings WritePage::generationSettings() const {
+    story::StorySettings s = m_settings->settings();
+    // An adventure's reply ends where the player's next action would begin.
+    if (m_session->isOpen() && m_session->story().mode == storage::StoryMode::Adventure)
+        s.sampling.stopStrings.push_back(adventureStopString());
+    return s;
+}
+
+void WritePage::commitEdits() {
+    m_editTimer->stop();
+    if (!m_editor->hasPendingEdits())
+        return;
+    const auto edits = m_editor->pendingEdits();
+    if (m_session->isOpen())
+        m_session->saveEdits(edits);
+    m_editor->acceptEdits();
+    if (!edits.empty())
+        Q_EMIT statusMessage(tr("Edit saved; the model reads the story again from the "
+                                "edit on (Ctrl+Z undoes it)."),
+                             6000);
+}
+
+void WritePage::saveDraft() {
+    commitEdits();
+    const QString typed = m_editor->typedText();
+    if (typed.isEmpty() || !m_session->isOpen() || m_session->busy() || m_editor->isReadOnly())
+        return;
+    m_session->saveTyped(typed);
+    m_editor->commitTypedText();
+}
+
+void WritePage::storyUndo() {
+    // The typing since the last save first (the editor's own undo), then the story's.
+    if (m_editor->hasFocus() && m_editor->document()->isUndoAvailable() &&
+        !m_editor->isReadOnly()) {
+        m_editor->undo();
+        return;
+    }
+    saveDraft();
+    if (m_session->canUndo()) {
+        Q_EMIT statusMessage(tr("Undo: %1").arg(m_session->undoStack()->undoText()), 5000);
+        m_session->undo();
+    }
+}
+
+void WritePage::storyRedo() {
+    if (m_editor->hasFocus() && m_editor->document()->isRedoAvailable() &&
+        !m_editor->isReadOnly()) {
+        m_editor->redo();
+        return;
+    }
+    saveDraft();
+    if (m_session->canRedo()) {
+        Q_EMIT statusMessage(tr("Redo: %1").arg(m_session->undoStack()->redoText()), 5000);
+        m_session->redo();
+    }
+}
+
+void WritePage::switchAlternative(int step) {
+    if (!m_session->isOpen() || m_session->busy())
+        return;
+    const auto leaf = m_tree->alternative(step);
+    if (!leaf)
+        return;
+    saveDraft();
+    m_session->switchTo(*leaf, tr("Switch alternative"));
+}
+
+void WritePage::sendTurn(int kind, const QString& input) {
+    if (!m_actions.generate->isEnabled())
+        return;
+    const QString framed = frameTurn(TurnKind(kind), input, m_editor->storyText().right(2));
+    if (framed.isEmpty())
+        return;
+    m_editor->appendTyped(framed);
+    m_adventure->clearInput();
+    generate();
+}
+
+void WritePage::generate() {
+    if (!m_actions.generate->isEnabled())
+        return;
+    commitEdits();
+    m_notes->flush();
+    const story::StorySettings s = generationSettings();
+    m_session->saveSettings(m_settings->toJson());
+    // The typed text becomes saved text only when the generation starts.
+    if (m_session->generate(m_editor->typedText(), s))
+        m_editor->commitTypedText();
+}
+
+void WritePage::continueStory() {
+    if (!m_actions.continueStory->isEnabled())
+        return;
+    commitEdits();
+    m_notes->flush();
+    m_session->saveSettings(m_settings->toJson());
+    m_session->generate(QString(), generationSettings());
+}
+
+void WritePage::retry() {
+    if (!m_actions.retry->isEnabled())
+        return;
+    commitEdits();
+    m_notes->flush();
+    m_session->saveSettings(m_settings->toJson());
+    m_session->retry(generationSettings());
+}
+
+void WritePage::updateActions() {
+    const bool open = m_session->isOpen();
+    const bool busy = m_session->busy();
+    const bool model = m_engine.model().has_value() && !m_modelLoading;
+    const bool typed = !m_editor->typedText().isEmpty();
+    m_actions.newStory->setEnabled(m_databaseOpen && !busy);
+    m_actions.newAdventure->setEnabled(m_databaseOpen && !busy);
+    const bool editing = m_editor->hasPendingEdits();
+    m_actions.undo->setEnabled(open && !busy && (m_session->canUndo() || editing));
+    m_actions.redo->setEnabled(open && !busy && m_session->canRedo());
+    m_actions.undo->setText(m_session->canUndo() && !editing
+                                ? tr("&Undo %1").arg(m_session->undoStack()->undoText())
+                                : tr("&Undo"));
+    m_actions.redo->setText(m_session->canRedo()
+                                ? tr("&Redo %1").arg(m_session->undoStack()->redoText())
+                                : tr("&Redo"));
+    const bool alternatives = open && !busy && m_tree->alternative(1).has_value();
+    m_actions.previousAlternative->setEnabled(alternatives);
+    m_actions.nextAlternative->setEnabled(alternatives);
+    m_actions.undoTurn->setEnabled(open && !busy && m_session->canRetry());
+    m_adventure->setReady(open && model && !busy, m_session->canRetry(),
+                          m_session->canRetry() && model);
+    m_actions.rename->setEnabled(m_library->selectedStory() != 0);
+    m_actions.duplicate->setEnabled(m_library->selectedStory() != 0 && !busy);
+    m_actions.remove->setEnabled(m_library->selectedStory() != 0 && !busy);
+    m_actions.undoRemove->setEnabled(m_library->hasPendingDelete());
+    m_actions.generate->setEnabled(open && model && !busy);
+    m_actions.continueStory->setEnabled(open && model && !busy && !typed &&
+                                        m_editor->savedLength() > 0);
+    m_actions.retry->setEnabled(open && model && !busy && !typed && m_session->canRetry());
+    m_actions.loss->setEnabled(open && model && !busy);
+    m_actions.stop->setEnabled(busy);
+    m_library->setEnabled(!busy);
+    // The memory is read at the start of a generation: it changes between them.
+    m_notes->setEnabled(open && !busy);
+    m_noModelBar->setVisible(!m_engine.model().has_value());
+}
+
+} // namespace baton::ui

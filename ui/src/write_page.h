@@ -1,0 +1,147 @@
+// The Write page: the library on the left, the story in the centre (a notice while no
+// model is loaded, the editor, the adventure bar, the window ruler), and its docks on
+// the right of the main window (generation settings, branches, memory and note). It
+// owns the story's actions (new, undo/redo, generate, continue, retry, stop,
+// alternatives, windows and loss) and wires the library, the editor and the story
+// session together; the main window hosts it and shows what it reports.
+#pragma once
+
+#include "error_text.h"
+#include "topics_panel.h"
+#include "write_actions.h"
+
+#include <QString>
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+class QAction;
+class QDockWidget;
+class QFrame;
+class QLabel;
+class QMainWindow;
+class QTimer;
+
+namespace baton::engine {
+class EngineController;
+struct ModelInfo;
+} // namespace baton::engine
+
+namespace baton::storage {
+class StorageController;
+struct StorageError;
+struct Story;
+} // namespace baton::storage
+
+namespace baton::story {
+struct StorySettings;
+}
+
+namespace baton::ui {
+
+class AdventureBar;
+class GenerationSettingsPanel;
+class LibraryPanel;
+class LossView;
+class NoticeBar;
+class StoryEditor;
+class StoryNotesPanel;
+class StorySession;
+class StoryTreePanel;
+class WindowRuler;
+
+class WritePage : public QWidget {
+    Q_OBJECT
+public:
+    // Its docks are added to `window`, its actions too (for their shortcuts).
+    WritePage(storage::StorageController& storage, engine::EngineController& engine,
+              QMainWindow& window);
+    // The session goes first, unheard: its last signals must not reach a page whose docks
+    // the window has already deleted.
+    ~WritePage() override;
+
+    LibraryPanel* library() const { return m_library; }
+    StoryEditor* editor() const { return m_editor; }
+    StorySession* session() const { return m_session; }
+    GenerationSettingsPanel* settingsPanel() const { return m_settings; }
+    WindowRuler* ruler() const { return m_ruler; }
+    StoryTreePanel* storyTree() const { return m_tree; }
+    StoryNotesPanel* notesPanel() const { return m_notes; }
+    AdventureBar* adventureBar() const { return m_adventure; }
+    std::vector<QDockWidget*> docks() const { return {m_settingsDock, m_treeDock, m_notesDock}; }
+
+    const WriteActions& actions() const { return m_actions; }
+
+    // The open story's text ("" without one), for the Compare page.
+    QString storyText() const;
+    // The open story's saved text and latest generation, for the Topics page.
+    std::optional<TopicsPanel::StoryText> topicsStory();
+
+    void setDatabasePath(const QString& path);
+    void onDatabaseOpened();
+    void onModelLoaded(const engine::ModelInfo& info);
+    void setModelLoading(bool loading);
+    void setNoModelHint(const QString& text);
+    // The open story continues with this model from now on.
+    void setStoryModel(const QString& folder);
+    bool busy() const;
+    // Before the window closes: stop and keep what is being generated, save what was
+    // typed and edited, write a pending delete.
+    void prepareToClose();
+    void updateActions();
+
+Q_SIGNALS:
+    void statusMessage(QString text, int milliseconds);
+    void progress(QString window, QString speed);
+    void titleChanged(QString title); // "" without a story
+    void failed(QString what, baton::ui::ErrorText error);
+    void openModelRequested();
+    // The open story was written with this model (not the loaded one).
+    void storyModelWanted(QString folder);
+
+private:
+    void createActions(QMainWindow& window);
+    void createDocks(QMainWindow& window);
+    void connectParts();
+    void newStory(bool adventure);
+    // Saves the edits of saved text the editor holds (before anything that reads or
+    // moves the story).
+    void commitEdits();
+    // commitEdits(), and the typed text saved as the user's passage (autosave).
+    void saveDraft();
+    // The panel's settings, with an adventure's stop string.
+    story::StorySettings generationSettings() const;
+    void loadStorySettings(const storage::Story& story);
+    void sendTurn(int kind, const QString& input);
+    void storyUndo();
+    void storyRedo();
+    void switchAlternative(int step);
+    void generate();
+    void continueStory();
+    void retry();
+    // The window ruler and the per-token loss colours (Story > Show windows and loss).
+    void showLoss(bool on);
+
+    storage::StorageController& m_storage;
+    engine::EngineController& m_engine;
+    LibraryPanel* m_library = nullptr;
+    StoryEditor* m_editor = nullptr;
+    StorySession* m_session = nullptr;
+    GenerationSettingsPanel* m_settings = nullptr;
+    StoryTreePanel* m_tree = nullptr;
+    StoryNotesPanel* m_notes = nullptr;
+    AdventureBar* m_adventure = nullptr;
+    WindowRuler* m_ruler = nullptr;
+    LossView* m_loss = nullptr;
+    NoticeBar* m_noModelBar = nullptr;
+    QDockWidget* m_settingsDock = nullptr;
+    QDockWidget* m_treeDock = nullptr;
+    QDockWidget* m_notesDock = nullptr;
+    QTimer* m_editTimer = nullptr;
+    WriteActions m_actions{};
+    bool m_databaseOpen = false;
+    bool m_modelLoading = false;
+};
+
+} // namespace baton::ui
