@@ -3,9 +3,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 namespace baton::cli {
+
+namespace {
+
+// What LibTorch's OpenMP waits with in this process (OMP_WAIT_POLICY, read when the
+// library loads): PASSIVE keeps batched work (prefill, training) from collapsing when
+// other programs use the cores, at a cost on an idle machine (README "Measured").
+std::string waitPolicy() {
+    const char* v = std::getenv("OMP_WAIT_POLICY");
+    return v ? v : "libgomp default";
+}
+
+} // namespace
 
 int runInfo(const std::vector<std::string>& argv) {
     Args args("info", "Show a model's configuration, size, dtype and tokenizer.");
@@ -33,6 +47,8 @@ int runInfo(const std::vector<std::string>& argv) {
         j["device"] = i.device;
         j["tokenizer"] = i.tokenizerKind;
         j["tokenizer_vocab_size"] = i.tokenizerVocabSize;
+        j["runtime"] = engine::runtimeVersions();
+        j["openmp_wait_policy"] = waitPolicy();
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -44,7 +60,9 @@ int runInfo(const std::vector<std::string>& argv) {
               << "parameters   " << i.parameterCount << " (" << (i.parameterCount / 1e6) << " M)\n"
               << "dtype        stored " << i.storageDtype << ", computed "
               << engine::computeDtypeName(i.computeDtype) << " on " << i.device << "\n"
-              << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n";
+              << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n"
+              << "runtime      " << engine::runtimeVersions() << "; OpenMP wait policy "
+              << waitPolicy() << "\n";
     return 0;
 }
 

@@ -253,7 +253,10 @@ int storyGenerate(const std::vector<std::string>& argv) {
         .option("overlap", "O", "Tokens kept from one window to the next (default: as --window)")
         .flag("retry", "Write an alternative to the last generation instead of continuing")
         .option("chunk-tokens", "N", "Save a chunk (and a state) about every N tokens", "16")
-        .option("threads", "N", "Compute threads (default: all cores)", "0")
+        .option("threads", "N",
+                "Compute threads (default: all cores); decoding uses fewer while other programs "
+                "keep cores busy",
+                "0")
         .flag("quiet", "Do not print statistics to standard error");
     addSamplingOptions(args);
     addDbOption(args);

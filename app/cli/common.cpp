@@ -23,7 +23,10 @@ void addModelOptions(Args& args) {
                 "bundled baton-mini)")
         .option("dtype", "f32|bf16", "Compute dtype; bf16 needs a CPU with AVX512-BF16", "f32")
         .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
-        .option("threads", "N", "Compute threads (default: all cores)", "0");
+        .option("threads", "N",
+                "Compute threads (default: all cores); decoding uses fewer while other programs "
+                "keep cores busy",
+                "0");
 }
 
 std::string modelFolder(const Args& args) {

@@ -7,6 +7,7 @@
 
 #include <QJsonArray>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -67,6 +68,32 @@ private Q_SLOTS:
         QCOMPARE(j["n_embd"].toInt(), 64);
         QCOMPARE(j["tokenizer"].toString(), QString("gpt2-bpe"));
         QVERIFY(j["parameters"].toDouble() > 3e6);
+    }
+
+    // info reports the runtime and OpenMP's waiting policy (bug reports about speed
+    // on a busy machine need it).
+    void openMpWaitPolicy_data() {
+        QTest::addColumn<QString>("given");
+        QTest::addColumn<QString>("seen");
+        QTest::newRow("unset") << QString() << "libgomp default";
+        QTest::newRow("passive") << "PASSIVE"
+                                 << "PASSIVE";
+    }
+    void openMpWaitPolicy() {
+        QFETCH(QString, given);
+        QFETCH(QString, seen);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("OMP_WAIT_POLICY");
+        if (!given.isEmpty())
+            env.insert("OMP_WAIT_POLICY", given);
+        QProcess p;
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(BATON_CLI_PATH), {"info", "--model", m_model, "--json"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const auto j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QCOMPARE(j["openmp_wait_policy"].toString(), seen);
+        QVERIFY(j["runtime"].toString().contains("LibTorch"));
     }
 
     void tokenizeJson() {

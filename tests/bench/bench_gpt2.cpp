@@ -1,10 +1,17 @@
 // GPT-2-small-shaped model (random weights built in memory): time to score and to
-// prefill a 300-token window, decode speed with the KV cache, peak memory.
+// prefill a 300-token window, decode speed with the KV cache, peak memory; the
+// machine's read bandwidth with 1 and 2 threads and the decode bound it sets (the
+// weights are read once per token), each decode figure beside its share of it.
 //   bench_gpt2 [--layers 12 --embd 768 --heads 12 --vocab 50257 --window 300
-//               --decode-tokens 128 --repeats 5 --dtype f32|bf16]
+//               --decode-tokens 128 --repeats 5 --dtype f32|bf16 --threads N
+//               --busy N --fixed-threads 0|1]
+// --busy N runs N busy-looping processes during the measurements (another program
+// using cores); --fixed-threads 1 switches off the engine's thread budget
+// (util/core_budget.h), the behaviour before it, for comparison.
 #include "bench_util.h"
 
 #include "model/model_impl.h"
+#include "util/core_budget.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/scoring.h>
@@ -16,7 +23,14 @@ using namespace baton;
 using namespace baton::bench;
 
 int main(int argc, char** argv) {
-    engine::initializeRuntime();
+    engine::initializeRuntime(std::stoi(arg(argc, argv, "threads", "0")));
+    const bool fixedThreads = arg(argc, argv, "fixed-threads", "0") == "1";
+    engine::cpu::setAdaptiveThreads(!fixedThreads);
+    const int busy = std::stoi(arg(argc, argv, "busy", "0"));
+    // The bounds first, on a quiet machine (before the busy processes start).
+    const double bw1 = readBandwidthGBs(1), bw2 = readBandwidthGBs(2);
+    report("gpt2", "read_bandwidth_1_thread", bw1, "GB/s");
+    report("gpt2", "read_bandwidth_2_threads", bw2, "GB/s");
     engine::ModelConfig c;
     c.nLayer = std::stoi(arg(argc, argv, "layers", "12"));
     c.nEmbd = std::stoi(arg(argc, argv, "embd", "768"));
@@ -31,7 +45,9 @@ int main(int argc, char** argv) {
     const std::string tag = "\"dtype\": \"" + dtype +
                             "\", \"layers\": " + std::to_string(c.nLayer) +
                             ", \"embd\": " + std::to_string(c.nEmbd) +
-                            ", \"threads\": " + std::to_string(engine::cpu::threadCount());
+                            ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
+                            ", \"busy\": " + std::to_string(busy) +
+                            ", \"fixed_threads\": " + (fixedThreads ? "true" : "false");
 
     engine::LoadOptions options;
     options.dtype =
@@ -45,6 +61,7 @@ int main(int argc, char** argv) {
     report("gpt2", "build_model_s", secondsSince(t0), "s", tag);
     report("gpt2", "parameters", double((*model)->info().parameterCount), "count", tag);
 
+    BusyLoad load(busy);
     std::mt19937 rng(7);
     std::vector<int32_t> ids(static_cast<size_t>(T));
     for (auto& id : ids)
@@ -104,6 +121,13 @@ int main(int argc, char** argv) {
     report("gpt2", "decode_ms_per_token", ms, "ms", tag);
     report("gpt2", "decode_tokens_per_s", 1000.0 / ms, "tokens/s", tag);
     report("gpt2", "decode_p90_ms_per_token", 1000.0 * percentile(steps, 0.9), "ms", tag);
+    // The bound: every weight read once per token (F32: 4 bytes; BF16 compute keeps
+    // 2), at the bandwidth of the threads the machine could give.
+    const double bytes = double((*model)->info().parameterCount) * (dtype == "bf16" ? 2.0 : 4.0);
+    const double bw = engine::cpu::threadCap() >= 2 ? bw2 : bw1;
+    report("gpt2", "decode_bound_tokens_per_s", bw * 1e9 / bytes, "tokens/s",
+           tag + ", \"bandwidth_gbs\": " + std::to_string(bw));
+    report("gpt2", "decode_share_of_bound", (1000.0 / ms) / (bw * 1e9 / bytes), "ratio", tag);
     report("gpt2", "peak_rss_mb", peakRssMb(), "MB", tag);
     return 0;
 }

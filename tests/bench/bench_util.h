@@ -23,4 +23,21 @@ void report(const std::string& bench, const std::string& metric, double value,
 // --name value lookups over argv with defaults.
 std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback);
 
+// The machine's read bandwidth in GB/s with `threads` threads: the median of 5 sums
+// over a 256 MB buffer (far larger than any cache), each thread its own slice.
+double readBandwidthGBs(int threads);
+
+// N processes that busy-loop (at normal priority) until this object goes: another
+// program using cores, as a desktop app meets it every day.
+class BusyLoad {
+public:
+    explicit BusyLoad(int processes);
+    ~BusyLoad();
+    BusyLoad(const BusyLoad&) = delete;
+    BusyLoad& operator=(const BusyLoad&) = delete;
+
+private:
+    std::vector<int> m_pids;
+};
+
 } // namespace baton::bench

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs Baton's benchmarks; prints one JSON object per measurement.
-#   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics ...]
+#   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics|busy ...]
+# busy: GPT-2-small decode on an idle machine (1 thread, all cores) and with 1 and 2
+# busy-looping processes, with the engine's thread budget and with a fixed team.
 # The machine is shared and noisy: compare medians and ratios from the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,11 +13,21 @@ benches=("$@")
 
 cmake -S "$root" -B "$build" -G Ninja -DBATON_BUILD_BENCHMARKS=ON >/dev/null
 targets=()
-for b in "${benches[@]}"; do targets+=("bench_$b"); done
+for b in "${benches[@]}"; do [[ $b == busy ]] && targets+=(bench_gpt2) || targets+=("bench_$b"); done
 cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
 
 for b in "${benches[@]}"; do
-  if [[ $b == training ]]; then
+  if [[ $b == busy ]]; then
+    t="$build/tests/bench/bench_gpt2"
+    small=(--decode-tokens 64 --repeats 1)
+    for r in 1 2 3; do
+      "$t" "${small[@]}" --threads 1
+      for busy in 0 1 2; do
+        "$t" "${small[@]}" --busy $busy --fixed-threads 0
+        "$t" "${small[@]}" --busy $busy --fixed-threads 1
+      done
+    done
+  elif [[ $b == training ]]; then
     # One process per setting, so that each peak resident memory is its own.
     t="$build/tests/bench/bench_training"
     for mode in baseline recurrent; do

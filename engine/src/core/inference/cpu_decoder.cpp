@@ -1,9 +1,10 @@
 #include "inference/cpu_decoder.h"
 
+#include "inference/worker_team.h"
+
 // GCC 12 reports a false positive inside _mm512_reduce_add_ps.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -165,14 +166,13 @@ void gemv(const float* W, const float* x, const float* b, float* y, int64_t rows
         g_rows(W, x, b, y, 0, rows, cols);
         return;
     }
-#pragma omp parallel num_threads(threads)
-    {
-        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        // Split into contiguous ranges whose starts are multiples of 4 rows.
+    runParts(threads, [&](int t, int nt) {
+        // Contiguous ranges whose starts are multiples of 4 rows; each row is computed
+        // by one thread, so the result does not depend on the team size.
         const int64_t blocks = (rows + 3) / 4;
         const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
         g_rows(W, x, b, y, b0 * 4, std::min(rows, b1 * 4), cols);
-    }
+    });
 }
 
 void layerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
@@ -245,8 +245,7 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
         m_scores.resize(static_cast<size_t>(H * count));
         m_mass.assign(static_cast<size_t>(H), 0.f);
         const int threads = (int64_t(H) * count * D >= 32768) ? g_threads.load() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int h = 0; h < H; ++h) {
+        const auto head = [&](int h) {
             const float* qh = q + h * D;
             const float* Kh = K + (h * cache.stride + first) * D;
             const float* Vh = V + (h * cache.stride + first) * D;
@@ -276,7 +275,11 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
             for (int64_t j = 0; j < slots; ++j)
                 mass += s[j] * inv;
             m_mass[static_cast<size_t>(h)] = mass;
-        }
+        };
+        runParts(threads, [&](int t, int nt) { // heads split into contiguous ranges
+            for (int h = H * t / nt; h < H * (t + 1) / nt; ++h)
+                head(h);
+        });
         if (slotMass && hasState) {
             float massSum = 0.f;
             for (float m : m_mass)

@@ -4,6 +4,7 @@
 #include "inference/state_blob.h"
 #include "inference/stop_matcher.h"
 #include "model/model_impl.h"
+#include "util/core_budget.h"
 
 #include <torch/torch.h>
 
@@ -363,6 +364,7 @@ Generator::generate(const SamplingOptions& options,
                 result.reason = StopReason::Cancelled;
                 break;
             }
+            cpu::applyThreadBudget();
             work = g.lastLogits;
             if (eos >= 0 && !options.stopAtEndOfText)
                 work[static_cast<size_t>(eos)] = -std::numeric_limits<float>::infinity();

@@ -3,6 +3,7 @@
 #include "model/checkpoint.h"
 #include "model/hf_config.h"
 #include "model/model_impl.h"
+#include "util/core_budget.h"
 #include "util/files.h"
 #include "util/hash.h"
 
@@ -26,10 +27,10 @@ std::string runtimeVersions() {
 }
 
 void initializeRuntime(int threads) {
-    if (threads <= 0)
-        threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(threads);
-    cpu::setThreadCount(threads);
+    cpu::setThreadCap(threads);
+    const int n = cpu::threadCap();
+    at::set_num_threads(n);
+    cpu::setThreadCount(n);
 }
 
 bool cpuSupportsBf16() {
