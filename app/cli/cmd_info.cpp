@@ -22,7 +22,7 @@ std::string waitPolicy() {
 } // namespace
 
 int runInfo(const std::vector<std::string>& argv) {
-    Args args("info", "Show a model's configuration, size, dtype and tokenizer.");
+    Args args("info", "Show a model's configuration, size, weight format and tokenizer.");
     addModelOptions(args);
     args.flag("json", "Print one JSON object");
     if (!args.parse(argv))
@@ -43,7 +43,7 @@ int runInfo(const std::vector<std::string>& argv) {
         j["layer_norm_epsilon"] = c.layerNormEps;
         j["parameters"] = i.parameterCount;
         j["storage_dtype"] = i.storageDtype;
-        j["compute_dtype"] = engine::computeDtypeName(i.computeDtype);
+        j["weights"] = engine::weightFormatName(i.weights);
         j["device"] = i.device;
         j["tokenizer"] = i.tokenizerKind;
         j["tokenizer_vocab_size"] = i.tokenizerVocabSize;
@@ -58,8 +58,8 @@ int runInfo(const std::vector<std::string>& argv) {
               << c.nEmbd << " wide (MLP " << c.nInner << "), " << c.nPositions
               << " positions, vocabulary " << c.vocabSize << "\n"
               << "parameters   " << i.parameterCount << " (" << (i.parameterCount / 1e6) << " M)\n"
-              << "dtype        stored " << i.storageDtype << ", computed "
-              << engine::computeDtypeName(i.computeDtype) << " on " << i.device << "\n"
+              << "weights      stored " << i.storageDtype << ", held "
+              << engine::weightFormatName(i.weights) << " on " << i.device << "\n"
               << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n"
               << "runtime      " << engine::runtimeVersions() << "; OpenMP wait policy "
               << waitPolicy() << "\n";

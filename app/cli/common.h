@@ -34,7 +34,7 @@ using app::kDefaultModel;
 
 void addModelOptions(Args& args);
 std::shared_ptr<engine::Model> loadModel(const Args& args);
-// Another model with the same --dtype and --device (after loadModel set the threads).
+// Another model with the same --weights and --device (after loadModel set the threads).
 std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args);
 std::string modelFolder(const Args& args);
 

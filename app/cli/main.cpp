@@ -17,7 +17,8 @@ struct Command {
 };
 
 const Command kCommands[] = {
-    {"info", baton::cli::runInfo, "Show a model's configuration, size, dtype and tokenizer"},
+    {"info", baton::cli::runInfo,
+     "Show a model's configuration, size, weight format and tokenizer"},
     {"tokenize", baton::cli::runTokenize, "Print the token ids of a text"},
     {"score", baton::cli::runScore, "Per-token log-probabilities, NLL and perplexity of a text"},
     {"generate", baton::cli::runGenerate, "Continue a prompt, streaming the text"},

@@ -293,8 +293,8 @@ private Q_SLOTS:
             << QStringList{"score", "--model", "M", "/nonexistent.txt"} << 1 << "cannot open";
         QTest::newRow("window too large")
             << QStringList{"score", "--model", "M", "--window", "4096", "T"} << 1 << "window";
-        QTest::newRow("bad dtype")
-            << QStringList{"info", "--model", "M", "--dtype", "f8"} << 2 << "--dtype";
+        QTest::newRow("bad weights")
+            << QStringList{"info", "--model", "M", "--weights", "f8"} << 2 << "--weights";
     }
     void errors() {
         QFETCH(QStringList, args);

@@ -3,7 +3,7 @@
 // machine's read bandwidth with 1 and 2 threads and the decode bound it sets (the
 // weights are read once per token), each decode figure beside its share of it.
 //   bench_gpt2 [--layers 12 --embd 768 --heads 12 --vocab 50257 --window 300
-//               --decode-tokens 128 --repeats 5 --dtype f32|bf16 --threads N
+//               --decode-tokens 128 --repeats 5 --weights f32|f16|bf16|int8 --threads N
 //               --busy N --fixed-threads 0|1]
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
@@ -21,6 +21,23 @@
 
 using namespace baton;
 using namespace baton::bench;
+
+namespace {
+// Bytes of weights one decode step reads: every matrix as it is held (the LM head is
+// the token table), the biases and layer norms in float32, one position row.
+double decodeBytesPerToken(const engine::Model& model) {
+    const auto& impl = engine::ModelAccess::of(model);
+    if (!impl.decoder)
+        return double(model.info().parameterCount) * 4.0;
+    const auto& w = impl.decoder->weights();
+    double bytes = double(w.wte.bytes()) + 4.0 * (w.nEmbd + 2.0 * w.nEmbd);
+    for (const auto& l : w.layers) {
+        bytes += double(l.attnW.bytes() + l.projW.bytes() + l.fcW.bytes() + l.fcProjW.bytes());
+        bytes += 4.0 * (3.0 * w.nEmbd + w.nEmbd + w.nInner + w.nEmbd + 4.0 * w.nEmbd);
+    }
+    return bytes;
+}
+} // namespace
 
 int main(int argc, char** argv) {
     engine::initializeRuntime(std::stoi(arg(argc, argv, "threads", "0")));
@@ -41,8 +58,12 @@ int main(int argc, char** argv) {
     const int T = std::stoi(arg(argc, argv, "window", "300"));
     const int decodeTokens = std::stoi(arg(argc, argv, "decode-tokens", "128"));
     const int repeats = std::stoi(arg(argc, argv, "repeats", "5"));
-    const std::string dtype = arg(argc, argv, "dtype", "f32");
-    const std::string tag = "\"dtype\": \"" + dtype +
+    const auto weights = engine::parseWeightFormat(arg(argc, argv, "weights", "f32"));
+    if (!weights) {
+        std::fprintf(stderr, "error: --weights takes f32, f16, bf16 or int8\n");
+        return 2;
+    }
+    const std::string tag = std::string("\"weights\": \"") + engine::weightFormatName(*weights) +
                             "\", \"layers\": " + std::to_string(c.nLayer) +
                             ", \"embd\": " + std::to_string(c.nEmbd) +
                             ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
@@ -50,8 +71,7 @@ int main(int argc, char** argv) {
                             ", \"fixed_threads\": " + (fixedThreads ? "true" : "false");
 
     engine::LoadOptions options;
-    options.dtype =
-        dtype == "bf16" ? engine::ComputeDtype::BFloat16 : engine::ComputeDtype::Float32;
+    options.weights = *weights;
     auto t0 = Clock::now();
     auto model = engine::createModel(c, nullptr, 1, options);
     if (!model.ok()) {
@@ -60,6 +80,7 @@ int main(int argc, char** argv) {
     }
     report("gpt2", "build_model_s", secondsSince(t0), "s", tag);
     report("gpt2", "parameters", double((*model)->info().parameterCount), "count", tag);
+    report("gpt2", "decode_weight_bytes_per_token", decodeBytesPerToken(**model), "bytes", tag);
 
     BusyLoad load(busy);
     std::mt19937 rng(7);
@@ -121,9 +142,9 @@ int main(int argc, char** argv) {
     report("gpt2", "decode_ms_per_token", ms, "ms", tag);
     report("gpt2", "decode_tokens_per_s", 1000.0 / ms, "tokens/s", tag);
     report("gpt2", "decode_p90_ms_per_token", 1000.0 * percentile(steps, 0.9), "ms", tag);
-    // The bound: every weight read once per token (F32: 4 bytes; BF16 compute keeps
-    // 2), at the bandwidth of the threads the machine could give.
-    const double bytes = double((*model)->info().parameterCount) * (dtype == "bf16" ? 2.0 : 4.0);
+    // The bound: every weight read once per token, in the format it is held in, at the
+    // bandwidth of the threads the machine could give.
+    const double bytes = decodeBytesPerToken(**model);
     const double bw = engine::cpu::threadCap() >= 2 ? bw2 : bw1;
     report("gpt2", "decode_bound_tokens_per_s", bw * 1e9 / bytes, "tokens/s",
            tag + ", \"bandwidth_gbs\": " + std::to_string(bw));

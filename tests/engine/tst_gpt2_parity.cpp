@@ -203,36 +203,62 @@ private Q_SLOTS:
         }
     }
 
-    void bf16AgreesWithinItsPrecision() {
-        if (!cpuSupportsBf16()) {
-            LoadOptions o;
-            o.dtype = ComputeDtype::BFloat16;
-            auto refused = Model::load(baton::test::fixture(), o);
-            QVERIFY(!refused.ok());
-            QCOMPARE(refused.error().code, ErrorCode::Unsupported);
-            QSKIP("this CPU has no native BF16: checked that BF16 is refused instead");
-        }
+    // Every weight format (--weights) computes GPT-2 within its precision, through the
+    // batched path and through the KV-cache decoder alike, and really holds the
+    // weights in that format (the logits move).
+    void weightFormats_data() {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<double>("tolerance"); // worst next-token log-prob difference
+        QTest::newRow("f16") << "f16" << 0.01;
+        QTest::newRow("bf16") << "bf16" << 0.1;
+        QTest::newRow("int8") << "int8" << 0.1;
+    }
+    void weightFormats() {
+        QFETCH(QString, format);
+        QFETCH(double, tolerance);
         LoadOptions o;
-        o.dtype = ComputeDtype::BFloat16;
+        o.weights = *parseWeightFormat(format.toStdString());
         auto model = Model::load(baton::test::fixture(), o);
-        QVERIFY(model.ok());
-        QCOMPARE((*model)->info().computeDtype, ComputeDtype::BFloat16);
+        BATON_VERIFY_OK(model);
+        QCOMPARE((*model)->info().weights, o.weights);
+        QCOMPARE((*model)->info().parameterCount, m_model->info().parameterCount);
         auto logits = (*model)->windowLogits(m_ids);
         QVERIFY(logits.ok());
-        // bf16 keeps 8 bits of mantissa: log-probs move by a few hundredths of a nat.
-        checkAgainstReference(*logits, 0.15);
-        double worst = 0;
+        checkAgainstReference(*logits, tolerance);
+        double worst = 0, meanAbs = 0;
         for (size_t i = 0; i < logits->size(); ++i)
             worst = std::max(worst, double(std::abs((*logits)[i] - m_logits[i])));
-        QVERIFY2(worst > 1e-6, "bf16 gave bit-identical logits: it is not computing in bf16");
-        // Generation through the LibTorch decode path (not the f32 CPU decoder).
+        const QJsonArray expected = m_ref["next_token_logprob"].toArray();
+        for (int i = 0; i < 127; ++i)
+            meanAbs +=
+                std::abs(logSoftmaxRow(*logits, size_t(i), m_vocab)[size_t(m_ids[size_t(i) + 1])] -
+                         expected[i].toDouble());
+        qInfo("%s: mean |d log p(next token)| = %.2e nats, worst logit difference %.2e",
+              qPrintable(format), meanAbs / 127, worst);
+        QVERIFY2(worst > 1e-6, "bit-identical logits: the weights are not held in this format");
+        // The decoder reads the same packed weights: its logits after each token are
+        // the batched path's.
         auto gen = Generator::create(*model);
         QVERIFY(gen.ok());
-        QVERIFY((*gen)->append(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16)).ok());
+        std::vector<int32_t> stream(m_ids.begin(), m_ids.begin() + 16);
+        QVERIFY((*gen)->append(stream).ok());
         SamplingOptions greedy;
         greedy.temperature = 0;
-        greedy.maxTokens = 8;
-        QVERIFY((*gen)->generate(greedy).ok());
+        greedy.maxTokens = 1;
+        greedy.stopAtEndOfText = false;
+        for (int step = 0; step < 8; ++step) {
+            auto full = (*model)->windowLogits(stream);
+            QVERIFY(full.ok());
+            const auto& next = (*gen)->nextLogits();
+            double diff = 0;
+            for (size_t i = 0; i < m_vocab; ++i)
+                diff = std::max(
+                    diff, double(std::abs(next[i] - (*full)[(stream.size() - 1) * m_vocab + i])));
+            QVERIFY2(diff < 1e-4, qPrintable(QString("step %1: %2").arg(step).arg(diff)));
+            auto r = (*gen)->generate(greedy);
+            QVERIFY(r.ok());
+            stream.push_back(r->tokens[0]);
+        }
     }
 };
 

@@ -27,12 +27,14 @@
 #include "story_editor.h"
 #include "story_session.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QJsonObject>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -151,6 +153,28 @@ private Q_SLOTS:
         Q_EMIT panel->useRequested(panel->selectedPath());
         QVERIFY(ready.wait(60000));
         QCOMPARE(QString::fromStdString(m_app.engine->model()->path), QDir(good).absolutePath());
+        QCOMPARE(m_app.engine->model()->weights, engine::WeightFormat::F32);
+
+        // The weights option reloads the writing model with 8-bit weights (remembered),
+        // and back.
+        auto* weights = panel->findChild<QComboBox*>(QStringLiteral("modelWeights"));
+        QVERIFY(weights);
+        const auto choose = [&](engine::WeightFormat f) {
+            weights->setCurrentIndex(weights->findData(int(f)));
+            Q_EMIT weights->activated(weights->currentIndex());
+        };
+        choose(engine::WeightFormat::Int8);
+        QVERIFY(ready.wait(60000));
+        QCOMPARE(m_app.engine->model()->weights, engine::WeightFormat::Int8);
+        QCOMPARE(QString::fromStdString(m_app.engine->model()->path), QDir(good).absolutePath());
+        QCOMPARE(QSettings().value(QStringLiteral("model/weights")).toString(),
+                 QStringLiteral("int8"));
+        m_app.window->showPage(MainWindow::Page::Models);
+        QTest::qWait(50);
+        screenshot(QStringLiteral("models-int8.png"));
+        choose(engine::WeightFormat::F32);
+        QVERIFY(ready.wait(60000));
+        QCOMPARE(m_app.engine->model()->weights, engine::WeightFormat::F32);
         m_app.window->showPage(MainWindow::Page::Models);
         QTest::qWait(50);
         screenshot(QStringLiteral("models.png"));

@@ -63,6 +63,9 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_catalog = new ModelCatalog(storage, bundledModels, this);
     m_write = new WritePage(storage, engine, *this);
     m_models = new ModelsPanel(*m_catalog, m_lab);
+    if (const auto weights = engine::parseWeightFormat(
+            QSettings().value(QStringLiteral("model/weights")).toString().toStdString()))
+        m_models->setWeights(*weights);
     m_labBackend = new FacadeLabBackend(m_lab, m_storage, this);
     m_compare = new ComparePanel(*m_catalog, *m_labBackend);
     m_compare->setStoryTextProvider([this] { return m_write->storyText(); });
@@ -86,6 +89,20 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     connect(m_models, &ModelsPanel::useRequested, this, &MainWindow::useModelForWriting);
     connect(m_fineTune, &FineTunePanel::useRequested, this, &MainWindow::useModelForWriting);
     connect(m_models, &ModelsPanel::failed, this, &MainWindow::showError);
+    connect(m_models, &ModelsPanel::weightsChanged, this, [this](engine::WeightFormat weights) {
+        QSettings().setValue(QStringLiteral("model/weights"),
+                             QString::fromLatin1(engine::weightFormatName(weights)));
+        const auto& m = m_engine.model();
+        if (!m || m->weights == weights || m_loadJob)
+            return;
+        if (m_write->busy()) {
+            statusBar()->showMessage(tr("The new weights apply when the model is next loaded (a "
+                                        "generation is running)."),
+                                     8000);
+            return;
+        }
+        loadModel(QString::fromStdString(m->path));
+    });
     connect(m_compare, &ComparePanel::failed, this, &MainWindow::showError);
     connect(m_fineTune, &FineTunePanel::failed, this, &MainWindow::showError);
     connect(m_catalog, &ModelCatalog::failed, this,
@@ -335,7 +352,7 @@ void MainWindow::openDatabase(const QString& path) {
 }
 
 void MainWindow::loadModel(const QString& folder) {
-    m_loadJob = m_engine.loadModel(folder);
+    m_loadJob = m_engine.loadModel(folder, m_models->weights());
     m_write->setModelLoading(true);
     m_openModelAction->setEnabled(false);
     statusBar()->showMessage(tr("Loading the model from %1…").arg(folder));
@@ -365,9 +382,14 @@ void MainWindow::updateModelLabel() {
         return;
     }
     const QString name = QFileInfo(QString::fromStdString(m->path)).fileName();
-    m_modelLabel->setText(tr("%1 · %2 parameters%3")
-                              .arg(name, formatCount(m->parameterCount),
-                                   m->recurrence ? tr(" · recurrent") : QString()));
+    m_modelLabel->setText(
+        tr("%1 · %2 parameters%3%4")
+            .arg(name, formatCount(m->parameterCount),
+                 m->recurrence ? tr(" · recurrent") : QString(),
+                 m->weights == engine::WeightFormat::F32
+                     ? QString()
+                     : QStringLiteral(" · ") +
+                           QString::fromLatin1(engine::weightFormatName(m->weights))));
     m_modelLabel->setToolTip(tr("%1\n%2 layers, %3 wide, %4 heads, %5 positions; identity %6")
                                  .arg(QString::fromStdString(m->path))
                                  .arg(m->config.nLayer)

@@ -2,7 +2,8 @@
 // import a Hugging Face GPT-2 folder (validated by loading it on the lab engine, so
 // every problem the loader finds is reported before anything is registered), choose
 // the model to write with, set the default, forget an imported one. The bundled
-// models are always listed.
+// models are always listed. The weights option chooses how the writing model holds its
+// weights in memory (32-bit exact, 16-bit or 8-bit: smaller and faster to decode).
 #pragma once
 
 #include "error_text.h"
@@ -11,6 +12,7 @@
 
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QTreeWidget;
@@ -31,11 +33,16 @@ public:
     void selectPath(const QString& path);
     // The folder the writing engine has loaded (marked in the list).
     void setActivePath(const QString& path);
+    // How the writing model holds its weights (the option's current choice).
+    engine::WeightFormat weights() const;
+    void setWeights(engine::WeightFormat weights);
 
 Q_SIGNALS:
     // "Use for writing": load this folder in the writing engine.
     void useRequested(QString folder);
     void importFinished(bool ok);
+    // The user chose another weight format.
+    void weightsChanged(baton::engine::WeightFormat weights);
     void failed(QString what, baton::ui::ErrorText error);
 
 private:
@@ -45,6 +52,7 @@ private:
     ModelCatalog& m_catalog;
     engine::EngineController& m_lab;
     QTreeWidget* m_list = nullptr;
+    QComboBox* m_weights = nullptr;
     QLabel* m_status = nullptr;
     QPushButton* m_import = nullptr;
     QPushButton* m_use = nullptr;

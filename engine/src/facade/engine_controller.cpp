@@ -79,10 +79,10 @@ JobId EngineController::enqueue(
     return job;
 }
 
-JobId EngineController::loadModel(const QString& folder, ComputeDtype dtype,
+JobId EngineController::loadModel(const QString& folder, WeightFormat weights,
                                   const QString& device) {
-    return enqueue([folder, dtype, device](EngineWorker& w, JobId job, const CancelToken& c) {
-        w.runLoad(job, folder, dtype, device, c);
+    return enqueue([folder, weights, device](EngineWorker& w, JobId job, const CancelToken& c) {
+        w.runLoad(job, folder, weights, device, c);
     });
 }
 

@@ -79,7 +79,7 @@ bool EngineWorker::due(QElapsedTimer& timer, bool& first) {
     return false;
 }
 
-void EngineWorker::runLoad(JobId job, const QString& folder, ComputeDtype dtype,
+void EngineWorker::runLoad(JobId job, const QString& folder, WeightFormat weights,
                            const QString& device, const CancelToken& cancel) {
     if (!begin(job, cancel))
         return;
@@ -87,7 +87,7 @@ void EngineWorker::runLoad(JobId job, const QString& folder, ComputeDtype dtype,
     timer.start();
     bool first = true;
     LoadOptions options;
-    options.dtype = dtype;
+    options.weights = weights;
     options.device = device.toStdString();
     options.cancel = cancel;
     options.progress = [&](double fraction) {

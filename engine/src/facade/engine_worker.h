@@ -14,7 +14,7 @@ namespace baton::engine {
 class EngineWorker : public QObject {
     Q_OBJECT
 public:
-    void runLoad(JobId job, const QString& folder, ComputeDtype dtype, const QString& device,
+    void runLoad(JobId job, const QString& folder, WeightFormat weights, const QString& device,
                  const CancelToken& cancel);
     void runGenerate(JobId job, const GenerateRequest& request, const CancelToken& cancel);
     void runTask(JobId job, const GenerationTask& task, const CancelToken& cancel);

@@ -135,7 +135,7 @@ public:
     // Cancels every job, waits for the engine thread to stop.
     ~EngineController() override;
 
-    JobId loadModel(const QString& folder, ComputeDtype dtype = ComputeDtype::Float32,
+    JobId loadModel(const QString& folder, WeightFormat weights = WeightFormat::F32,
                     const QString& device = QStringLiteral("cpu"));
     JobId generate(const GenerateRequest& request);
     // Runs `task` (GenerationTask): generationProgress while it streams, then

@@ -22,7 +22,7 @@ void initializeRuntime(int threads = 0);
 std::string runtimeVersions();
 
 struct LoadOptions {
-    ComputeDtype dtype = ComputeDtype::Float32;
+    WeightFormat weights = WeightFormat::F32;
     std::string device = "cpu"; // "cpu", "cuda" or "cuda:N" (needs a CUDA LibTorch)
     CancelToken cancel;
     // Called with the fraction loaded (0..1); return false to cancel.
@@ -40,10 +40,6 @@ struct ModelFolderSummary {
     int64_t bytes = 0;                          // the files in the folder
 };
 ModelFolderSummary probeModelFolder(const std::string& folder);
-
-// True when this CPU computes BF16 natively (AVX512-BF16 or AMX); BF16 is refused
-// on the CPU otherwise.
-bool cpuSupportsBf16();
 
 class Model {
 public:

@@ -52,15 +52,21 @@ struct RecurrenceConfig {
 // is written while a module uses none of the version 2 options (slots, poolLast, sink).
 constexpr int kRecurrentFormatVersion = 2;
 
-enum class ComputeDtype { Float32, BFloat16 };
-const char* computeDtypeName(ComputeDtype dtype); // "f32" / "bf16"
+// How an inference model holds its weights (--weights): float32, 16-bit floats, or
+// 8-bit blocks made at load time (32 weights of a row share one float scale). On the
+// CPU every format accumulates in float32 and only the weight matrices (attention,
+// MLP, token embedding and LM head) change; norms, biases and position embeddings stay
+// float32. On CUDA, f16 and bf16 are the compute dtype and int8 is not available.
+enum class WeightFormat { F32, F16, BF16, Int8 };
+const char* weightFormatName(WeightFormat format); // "f32", "f16", "bf16", "int8"
+std::optional<WeightFormat> parseWeightFormat(const std::string& name);
 
 struct ModelInfo {
     std::string path; // the checkpoint folder
     ModelConfig config;
     int64_t parameterCount = 0; // distinct parameters (the tied LM head counted once)
     std::string storageDtype;   // what the file holds: "F32", "F16", "BF16" or "mixed"
-    ComputeDtype computeDtype = ComputeDtype::Float32;
+    WeightFormat weights = WeightFormat::F32; // how the loaded model holds them
     std::string device = "cpu";
     std::string tokenizerKind; // "gpt2-bpe" or "sentencepiece"
     int tokenizerVocabSize = 0;

@@ -1,37 +1,38 @@
-// The single-token decode step of GPT-2 on the CPU in float32, written against raw
-// pointers (no torch): matrix-vector products stream the weights once per token at
-// close to memory bandwidth, with no per-operator overhead. It computes exactly
+// The single-token decode step of GPT-2 on the CPU, written against raw pointers (no
+// torch): matrix-vector products stream the weights (float32, 16-bit or 8-bit, see
+// weight_matrix.h) once per token at close to memory bandwidth and accumulate in
+// float32, with no per-operator overhead. It computes exactly
 // what Gpt2Impl::forward computes for one token with a KV cache (tests check it);
 // batched work (prefill, scoring, training) stays in LibTorch.
 #pragma once
+
+#include "inference/weight_matrix.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace baton::engine::cpu {
-
-void setThreadCount(int threads);
-int threadCount();
-
-// y[r] = dot(W[r, :], x) + b[r] for r < rows; W row-major [rows, cols]; b may be null.
-void gemv(const float* W, const float* x, const float* b, float* y, int64_t rows, int64_t cols);
 void layerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
                float eps);
 void geluTanh(float* x, int64_t n);
 
 struct LayerWeights {
     const float *ln1W, *ln1B;
-    const float *attnW, *attnB; // [3k, k], [3k]
-    const float *projW, *projB; // [k, k], [k]
+    MatrixView attnW;   // [3k, k]
+    const float* attnB; // [3k]
+    MatrixView projW;   // [k, k]
+    const float* projB; // [k]
     const float *ln2W, *ln2B;
-    const float *fcW, *fcB;         // [inner, k], [inner]
-    const float *fcProjW, *fcProjB; // [k, inner], [k]
+    MatrixView fcW;       // [inner, k]
+    const float* fcB;     // [inner]
+    MatrixView fcProjW;   // [k, inner]
+    const float* fcProjB; // [k]
 };
 
 struct DecoderWeights {
     int nLayer = 0, nHead = 0, nEmbd = 0, nInner = 0, vocab = 0;
     float eps = 1e-5f;
-    const float* wte = nullptr; // [vocab, k], also the LM head
+    MatrixView wte;             // [vocab, k], also the LM head
     const float* wpe = nullptr; // [positions, k]
     const float *lnfW = nullptr, *lnfB = nullptr;
     std::vector<LayerWeights> layers;

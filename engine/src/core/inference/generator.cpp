@@ -75,7 +75,10 @@ public:
         window.insert(window.end(), ids, ids + n);
         if (m.recurrent())
             pooled += out.pooled.to(torch::kFloat32);
-        if (wantLogits) {
+        if (wantLogits && m.decoder) { // the decoder's LM head reads packed weights as they are
+            auto h = out.hidden.select(1, n - 1).squeeze(0).contiguous();
+            m.decoder->lmHead(h.data_ptr<float>(), lastLogits.data());
+        } else if (wantLogits) {
             auto logits = m.net->logits(out.hidden.select(1, n - 1))
                               .squeeze(0)
                               .to(torch::kCPU, torch::kFloat32)

@@ -105,7 +105,16 @@ Team& team() {
     return t;
 }
 
+std::atomic<int> g_threads{1};
+
 } // namespace
+
+void setThreadCount(int threads) {
+    g_threads = std::max(1, threads);
+}
+int threadCount() {
+    return g_threads;
+}
 
 void runParts(int parts, const std::function<void(int, int)>& fn) {
     if (parts > 1) {

@@ -15,6 +15,10 @@
 
 namespace baton::engine::cpu {
 
+// How many parts the decoder's parallel steps use (the thread budget sets it).
+void setThreadCount(int threads);
+int threadCount();
+
 // Runs fn(part, parts) for every part in [0, parts): part 0 on the calling thread,
 // the others on the team; returns when all have returned. parts <= 1, or a team
 // already busy with another caller's step, runs every part on the calling thread.

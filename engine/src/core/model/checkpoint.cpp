@@ -271,6 +271,10 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
 
 Result<void> saveGpt2Weights(Gpt2Impl& net, const std::string& path, StDtype dtype,
                              const std::string& prefix) {
+    if (net.packed())
+        return makeError(ErrorCode::Unsupported,
+                         "a model loaded with 8- or 16-bit weights (--weights) cannot be saved; "
+                         "load it with f32 weights");
     torch::NoGradGuard noGrad;
     std::map<std::string, bool> conv;
     for (const auto& e : expectedGpt2Tensors(net.config()))

@@ -11,13 +11,40 @@ namespace baton::engine {
 // Parameters are created uninitialised (torch::empty): they are always either
 // loaded from a checkpoint or initialised by initialiseForTraining().
 
+torch::Tensor PackableWeight::dense() const {
+    if (!packed)
+        return weight;
+    const cpu::MatrixView v = packed->view();
+    auto out = torch::empty({v.rows, v.cols}, torch::kFloat32);
+    cpu::unpackRows(v, 0, v.rows, out.data_ptr<float>());
+    return out;
+}
+
+cpu::MatrixView PackableWeight::view() const {
+    if (packed)
+        return packed->view();
+    return cpu::PackedMatrix::wrap(weight.data_ptr<float>(), weight.size(0), weight.size(1));
+}
+
+void PackableWeight::pack(WeightFormat format) {
+    if (format == WeightFormat::F32 || packed)
+        return;
+    torch::NoGradGuard noGrad;
+    const auto w = weight.to(torch::kCPU, torch::kFloat32).contiguous();
+    packed = std::make_shared<const cpu::PackedMatrix>(
+        cpu::PackedMatrix::pack(w.data_ptr<float>(), w.size(0), w.size(1), format));
+    // The registered parameter shares this tensor's storage: emptying it in place
+    // frees the float32 weights.
+    weight.set_();
+}
+
 AffineImpl::AffineImpl(int64_t in, int64_t out) {
     weight = register_parameter("weight", torch::empty({out, in}));
     bias = register_parameter("bias", torch::empty({out}));
 }
 
 torch::Tensor AffineImpl::forward(const torch::Tensor& x) const {
-    return torch::nn::functional::linear(x, weight, bias);
+    return torch::nn::functional::linear(x, dense(), bias);
 }
 
 TableImpl::TableImpl(int64_t rows, int64_t dim) {
@@ -25,7 +52,20 @@ TableImpl::TableImpl(int64_t rows, int64_t dim) {
 }
 
 torch::Tensor TableImpl::forward(const torch::Tensor& ids) const {
-    return torch::embedding(weight, ids);
+    if (!packed)
+        return torch::embedding(weight, ids);
+    // Only the rows asked for.
+    const auto flat = ids.to(torch::kCPU, torch::kLong).contiguous().view(-1);
+    const cpu::MatrixView v = packed->view();
+    auto out = torch::empty({flat.numel(), v.cols}, torch::kFloat32);
+    const int64_t* id = flat.data_ptr<int64_t>();
+    for (int64_t i = 0; i < flat.numel(); ++i) {
+        TORCH_CHECK(id[i] >= 0 && id[i] < v.rows, "token id out of range");
+        cpu::unpackRows(v, id[i], id[i] + 1, out.data_ptr<float>() + i * v.cols);
+    }
+    auto shape = ids.sizes().vec();
+    shape.push_back(v.cols);
+    return out.view(shape).to(ids.device());
 }
 
 NormImpl::NormImpl(int64_t size, double eps_)
@@ -104,7 +144,18 @@ void Gpt2Impl::initialiseForTraining() {
 }
 
 torch::Tensor Gpt2Impl::logits(const torch::Tensor& hidden) const {
-    return torch::matmul(hidden, wte->weight.t());
+    return torch::matmul(hidden, wte->dense().t());
+}
+
+void Gpt2Impl::packWeights(WeightFormat format) {
+    wte->pack(format);
+    for (auto& b : blocks)
+        for (Affine a : {b->attn->c_attn, b->attn->c_proj, b->mlp->c_fc, b->mlp->c_proj})
+            a->pack(format);
+}
+
+bool Gpt2Impl::packed() const {
+    return wte->packed != nullptr;
 }
 
 std::pair<torch::Tensor, torch::Tensor> Gpt2Impl::slotKeyValue(const torch::Tensor& state,

@@ -8,30 +8,46 @@
 #pragma once
 
 #include "baton/engine/model_info.h"
+#include "inference/weight_matrix.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <memory>
 #include <vector>
 
 namespace baton::engine {
 
+// A weight matrix that an inference model may hold packed (--weights f16|bf16|int8 on
+// the CPU): `packed` is then set and `weight` emptied (no float32 copy stays in
+// memory); every batched call unpacks it to float32.
+struct PackableWeight {
+    torch::Tensor weight; // [rows, cols] float32, or empty while packed
+    std::shared_ptr<const cpu::PackedMatrix> packed;
+
+    // The weight as float32 (unpacked when packed).
+    torch::Tensor dense() const;
+    // The weight for the CPU decoder (float32 CPU weights are shared, not copied).
+    cpu::MatrixView view() const;
+    // Converts to `format` and drops the float32 weight (F32: nothing to do).
+    void pack(WeightFormat format);
+};
+
 // y = x W^T + b with W [out, in].
-class AffineImpl : public torch::nn::Module {
+class AffineImpl : public torch::nn::Module, public PackableWeight {
 public:
     AffineImpl(int64_t in, int64_t out);
     torch::Tensor forward(const torch::Tensor& x) const;
-    torch::Tensor weight, bias;
+    torch::Tensor bias;
 };
 TORCH_MODULE(Affine);
 
 // An embedding table: weight [rows, dim].
-class TableImpl : public torch::nn::Module {
+class TableImpl : public torch::nn::Module, public PackableWeight {
 public:
     TableImpl(int64_t rows, int64_t dim);
     torch::Tensor forward(const torch::Tensor& ids) const;
-    torch::Tensor weight;
 };
 TORCH_MODULE(Table);
 
@@ -116,6 +132,10 @@ public:
     // GPT-2's initialisation for training from scratch (normal 0.02, residual
     // projections scaled by 1/sqrt(2 L)), seeded by the caller.
     void initialiseForTraining();
+    // Holds the weight matrices (blocks' linear layers, wte) in `format` (CPU only).
+    void packWeights(WeightFormat format);
+    // Whether some weight matrix is packed (such a model cannot be saved or trained).
+    bool packed() const;
 
     const ModelConfig& config() const { return m_config; }
 

@@ -1,5 +1,6 @@
 #include "baton/engine/model.h"
 
+#include "inference/worker_team.h"
 #include "model/checkpoint.h"
 #include "model/hf_config.h"
 #include "model/model_impl.h"
@@ -16,13 +17,11 @@
 
 namespace baton::engine {
 
-const char* computeDtypeName(ComputeDtype dtype) {
-    return dtype == ComputeDtype::BFloat16 ? "bf16" : "f32";
-}
-
 std::string runtimeVersions() {
     std::string v = "LibTorch " TORCH_VERSION;
     v += torch::cuda::is_available() ? " (CUDA available)" : " (CPU)";
+    v += "; CPU decoder kernels ";
+    v += cpu::isaName(cpu::bestIsa());
     return v;
 }
 
@@ -31,16 +30,6 @@ void initializeRuntime(int threads) {
     const int n = cpu::threadCap();
     at::set_num_threads(n);
     cpu::setThreadCount(n);
-}
-
-bool cpuSupportsBf16() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("flags", 0) == 0)
-            return line.find(" avx512_bf16") != std::string::npos ||
-                   line.find(" amx_bf16") != std::string::npos;
-    return false;
 }
 
 void Model::Impl::refreshRecurrenceCaches() {
@@ -98,7 +87,7 @@ void Model::Impl::buildDecoder() {
     w.vocab = c.vocabSize;
     w.eps = static_cast<float>(c.layerNormEps);
     auto p = [](const torch::Tensor& t) { return t.data_ptr<float>(); };
-    w.wte = p(net->wte->weight);
+    w.wte = net->wte->view();
     w.wpe = p(net->wpe->weight);
     w.lnfW = p(net->ln_f->weight);
     w.lnfB = p(net->ln_f->bias);
@@ -106,15 +95,15 @@ void Model::Impl::buildDecoder() {
         cpu::LayerWeights l{};
         l.ln1W = p(b->ln_1->weight);
         l.ln1B = p(b->ln_1->bias);
-        l.attnW = p(b->attn->c_attn->weight);
+        l.attnW = b->attn->c_attn->view();
         l.attnB = p(b->attn->c_attn->bias);
-        l.projW = p(b->attn->c_proj->weight);
+        l.projW = b->attn->c_proj->view();
         l.projB = p(b->attn->c_proj->bias);
         l.ln2W = p(b->ln_2->weight);
         l.ln2B = p(b->ln_2->bias);
-        l.fcW = p(b->mlp->c_fc->weight);
+        l.fcW = b->mlp->c_fc->view();
         l.fcB = p(b->mlp->c_fc->bias);
-        l.fcProjW = p(b->mlp->c_proj->weight);
+        l.fcProjW = b->mlp->c_proj->view();
         l.fcProjB = p(b->mlp->c_proj->bias);
         w.layers.push_back(l);
     }
@@ -147,10 +136,9 @@ Result<torch::Device> resolveDevice(const LoadOptions& options) {
                          "CUDA was requested but this LibTorch has no usable CUDA device");
     if (!device.is_cpu() && !device.is_cuda())
         return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
-    if (options.dtype == ComputeDtype::BFloat16 && device.is_cpu() && !cpuSupportsBf16())
+    if (options.weights == WeightFormat::Int8 && !device.is_cpu())
         return makeError(ErrorCode::Unsupported,
-                         "BF16 compute needs a CPU with AVX512-BF16 or AMX; this one has "
-                         "neither (use f32)");
+                         "int8 weights run on the CPU only (use f16 or bf16 on CUDA)");
     return device;
 }
 
@@ -158,7 +146,13 @@ Result<torch::Device> resolveDevice(const LoadOptions& options) {
 void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Device device,
                         const LoadOptions& options) {
     impl.device = device;
-    impl.dtype = options.dtype == ComputeDtype::BFloat16 ? torch::kBFloat16 : torch::kFloat32;
+    // The CPU computes in float32 whatever the weights' format; CUDA computes in the
+    // 16-bit formats themselves.
+    impl.dtype = torch::kFloat32;
+    if (device.is_cuda() && options.weights == WeightFormat::F16)
+        impl.dtype = torch::kHalf;
+    if (device.is_cuda() && options.weights == WeightFormat::BF16)
+        impl.dtype = torch::kBFloat16;
     impl.net->to(device, impl.dtype);
     impl.net->eval();
     for (auto& p : impl.net->parameters())
@@ -173,7 +167,7 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
     }
     ModelInfo& info = impl.info;
     info.config = config;
-    info.computeDtype = options.dtype;
+    info.weights = options.weights;
     info.device = device.str();
     if (impl.tokenizer) {
         info.tokenizerKind = impl.tokenizer->kind();
@@ -185,6 +179,8 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
     if (impl.recurrent())
         for (const auto& p : impl.recurrence->parameters())
             info.parameterCount += p.numel();
+    if (device.is_cpu())
+        impl.net->packWeights(options.weights);
     impl.buildDecoder();
 }
 
@@ -271,7 +267,7 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         finishForInference(*impl, loaded->config, device, options);
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
-                     computeDtypeName(info.computeDtype), info.device);
+                     weightFormatName(info.weights), info.device);
         return std::make_shared<Model>(std::move(impl));
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,

@@ -1,6 +1,6 @@
 #include "util/core_budget.h"
 
-#include "inference/cpu_decoder.h"
+#include "inference/worker_team.h"
 
 #include <sys/resource.h>
 #include <time.h>

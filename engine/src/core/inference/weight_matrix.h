@@ -1,0 +1,70 @@
+// Weight matrices in the formats the CPU decoder reads (engine::WeightFormat):
+// float32, float16, bfloat16, and 8-bit blocks (every 32 consecutive weights of a row
+// share one float scale: w = scale * q, q in [-127, 127], scale = max |w| / 127).
+// Matrix-vector products read each weight once and accumulate in float32, with
+// AVX-512, AVX2 (+FMA, F16C) and plain C++ paths chosen at start-up. No torch here.
+#pragma once
+
+#include "baton/engine/model_info.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace baton::engine::cpu {
+
+constexpr int64_t kInt8Block = 32;
+
+// A row-major [rows, cols] matrix in some format; does not own its memory.
+struct MatrixView {
+    WeightFormat format = WeightFormat::F32;
+    const void* data = nullptr;    // rows * cols elements of the format
+    const float* scales = nullptr; // Int8 only: [rows, blocksPerRow()]
+    int64_t rows = 0, cols = 0;
+
+    int64_t blocksPerRow() const { return (cols + kInt8Block - 1) / kInt8Block; }
+    // Bytes one full read of the matrix streams (the weights and the scales).
+    size_t bytes() const;
+};
+
+// A matrix converted to a format, owning its memory.
+class PackedMatrix {
+public:
+    PackedMatrix() = default;
+    // Converts float32 weights (round to nearest even for the 16-bit formats).
+    static PackedMatrix pack(const float* w, int64_t rows, int64_t cols, WeightFormat format);
+    // Shares an existing float32 matrix, no copy (format F32 only).
+    static MatrixView wrap(const float* w, int64_t rows, int64_t cols);
+
+    MatrixView view() const;
+
+private:
+    WeightFormat m_format = WeightFormat::F32;
+    int64_t m_rows = 0, m_cols = 0;
+    std::vector<uint8_t> m_data;
+    std::vector<float> m_scales;
+};
+
+// out[(r - r0) * cols + c] = the weight (r, c) as float32, for r in [r0, r1).
+void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out);
+
+// y[r] = dot(W[r, :], x) + b[r] for every row, on the decoder's worker team (the rows
+// are split among threads; each row is computed by one thread in a fixed order, so
+// the result does not depend on the team size). b may be null.
+void gemv(const MatrixView& W, const float* x, const float* b, float* y);
+// The same over rows [r0, r1) on the calling thread only.
+void gemvRows(const MatrixView& W, const float* x, const float* b, float* y, int64_t r0,
+              int64_t r1);
+
+// y += a * x over n floats.
+void axpy(float* y, const float* x, float a, int64_t n);
+
+// The instruction sets the kernels have paths for.
+enum class Isa { Scalar, Avx2, Avx512 };
+const char* isaName(Isa isa);
+Isa bestIsa(); // the best this CPU runs
+Isa isa();     // the one in use
+// Tests: selects a path (at most bestIsa(); a better one is lowered to it).
+void setIsa(Isa isa);
+
+} // namespace baton::engine::cpu

@@ -1,0 +1,245 @@
+// The decoder's weight formats and kernels (inference/weight_matrix.h) against plain
+// LibTorch: conversions round as torch rounds, 8-bit blocks follow their definition,
+// and every matrix-vector product (each format, each instruction-set path this CPU
+// runs, odd sizes) matches torch's product of the same weights.
+#include "inference/weight_matrix.h"
+
+#include <torch/torch.h>
+
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace baton::engine;
+using namespace baton::engine::cpu;
+
+namespace {
+
+// The 8-bit format by its definition, in torch: per block of 32 weights of a row,
+// scale = max |w| / 127 and q = round(w / scale) (ties to even), w' = scale * q.
+torch::Tensor int8Reference(const torch::Tensor& w) {
+    auto out = torch::empty_like(w);
+    const int64_t cols = w.size(1);
+    for (int64_t c0 = 0; c0 < cols; c0 += kInt8Block) {
+        const int64_t n = std::min(kInt8Block, cols - c0);
+        auto block = w.narrow(1, c0, n);
+        auto scale = std::get<0>(block.abs().max(1, true)) / 127.0f;
+        auto inv = torch::where(scale > 0, 1.0f / scale, torch::zeros_like(scale));
+        auto q = torch::round(block * inv).clamp(-127, 127);
+        out.narrow(1, c0, n).copy_(q * scale);
+    }
+    return out;
+}
+
+torch::Tensor reference(const torch::Tensor& w, WeightFormat f) {
+    switch (f) {
+    case WeightFormat::F16:
+        return w.to(torch::kHalf).to(torch::kFloat);
+    case WeightFormat::BF16:
+        return w.to(torch::kBFloat16).to(torch::kFloat);
+    case WeightFormat::Int8:
+        return int8Reference(w);
+    default:
+        return w;
+    }
+}
+
+std::vector<Isa> isas() {
+    std::vector<Isa> out{Isa::Scalar};
+    if (int(bestIsa()) >= int(Isa::Avx2))
+        out.push_back(Isa::Avx2);
+    if (bestIsa() == Isa::Avx512)
+        out.push_back(Isa::Avx512);
+    return out;
+}
+
+const WeightFormat kFormats[] = {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16,
+                                 WeightFormat::Int8};
+
+} // namespace
+
+class TestWeightFormats : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { setIsa(bestIsa()); }
+    void cleanupTestCase() { setIsa(bestIsa()); }
+
+    void names() {
+        for (WeightFormat f : kFormats)
+            QCOMPARE(parseWeightFormat(weightFormatName(f)), std::optional<WeightFormat>(f));
+        QVERIFY(!parseWeightFormat("f8").has_value());
+        QVERIFY(!parseWeightFormat("").has_value());
+    }
+
+    // Packing then unpacking (on every instruction-set path) gives exactly the value
+    // torch's rounding (or the 8-bit definition) gives, including subnormals, overflow
+    // and signed zeros.
+    void packingRoundsLikeTorch() {
+        torch::manual_seed(3);
+        auto w = torch::randn({37, 101}) * 3;
+        auto flat = w.view(-1);
+        const float special[] = {0.f,
+                                 -0.f,
+                                 1e-8f,
+                                 -3e-6f,
+                                 6e-5f,
+                                 65504.f,
+                                 65519.f,
+                                 65520.f,
+                                 1e6f,
+                                 -1e6f,
+                                 1.f / 3,
+                                 2.5e-38f,
+                                 std::numeric_limits<float>::infinity()};
+        for (size_t i = 0; i < std::size(special); ++i)
+            flat[int64_t(i)] = special[i];
+        for (Isa path : isas()) {
+            setIsa(path);
+            for (WeightFormat f : kFormats) {
+                auto src = w.clone();
+                if (f == WeightFormat::Int8) // the scale of a block with inf is inf: keep finite
+                    src.view(-1)[12] = 7.f;
+                const auto packed = PackedMatrix::pack(src.data_ptr<float>(), 37, 101, f);
+                auto back = torch::empty({37, 101});
+                unpackRows(packed.view(), 0, 37, back.data_ptr<float>());
+                const auto ref = reference(src, f);
+                const auto same = (back == ref) | (back.isnan() & ref.isnan());
+                QVERIFY2(same.all().item<bool>(),
+                         qPrintable(QString("%1: %2 values differ from torch, first at %3")
+                                        .arg(weightFormatName(f))
+                                        .arg((~same).sum().item<int64_t>())
+                                        .arg((~same).view(-1).nonzero().numel()
+                                                 ? (~same).view(-1).nonzero()[0].item<int64_t>()
+                                                 : -1)));
+                // Rows unpack on their own too (the embedding lookup).
+                auto row = torch::empty({101});
+                unpackRows(packed.view(), 20, 21, row.data_ptr<float>());
+                QVERIFY(((row == ref[20]) | (row.isnan() & ref[20].isnan())).all().item<bool>());
+            }
+        }
+        setIsa(bestIsa());
+    }
+
+    // A matrix large enough to unpack on the whole worker team gives the same values.
+    void largeMatricesUnpackInParallel() {
+        torch::manual_seed(4);
+        const int64_t rows = 1031, cols = 1040; // over 2^20 weights
+        auto w = torch::randn({rows, cols});
+        for (WeightFormat f : kFormats) {
+            const auto packed = PackedMatrix::pack(w.data_ptr<float>(), rows, cols, f);
+            auto back = torch::empty({rows, cols});
+            unpackRows(packed.view(), 0, rows, back.data_ptr<float>());
+            QVERIFY2(torch::equal(back, reference(w, f)), weightFormatName(f));
+        }
+    }
+
+    void int8KeepsSignAndZero() {
+        auto w = torch::zeros({4, 64});
+        w[1][3] = -2.f;
+        w[2].fill_(0.5f);
+        const auto packed = PackedMatrix::pack(w.data_ptr<float>(), 4, 64, WeightFormat::Int8);
+        auto back = torch::empty({4, 64});
+        unpackRows(packed.view(), 0, 4, back.data_ptr<float>());
+        QVERIFY(torch::equal(back, w)); // exact: zeros, a lone max, a constant block
+        QCOMPARE(packed.view().bytes(), size_t(4 * 64 + 4 * 2 * 4));
+    }
+
+    // y = W x + b for every format, path and an assortment of odd shapes.
+    void gemvMatchesTorch() {
+        torch::manual_seed(5);
+        const std::pair<int64_t, int64_t> shapes[] = {{1, 1},    {3, 7},    {4, 16},   {5, 31},
+                                                      {9, 33},   {13, 65},  {64, 96},  {130, 257},
+                                                      {7, 1000}, {512, 64}, {301, 768}};
+        for (Isa path : isas()) {
+            setIsa(path);
+            QCOMPARE(isa(), path);
+            for (WeightFormat f : kFormats)
+                for (auto [rows, cols] : shapes) {
+                    auto w = torch::randn({rows, cols});
+                    auto x = torch::randn({cols});
+                    auto b = torch::randn({rows});
+                    const auto packed = PackedMatrix::pack(w.data_ptr<float>(), rows, cols, f);
+                    const MatrixView view =
+                        f == WeightFormat::F32 ? PackedMatrix::wrap(w.data_ptr<float>(), rows, cols)
+                                               : packed.view();
+                    auto y = torch::empty({rows});
+                    gemv(view, x.data_ptr<float>(), b.data_ptr<float>(), y.data_ptr<float>());
+                    const auto wr = reference(w, f).to(torch::kDouble);
+                    const auto expected =
+                        torch::mv(wr, x.to(torch::kDouble)) + b.to(torch::kDouble);
+                    // float32 accumulation: error within a few ulps of sum |w x|
+                    const auto scale = torch::mv(wr.abs(), x.to(torch::kDouble).abs()) + 1;
+                    const double err =
+                        ((y.to(torch::kDouble) - expected).abs() / scale).max().item<double>();
+                    QVERIFY2(err < 1e-5, qPrintable(QString("%1 %2 [%3, %4]: relative error %5")
+                                                        .arg(isaName(path))
+                                                        .arg(weightFormatName(f))
+                                                        .arg(rows)
+                                                        .arg(cols)
+                                                        .arg(err)));
+                    // Without a bias, and over a range of rows on this thread.
+                    auto y2 = torch::full({rows}, 42.f);
+                    const int64_t r0 = rows / 3, r1 = rows - rows / 4;
+                    gemvRows(view, x.data_ptr<float>(), nullptr, y2.data_ptr<float>(), r0, r1);
+                    const auto e2 = (y2.narrow(0, r0, r1 - r0).to(torch::kDouble) -
+                                     (expected - b.to(torch::kDouble)).narrow(0, r0, r1 - r0))
+                                        .abs() /
+                                    scale.narrow(0, r0, r1 - r0);
+                    if (r1 > r0)
+                        QVERIFY(e2.max().item<double>() < 1e-5);
+                    if (r0 > 0)
+                        QCOMPARE(y2[0].item<float>(), 42.f); // rows outside untouched
+                }
+        }
+    }
+
+    // Every path gives the same result for a row whatever the team size: each row is
+    // summed by one thread in one order.
+    void pathsAgreeClosely() {
+        torch::manual_seed(9);
+        auto w = torch::randn({67, 333});
+        auto x = torch::randn({333});
+        for (WeightFormat f : kFormats) {
+            const auto packed = PackedMatrix::pack(w.data_ptr<float>(), 67, 333, f);
+            std::vector<torch::Tensor> ys;
+            for (Isa path : isas()) {
+                setIsa(path);
+                auto y = torch::empty({67});
+                gemv(packed.view(), x.data_ptr<float>(), nullptr, y.data_ptr<float>());
+                ys.push_back(y);
+            }
+            for (const auto& y : ys)
+                QVERIFY((y - ys.front()).abs().max().item<float>() < 1e-3f);
+        }
+    }
+
+    void axpyMatchesPlainArithmetic() {
+        for (Isa path : isas()) {
+            setIsa(path);
+            for (int64_t n : {1, 7, 8, 15, 16, 17, 64, 100}) {
+                std::vector<float> y(static_cast<size_t>(n)), x(y), ref(y);
+                for (int64_t i = 0; i < n; ++i) {
+                    y[size_t(i)] = float(i) * 0.5f;
+                    x[size_t(i)] = 1.f - float(i);
+                    ref[size_t(i)] = y[size_t(i)] + 0.25f * x[size_t(i)];
+                }
+                axpy(y.data(), x.data(), 0.25f, n);
+                for (int64_t i = 0; i < n; ++i)
+                    QVERIFY(std::abs(y[size_t(i)] - ref[size_t(i)]) < 1e-6f);
+            }
+        }
+    }
+
+    void bytesPerFormat() {
+        const float w[6] = {1, 2, 3, 4, 5, 6};
+        QCOMPARE(PackedMatrix::wrap(w, 2, 3).bytes(), size_t(24));
+        QCOMPARE(PackedMatrix::pack(w, 2, 3, WeightFormat::F16).view().bytes(), size_t(12));
+        QCOMPARE(PackedMatrix::pack(w, 2, 3, WeightFormat::BF16).view().bytes(), size_t(12));
+        QCOMPARE(PackedMatrix::pack(w, 2, 3, WeightFormat::Int8).view().bytes(), size_t(6 + 8));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWeightFormats)
+#include "tst_weight_formats.moc"
