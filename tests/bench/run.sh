@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs Baton's benchmarks; prints one JSON object per measurement.
-#   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics|busy ...]
+#   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics|busy|weights ...]
+# weights: GPT-2-small decode, prefill and scoring with f32, bf16, f16 and int8 weights
+# in turn, three rounds (take medians and the ratio to f32 within a round).
 # busy: GPT-2-small decode on an idle machine (1 thread, all cores) and with 1 and 2
 # busy-looping processes, with the engine's thread budget and with a fixed team.
 # The machine is shared and noisy: compare medians and ratios from the same run.
@@ -13,7 +15,9 @@ benches=("$@")
 
 cmake -S "$root" -B "$build" -G Ninja -DBATON_BUILD_BENCHMARKS=ON >/dev/null
 targets=()
-for b in "${benches[@]}"; do [[ $b == busy ]] && targets+=(bench_gpt2) || targets+=("bench_$b"); done
+for b in "${benches[@]}"; do
+  [[ $b == busy || $b == weights ]] && targets+=(bench_gpt2) || targets+=("bench_$b")
+done
 cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
 
 for b in "${benches[@]}"; do
@@ -25,6 +29,12 @@ for b in "${benches[@]}"; do
       for busy in 0 1 2; do
         "$t" "${small[@]}" --busy $busy --fixed-threads 0
         "$t" "${small[@]}" --busy $busy --fixed-threads 1
+      done
+    done
+  elif [[ $b == weights ]]; then
+    for r in 1 2 3; do
+      for w in f32 bf16 f16 int8; do
+        "$build/tests/bench/bench_gpt2" --weights $w --repeats 3 --decode-tokens 96
       done
     done
   elif [[ $b == training ]]; then
