@@ -111,11 +111,10 @@ int runEval(const std::vector<std::string>& argv) {
                 "Write every scored token's NLL, window index and "
                 "position to FILE (tab-separated, with a header)")
         .positionals("FILE", "UTF-8 text files to evaluate", 1, 100000);
+    addUnwrapOption(args);
     if (!args.parse(argv))
         return 0;
-    std::vector<std::string> texts;
-    for (const auto& f : args.positional())
-        texts.push_back(readText(f));
+    const std::vector<std::string> texts = readTexts(args);
     const auto model = loadModel(args);
     const auto& info = model->info();
     const bool recurrent = model->recurrent();
@@ -228,6 +227,7 @@ int runEval(const std::vector<std::string>& argv) {
         if (other)
             out["paired_with"] = other->info().path;
         out["files"] = args.positional();
+        out["unwrap"] = args.has("unwrap");
         out["warnings"] = warnings;
         auto& jrows = out["rows"] = Json::array();
         for (const auto& r : rows) {

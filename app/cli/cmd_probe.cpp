@@ -53,11 +53,10 @@ int runProbe(const std::vector<std::string>& argv) {
         .option("overlap", "O", "Overlap (default: the model's)", "0")
         .flag("json", "Print a JSON object")
         .positionals("BOOK", "UTF-8 text files the models were not trained on", 1, 1000);
+    addUnwrapOption(args);
     if (!args.parse(argv))
         return 0;
-    std::vector<std::string> texts;
-    for (const auto& f : args.positional())
-        texts.push_back(readText(f));
+    const std::vector<std::string> texts = readTexts(args);
 
     engine::ProbeOptions options;
     options.distances.clear();
@@ -101,6 +100,7 @@ int runProbe(const std::vector<std::string>& argv) {
     if (args.has("json")) {
         Json out;
         out["books"] = args.positional();
+        out["unwrap"] = args.has("unwrap");
         out["episodes"] = options.episodes;
         out["seed"] = options.seed;
         out["chance"] = chance;

@@ -83,6 +83,21 @@ std::string readText(const std::string& path) {
     return data;
 }
 
+void addUnwrapOption(Args& args) {
+    args.flag("unwrap", "Read the files as `train` reads its corpus: hard-wrapped lines joined, "
+                        "verse numbers dropped (for models trained that way, the default)");
+}
+
+std::vector<std::string> readTexts(const Args& args) {
+    std::vector<std::string> texts;
+    for (const auto& f : args.positional()) {
+        texts.push_back(readText(f));
+        if (args.has("unwrap"))
+            texts.back() = engine::unwrapText(texts.back());
+    }
+    return texts;
+}
+
 std::string escapeTsv(const std::string& s) {
     std::string out;
     for (char c : s) {

@@ -40,6 +40,10 @@ std::string modelFolder(const Args& args);
 
 // Reads a text file ("-" is standard input); refuses invalid UTF-8 with the offset.
 std::string readText(const std::string& path);
+// --unwrap for commands that score books: read them as `train` reads its corpus.
+void addUnwrapOption(Args& args);
+// The positional files, each read with readText, unwrapped when --unwrap was given.
+std::vector<std::string> readTexts(const Args& args);
 
 // A file itself, or the .txt/.md files under a folder (recursively, sorted by path).
 std::vector<std::string> listTextFiles(const std::string& path);

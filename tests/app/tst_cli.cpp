@@ -3,12 +3,14 @@
 #include "test_support.h"
 #include "tiny_model.h"
 
+#include <baton/engine/text.h>
 #include <baton/engine/tokenizer.h>
 
 #include <QJsonArray>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QTemporaryDir>
+
 #include <QtTest>
 
 namespace {
@@ -182,6 +184,33 @@ private Q_SLOTS:
         const auto lines = baton::test::readFile(perToken).trimmed().split('\n');
         QCOMPARE(lines.size(), 1 + 4 * 127);
         QVERIFY(lines[0].startsWith("file\tmodel\twindow_size\toverlap"));
+    }
+
+    // --unwrap scores a hard-wrapped book as training reads it: the same as scoring the
+    // unwrapped text itself, and not the same as the wrapped text.
+    void evalUnwrapsLikeTraining() {
+        // Two thousand bytes of a Gutenberg book (hard-wrapped at about 70 columns).
+        const QByteArray wrapped =
+            baton::test::readFile(baton::test::sharedPath("corpus/books/austen-emma.txt"))
+                .mid(3000, 2000);
+        QVERIFY2(wrapped.size() == 2000, qPrintable(baton::test::missingMessage("corpus/books")));
+        const QString wrappedFile = m_tmp.filePath("wrapped.txt");
+        const QString flatFile = m_tmp.filePath("flat.txt");
+        QVERIFY(baton::test::writeFile(wrappedFile, wrapped));
+        const std::string flat = baton::engine::unwrapText(wrapped.toStdString());
+        QVERIFY(flat != wrapped.toStdString());
+        QVERIFY(baton::test::writeFile(flatFile, QByteArray::fromStdString(flat)));
+        const auto nll = [&](const QStringList& args) {
+            const Run r = cli(QStringList{"eval", "--model", m_model, "--json"} + args);
+            const auto o = QJsonDocument::fromJson(r.out).object();
+            return std::make_pair(o["rows"].toArray()[0].toObject()["nll_sum"].toDouble(),
+                                  o["unwrap"].toBool());
+        };
+        const auto unwrapped = nll({"--unwrap", wrappedFile});
+        QVERIFY(unwrapped.second);
+        QCOMPARE(unwrapped.first, nll({flatFile}).first);
+        QVERIFY(unwrapped.first != nll({wrappedFile}).first);
+        QVERIFY(!nll({wrappedFile}).second);
     }
 
     void evalRecurrentWithAndWithoutState() {
