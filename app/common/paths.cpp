@@ -30,7 +30,7 @@ std::string bundledModelDir(const std::string& name) {
 
 std::vector<std::string> bundledModelDirs() {
     std::vector<std::string> out;
-    for (const char* name : {kDefaultModel, "baton-mini-o16", "baton-mini-baseline"})
+    for (const char* name : {kDefaultModel, "baton-mini-baseline"})
         if (std::string dir = bundledModelDir(name); !dir.empty())
             out.push_back(dir);
     return out;
