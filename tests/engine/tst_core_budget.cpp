@@ -32,6 +32,16 @@ private Q_SLOTS:
         QCOMPARE(old->busy, 0.2);
     }
 
+    // Niced programs are left out of the busy time only when nice really lowers them
+    // below us: not when we are niced ourselves, not when the kernel schedules by
+    // session groups.
+    void nicedTimeCountsWhenNiceDoesNotRankUs() {
+        QVERIFY(!cpu::nicedCountsAsBusy(false, false));
+        QVERIFY(cpu::nicedCountsAsBusy(true, false));
+        QVERIFY(cpu::nicedCountsAsBusy(false, true));
+        QVERIFY(cpu::nicedCountsAsBusy(true, true));
+    }
+
     void refusesWhatIsNotAProcStat() {
         QVERIFY(!cpu::parseProcStat("", 100.0));
         QVERIFY(!cpu::parseProcStat("cpu0 1 2 3 4\n", 100.0)); // per-core lines only

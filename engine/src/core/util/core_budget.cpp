@@ -83,6 +83,12 @@ std::optional<MachineTimes> readMachine() {
     return parseProcStat(first, ticks);
 }
 
+bool autogroupEnabled() {
+    std::ifstream in("/proc/sys/kernel/sched_autogroup_enabled");
+    int on = 0;
+    return (in >> on) && on != 0;
+}
+
 struct Sampler {
     std::mutex mutex;
     bool have = false;
@@ -98,9 +104,9 @@ struct Sampler {
         if (!machine) // no /proc: assume the machine is ours
             return othersCores = 0;
         const double own = ownCpuSeconds();
-        // Niced programs give way to us, unless we are niced too.
-        const bool weAreNiced = getpriority(PRIO_PROCESS, 0) > 0;
-        const double busy = machine->busy + (weAreNiced ? machine->niced : 0.0);
+        static const bool autogroup = autogroupEnabled();
+        const bool niced = nicedCountsAsBusy(getpriority(PRIO_PROCESS, 0) > 0, autogroup);
+        const double busy = machine->busy + (niced ? machine->niced : 0.0);
         if (have) {
             const double span = now - wall;
             // /proc/stat counts in ticks of 10 ms: over 200 ms that is +-5% per core.
@@ -120,6 +126,10 @@ Sampler& sampler() {
 }
 
 } // namespace
+
+bool nicedCountsAsBusy(bool weAreNiced, bool autogroupEnabled) {
+    return weAreNiced || autogroupEnabled;
+}
 
 void setThreadCap(int cap) {
     g_cap = cap;

@@ -8,7 +8,12 @@
 // measured 26.5 against 46 tokens/s for GPT-2 small). So the team is sized by the
 // free cores, measured from /proc/stat minus this process's own CPU time, sampled
 // at most every 200 ms. Time of niced programs is not counted as busy (the scheduler
-// gives way to us there) unless this process is niced itself.
+// gives way to us there) unless this process is niced itself, or the kernel groups
+// processes by session (sched_autogroup_enabled, the default of Debian and Ubuntu):
+// then a niced program started from another terminal competes as a whole group at
+// normal weight, and the measured cost was the same as a busy core's (GPT-2 small
+// decode with two threads 24-28 tokens/s beside three niced processes of other
+// sessions, 68 once their groups were niced with /proc/PID/autogroup).
 #pragma once
 
 #include <optional>
@@ -24,6 +29,9 @@ struct MachineTimes {
     double niced = 0;
 };
 std::optional<MachineTimes> parseProcStat(std::string_view text, double ticksPerSecond);
+
+// Whether niced programs' time counts as busy (see above).
+bool nicedCountsAsBusy(bool weAreNiced, bool autogroupEnabled);
 
 // The team size for `cores` cores when other programs used `othersCores` cores on
 // average: the free cores, rounded up from .7 on, at least 1, at most cap.
