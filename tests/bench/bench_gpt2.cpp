@@ -4,12 +4,13 @@
 // weights are read once per token), each decode figure beside its share of it.
 //   bench_gpt2 [--layers 12 --embd 768 --heads 12 --vocab 50257 --window 300
 //               --decode-tokens 128 --repeats 5 --weights f32|f16|bf16|int8 --threads N
-//               --busy N --fixed-threads 0|1]
+//               --busy N --fixed-threads 0|1 --isa avx512|avx2|scalar]
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
 // (util/core_budget.h), the behaviour before it, for comparison.
 #include "bench_util.h"
 
+#include "inference/weight_matrix.h"
 #include "model/model_impl.h"
 #include "util/core_budget.h"
 
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
     const bool fixedThreads = arg(argc, argv, "fixed-threads", "0") == "1";
     engine::cpu::setAdaptiveThreads(!fixedThreads);
     const int busy = std::stoi(arg(argc, argv, "busy", "0"));
+    // The decoder's kernels: the best this CPU runs unless a lower path is asked for.
+    const std::string isaArg = arg(argc, argv, "isa", "");
+    for (auto i : {engine::cpu::Isa::Scalar, engine::cpu::Isa::Avx2, engine::cpu::Isa::Avx512})
+        if (isaArg == engine::cpu::isaName(i))
+            engine::cpu::setIsa(i);
     // The bounds first, on a quiet machine (before the busy processes start).
     const double bw1 = readBandwidthGBs(1), bw2 = readBandwidthGBs(2);
     report("gpt2", "read_bandwidth_1_thread", bw1, "GB/s");
@@ -67,7 +73,8 @@ int main(int argc, char** argv) {
                             "\", \"layers\": " + std::to_string(c.nLayer) +
                             ", \"embd\": " + std::to_string(c.nEmbd) +
                             ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
-                            ", \"busy\": " + std::to_string(busy) +
+                            ", \"busy\": " + std::to_string(busy) + ", \"isa\": \"" +
+                            engine::cpu::isaName(engine::cpu::isa()) + "\"" +
                             ", \"fixed_threads\": " + (fixedThreads ? "true" : "false");
 
     engine::LoadOptions options;

@@ -246,6 +246,29 @@ BATON_AVX2 void rowsAvx2(const MatrixView& m, const float* x, const float* b, fl
                 a3 = blockAvx2(w3, i, x0, x1, x2, x3, s[3 * nb], a3);
             }
         } else {
+            // A cache line per row and step (16 float32 or 32 16-bit weights), on two
+            // chains per row.
+            constexpr int64_t kStep = 64 / int64_t(elementBytes<F>());
+            __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
+                   c3 = _mm256_setzero_ps();
+            for (; i + kStep <= cols; i += kStep) {
+                for (int64_t j = 0; j < kStep; j += 16) {
+                    const __m256 xa = _mm256_loadu_ps(x + i + j),
+                                 xb = _mm256_loadu_ps(x + i + j + 8);
+                    a0 = _mm256_fmadd_ps(load8<F>(w0, i + j), xa, a0);
+                    c0 = _mm256_fmadd_ps(load8<F>(w0, i + j + 8), xb, c0);
+                    a1 = _mm256_fmadd_ps(load8<F>(w1, i + j), xa, a1);
+                    c1 = _mm256_fmadd_ps(load8<F>(w1, i + j + 8), xb, c1);
+                    a2 = _mm256_fmadd_ps(load8<F>(w2, i + j), xa, a2);
+                    c2 = _mm256_fmadd_ps(load8<F>(w2, i + j + 8), xb, c2);
+                    a3 = _mm256_fmadd_ps(load8<F>(w3, i + j), xa, a3);
+                    c3 = _mm256_fmadd_ps(load8<F>(w3, i + j + 8), xb, c3);
+                }
+            }
+            a0 = _mm256_add_ps(a0, c0);
+            a1 = _mm256_add_ps(a1, c1);
+            a2 = _mm256_add_ps(a2, c2);
+            a3 = _mm256_add_ps(a3, c3);
             for (; i + 8 <= cols; i += 8) {
                 const __m256 xv = _mm256_loadu_ps(x + i);
                 a0 = _mm256_fmadd_ps(load8<F>(w0, i), xv, a0);
