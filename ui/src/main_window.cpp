@@ -92,16 +92,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     connect(m_models, &ModelsPanel::weightsChanged, this, [this](engine::WeightFormat weights) {
         QSettings().setValue(QStringLiteral("model/weights"),
                              QString::fromLatin1(engine::weightFormatName(weights)));
-        const auto& m = m_engine.model();
-        if (!m || m->weights == weights || m_loadJob)
-            return;
-        if (m_write->busy()) {
-            statusBar()->showMessage(tr("The new weights apply when the model is next loaded (a "
-                                        "generation is running)."),
-                                     8000);
-            return;
-        }
-        loadModel(QString::fromStdString(m->path));
+        applyWeights();
     });
     connect(m_compare, &ComparePanel::failed, this, &MainWindow::showError);
     connect(m_fineTune, &FineTunePanel::failed, this, &MainWindow::showError);
@@ -217,7 +208,9 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 if (!ok) {
                     statusBar()->clearMessage();
                     showError(tr("The model could not be opened"), describeEngineError(error));
+                    return;
                 }
+                applyWeights(); // the choice may have changed while it loaded
             });
     updateModelLabel();
     resize(1280, 820);
@@ -356,6 +349,19 @@ void MainWindow::loadModel(const QString& folder) {
     m_write->setModelLoading(true);
     m_openModelAction->setEnabled(false);
     statusBar()->showMessage(tr("Loading the model from %1…").arg(folder));
+}
+
+void MainWindow::applyWeights() {
+    const auto& m = m_engine.model();
+    if (!m || m->weights == m_models->weights() || m_loadJob)
+        return;
+    if (m_write->busy()) {
+        statusBar()->showMessage(
+            tr("The new weights apply when the model is next loaded (a generation is running)."),
+            8000);
+        return;
+    }
+    loadModel(QString::fromStdString(m->path));
 }
 
 void MainWindow::setNoModelHint(const QString& text) {

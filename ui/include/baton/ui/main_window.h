@@ -69,6 +69,9 @@ public:
     // Loads a model folder on the engine thread (the current one stays until it is
     // replaced; a failure is reported).
     void loadModel(const QString& folder);
+    // Reloads the writing model when it holds its weights in another format than the
+    // Models page's choice (after a load in progress; not while generating).
+    void applyWeights();
     // Shown while no model is loaded.
     void setNoModelHint(const QString& text);
     // With true, the default model of the model list is loaded once the database is
