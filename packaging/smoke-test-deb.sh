@@ -18,8 +18,8 @@ for f in usr/bin/baton usr/bin/baton-cli usr/lib/baton/baton_spm.so \
          usr/share/baton/models/baton-mini/model.safetensors; do
   [[ -e "$scratch/root/$f" ]] || { echo "FAIL: the package lacks $f"; exit 1; }
 done
-# Whole outputs in variables: `cmd | grep -q` under pipefail fails when grep exits
-# first and cmd dies of SIGPIPE (a flake that depends on timing).
+# Whole outputs in variables: piping a command into a quiet grep under pipefail fails when grep exits
+# first and the command dies of SIGPIPE (a flake that depends on timing).
 info=$(dpkg-deb -I "$deb")
 [[ $info == *Depends:*libtorch* ]] || { echo "FAIL: no libtorch dependency"; exit 1; }
 

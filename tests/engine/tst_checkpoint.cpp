@@ -3,6 +3,8 @@
 // "transformer." prefix, extra buffers) load and agree within their precision.
 #include "test_support.h"
 
+#include "model/checkpoint.h"
+#include "model/model_impl.h"
 #include "model/safetensors.h"
 
 #include <baton/engine/model.h>
@@ -154,6 +156,22 @@ private Q_SLOTS:
         QCOMPARE((*m)->info().storageDtype, std::string("F16"));
         const double worst = worstDifference(dir);
         QVERIFY2(worst < 5e-3 && worst > 1e-7, qPrintable(QString::number(worst)));
+    }
+
+    // A model that holds packed (16- or 8-bit) weights refuses to be saved: its float32
+    // parameters are gone, and saving them would write zeros.
+    void packedModelsRefuseToBeSaved() {
+        LoadOptions o;
+        o.weights = WeightFormat::Int8;
+        auto model = Model::load(baton::test::fixture(), o);
+        QVERIFY(model.ok());
+        QTemporaryDir dir;
+        const auto r =
+            saveGpt2Weights(*ModelAccess::of(**model).net,
+                            dir.filePath("model.safetensors").toStdString(), StDtype::F32);
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().code, ErrorCode::Unsupported);
+        QVERIFY(!QFileInfo::exists(dir.filePath("model.safetensors")));
     }
 
     void bf16LoadsWithinBf16Precision() {

@@ -1,0 +1,30 @@
+// The inside of weight_matrix.cpp: the scalar conversions that define each format's
+// rounding (packing uses them, every vector path must match them) and the per-ISA
+// kernel tables (AVX-512, AVX2, scalar) that the public functions dispatch to.
+#pragma once
+
+#include "inference/weight_matrix.h"
+
+#include <cstdint>
+
+namespace baton::engine::cpu {
+
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBf16(float f); // round to nearest even; NaN stays NaN
+float f16ToFloat(uint16_t h);
+uint16_t floatToF16(float f); // round to nearest even, overflow to infinity
+
+using RowsFn = void (*)(const MatrixView&, const float*, const float*, float*, int64_t, int64_t);
+using AxpyFn = void (*)(float*, const float*, float, int64_t);
+using UnpackFn = void (*)(const MatrixView&, int64_t, int64_t, float*);
+
+struct Kernels {
+    RowsFn rows[4];     // by WeightFormat
+    UnpackFn unpack[4]; // by WeightFormat (F32 is a copy and never comes here)
+    AxpyFn axpy;
+};
+
+// The kernels of the path in use (setIsa).
+const Kernels& kernels();
+
+} // namespace baton::engine::cpu
