@@ -1,24 +1,37 @@
-// GPT-2-small-shaped model (random weights built in memory): time to score and to
-// prefill a 300-token window, decode speed with the KV cache, peak memory; the
-// machine's read bandwidth with 1 and 2 threads and the decode bound it sets (the
-// weights are read once per token), each decode figure beside its share of it.
-//   bench_gpt2 [--layers 12 --embd 768 --heads 12 --vocab 50257 --window 300
-//               --decode-tokens 128 --repeats 5 --weights f32|f16|bf16|int8 --threads N
-//               --busy N --fixed-threads 0|1 --isa avx512|avx2|scalar]
+// GPT-2-shaped models: time to score and to prefill a 300-token window, decode speed
+// with the KV cache, peak memory; the machine's read bandwidth with 1 and 2 threads
+// and the decode bound it sets (the weights are read once per token), each decode
+// figure beside its share of it. Random weights built in memory, or a model folder:
+//   bench_gpt2 [--shape small|medium|large|xl | --layers 12 --embd 768 --heads 12]
+//              [--vocab 50257 --window 300 --decode-tokens 128 --repeats 5
+//               --weights f32|f16|bf16|int8 --threads N --busy N --fixed-threads 0|1
+//               --isa avx512|avx2|scalar]
+//   bench_gpt2 --save-model DIR [--save-dtype f32|f16 --tokenizer DIR] [shape options]
+//     writes the random model as a Hugging Face folder (GPT-2's tokenizer) and exits
+//   bench_gpt2 --model DIR [options]: loads the folder instead: the time to the first
+//     token of a fresh process (load, a 16-token prompt, one token), then the load time
+//     with a warm page cache (median of --repeats loads)
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
 // (util/core_budget.h), the behaviour before it, for comparison.
 #include "bench_util.h"
 
 #include "inference/weight_matrix.h"
+#include "model/checkpoint.h"
 #include "model/model_impl.h"
 #include "util/core_budget.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/scoring.h>
 
+#include <torch/torch.h>
+
 #include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <unistd.h>
 
 using namespace baton;
 using namespace baton::bench;
@@ -38,6 +51,86 @@ double decodeBytesPerToken(const engine::Model& model) {
     }
     return bytes;
 }
+
+struct Shape {
+    const char* name;
+    int layers, embd, heads;
+};
+constexpr Shape kShapes[] = {{"small", 12, 768, 12},
+                             {"medium", 24, 1024, 16},
+                             {"large", 36, 1280, 20},
+                             {"xl", 48, 1600, 25}};
+
+// Seconds since this process started (/proc/self/stat's start time, 10 ms resolution).
+double secondsSinceProcessStart() {
+    std::ifstream in("/proc/self/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2)); // from field 3 on
+    std::string f;
+    for (int i = 3; i <= 22 && fields >> f; ++i) {
+    }
+    timespec now{};
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    return double(now.tv_sec) + 1e-9 * double(now.tv_nsec) -
+           std::stod(f) / double(sysconf(_SC_CLK_TCK));
+}
+
+// MemAvailable from /proc/meminfo, in bytes.
+double availableMemoryBytes() {
+    std::ifstream in("/proc/meminfo");
+    std::string key, unit;
+    double kb = 0;
+    while (in >> key >> kb >> unit)
+        if (key == "MemAvailable:")
+            return kb * 1024.0;
+    return 0;
+}
+
+// The machine's matrix-product peak in GFLOP/s: LibTorch's matmul of two 1024 x 1024
+// matrices of `dtype` (the library prefill and scoring run on), median of 5.
+double gemmPeakGflops(torch::ScalarType dtype) {
+    const int64_t n = 1024;
+    auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+    std::vector<double> rates;
+    for (int r = 0; r < 6; ++r) {
+        const auto t0 = Clock::now();
+        auto c = torch::mm(a, b);
+        const double s = secondsSince(t0);
+        if (r > 0) // the first warms the library up
+            rates.push_back(2.0 * n * n * n / s / 1e9);
+    }
+    return median(rates);
+}
+
+// FLOPs of a prefill of n tokens: every block's matrix products and attention, and the
+// LM head for the last position only.
+double prefillFlops(const engine::ModelConfig& c, int64_t n) {
+    const double k = c.nEmbd, blockWeights = 4.0 * k * k + 2.0 * k * c.nInner;
+    const double attention = 2.0 * double(n) * double(n + 1) * k; // QK^T and AV, causal
+    return c.nLayer * (2.0 * double(n) * blockWeights + attention) + 2.0 * c.vocabSize * k;
+}
+
+// Loads a folder, then a 16-token prompt and one greedy token (a window of `window`).
+double timeToFirstToken(const std::string& dir, const engine::LoadOptions& options, int window,
+                        std::shared_ptr<engine::Model>& model) {
+    const auto t0 = Clock::now();
+    auto loaded = engine::Model::load(dir, options);
+    if (!loaded.ok()) {
+        std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
+        std::exit(1);
+    }
+    model = *loaded;
+    auto gen =
+        engine::Generator::create(model, {std::min(window, model->info().config.nPositions), 0});
+    engine::SamplingOptions one;
+    one.temperature = 0;
+    one.maxTokens = 1;
+    one.stopAtEndOfText = false;
+    if (!(*gen)->append(std::vector<int32_t>(16, 464)).ok() ||
+        !(*gen)->generate(one, [](const engine::GenerationEvent&) { return true; }).ok())
+        std::exit(1);
+    return secondsSince(t0);
+}
 } // namespace
 
 int main(int argc, char** argv) {
@@ -50,18 +143,21 @@ int main(int argc, char** argv) {
     for (auto i : {engine::cpu::Isa::Scalar, engine::cpu::Isa::Avx2, engine::cpu::Isa::Avx512})
         if (isaArg == engine::cpu::isaName(i))
             engine::cpu::setIsa(i);
-    // The bounds first, on a quiet machine (before the busy processes start).
-    const double bw1 = readBandwidthGBs(1), bw2 = readBandwidthGBs(2);
-    report("gpt2", "read_bandwidth_1_thread", bw1, "GB/s");
-    report("gpt2", "read_bandwidth_2_threads", bw2, "GB/s");
     engine::ModelConfig c;
     c.nLayer = std::stoi(arg(argc, argv, "layers", "12"));
     c.nEmbd = std::stoi(arg(argc, argv, "embd", "768"));
     c.nHead = std::stoi(arg(argc, argv, "heads", "12"));
+    const std::string shape = arg(argc, argv, "shape", "");
+    for (const Shape& sh : kShapes)
+        if (shape == sh.name) {
+            c.nLayer = sh.layers;
+            c.nEmbd = sh.embd;
+            c.nHead = sh.heads;
+        }
     c.vocabSize = std::stoi(arg(argc, argv, "vocab", "50257"));
     c.nPositions = 1024;
     c.nInner = 4 * c.nEmbd;
-    const int T = std::stoi(arg(argc, argv, "window", "300"));
+    const int window = std::stoi(arg(argc, argv, "window", "300"));
     const int decodeTokens = std::stoi(arg(argc, argv, "decode-tokens", "128"));
     const int repeats = std::stoi(arg(argc, argv, "repeats", "5"));
     const auto weights = engine::parseWeightFormat(arg(argc, argv, "weights", "f32"));
@@ -69,31 +165,98 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "error: --weights takes f32, f16, bf16 or int8\n");
         return 2;
     }
-    const std::string tag = std::string("\"weights\": \"") + engine::weightFormatName(*weights) +
-                            "\", \"layers\": " + std::to_string(c.nLayer) +
-                            ", \"embd\": " + std::to_string(c.nEmbd) +
-                            ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
-                            ", \"busy\": " + std::to_string(busy) + ", \"isa\": \"" +
-                            engine::cpu::isaName(engine::cpu::isa()) + "\"" +
-                            ", \"fixed_threads\": " + (fixedThreads ? "true" : "false");
-
+    const std::string modelDir = arg(argc, argv, "model", ""),
+                      saveDir = arg(argc, argv, "save-model", "");
     engine::LoadOptions options;
     options.weights = *weights;
+    std::shared_ptr<engine::Model> model;
+    std::string tag;
+    auto makeTag = [&] {
+        const auto& mc = model ? model->info().config : c;
+        tag = std::string("\"weights\": \"") + engine::weightFormatName(*weights) +
+              "\", \"layers\": " + std::to_string(mc.nLayer) +
+              ", \"embd\": " + std::to_string(mc.nEmbd) +
+              ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
+              ", \"busy\": " + std::to_string(busy) + ", \"isa\": \"" +
+              engine::cpu::isaName(engine::cpu::isa()) + "\"" +
+              ", \"fixed_threads\": " + (fixedThreads ? "true" : "false") +
+              (modelDir.empty() ? std::string(", \"random\": true") : std::string(""));
+    };
+    makeTag();
+
     auto t0 = Clock::now();
-    auto model = engine::createModel(c, nullptr, 1, options);
-    if (!model.ok()) {
-        std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
-        return 1;
+    if (!modelDir.empty()) {
+        // A fresh process: nothing has touched the model yet.
+        const double ttft = timeToFirstToken(modelDir, options, window, model);
+        makeTag();
+        report("gpt2", "time_to_first_token_s", ttft, "s", tag);
+        report("gpt2", "process_start_to_first_token_s", secondsSinceProcessStart(), "s", tag);
+        std::vector<double> loads;
+        for (int r = 0; r < std::max(1, repeats); ++r) {
+            model.reset(); // one model in memory at a time
+            t0 = Clock::now();
+            auto loaded = engine::Model::load(modelDir, options);
+            if (!loaded.ok())
+                return 1;
+            loads.push_back(secondsSince(t0));
+            model = *loaded;
+        }
+        makeTag();
+        report("gpt2", "load_warm_s", median(loads), "s",
+               tag + ", \"storage\": \"" + model->info().storageDtype + "\"");
+        report("gpt2", "peak_rss_after_load_mb", peakRssMb(), "MB", tag);
+    } else {
+        // Building the model needs its float32 weights in memory.
+        const double needed = 4.4 * (double(c.vocabSize + c.nPositions) * c.nEmbd +
+                                     12.0 * c.nLayer * double(c.nEmbd) * c.nEmbd);
+        if (availableMemoryBytes() < needed) {
+            report("gpt2", "skipped", needed / 1e6, "MB needed",
+                   tag + ", \"why\": \"not enough free memory for this shape\"");
+            return 0;
+        }
+        engine::LoadOptions build = options;
+        if (!saveDir.empty())
+            build.weights = engine::WeightFormat::F32;
+        auto created = engine::createModel(c, nullptr, 1, build);
+        if (!created.ok()) {
+            std::fprintf(stderr, "error: %s\n", created.error().message.c_str());
+            return 1;
+        }
+        model = *created;
+        report("gpt2", "build_model_s", secondsSince(t0), "s", tag);
+        if (!saveDir.empty()) {
+            auto dtype = engine::storageDtype(arg(argc, argv, "save-dtype", "f32"));
+            const std::string tokenizer =
+                arg(argc, argv, "tokenizer", BATON_SHARED_DIR "/tokenizers/gpt2");
+            t0 = Clock::now();
+            auto saved = dtype ? engine::saveModelFolder(engine::ModelAccess::of(*model), saveDir,
+                                                         *dtype, tokenizer)
+                               : engine::Result<void>(dtype.error());
+            if (!saved.ok()) {
+                std::fprintf(stderr, "error: %s\n", saved.error().message.c_str());
+                return 1;
+            }
+            report("gpt2", "save_model_s", secondsSince(t0), "s", tag);
+            return 0;
+        }
     }
-    report("gpt2", "build_model_s", secondsSince(t0), "s", tag);
-    report("gpt2", "parameters", double((*model)->info().parameterCount), "count", tag);
-    report("gpt2", "decode_weight_bytes_per_token", decodeBytesPerToken(**model), "bytes", tag);
+    report("gpt2", "parameters", double(model->info().parameterCount), "count", tag);
+    report("gpt2", "decode_weight_bytes_per_token", decodeBytesPerToken(*model), "bytes", tag);
+    // The bounds, before the busy processes start.
+    const double bw1 = readBandwidthGBs(1), bw2 = readBandwidthGBs(2);
+    report("gpt2", "read_bandwidth_1_thread", bw1, "GB/s");
+    report("gpt2", "read_bandwidth_2_threads", bw2, "GB/s");
+    const double gemmF32 = gemmPeakGflops(torch::kFloat32);
+    report("gpt2", "gemm_peak_f32", gemmF32, "GFLOP/s");
+    report("gpt2", "gemm_peak_bf16", gemmPeakGflops(torch::kBFloat16), "GFLOP/s");
 
     BusyLoad load(busy);
+    const engine::ModelConfig mc = model->info().config;
+    const int T = std::min(window, mc.nPositions);
     std::mt19937 rng(7);
     std::vector<int32_t> ids(static_cast<size_t>(T));
     for (auto& id : ids)
-        id = static_cast<int32_t>(rng() % 50000);
+        id = static_cast<int32_t>(rng() % uint32_t(std::min(mc.vocabSize, 50000)));
 
     // Scoring: log-probabilities of all T-1 predictions of one window.
     std::vector<double> score;
@@ -102,7 +265,7 @@ int main(int argc, char** argv) {
     so.keepPerToken = false;
     for (int r = 0; r < repeats + 1; ++r) {
         t0 = Clock::now();
-        auto s = engine::scoreTokens(**model, ids, so);
+        auto s = engine::scoreTokens(*model, ids, so);
         if (!s.ok()) {
             std::fprintf(stderr, "error: %s\n", s.error().message.c_str());
             return 1;
@@ -116,7 +279,7 @@ int main(int argc, char** argv) {
     // Prefill: the window into the KV cache, logits for its last position only.
     std::vector<double> prefill;
     for (int r = 0; r < repeats + 1; ++r) {
-        auto gen = engine::Generator::create(*model, {c.nPositions, 0});
+        auto gen = engine::Generator::create(model, {T, 0});
         t0 = Clock::now();
         if (!(*gen)->append(ids).ok())
             return 1;
@@ -125,9 +288,12 @@ int main(int argc, char** argv) {
     }
     report("gpt2", "prefill_window_s", median(prefill), "s",
            tag + ", \"window\": " + std::to_string(T));
+    report("gpt2", "prefill_share_of_f32_gemm_peak",
+           prefillFlops(mc, T) / median(prefill) / (gemmF32 * 1e9), "ratio",
+           tag + ", \"window\": " + std::to_string(T));
 
     // Decode: one token per step with the KV cache, after a 16-token prompt.
-    auto gen = engine::Generator::create(*model, {c.nPositions, 0});
+    auto gen = engine::Generator::create(model, {T, 0});
     if (!(*gen)->append(std::vector<int32_t>(ids.begin(), ids.begin() + 16)).ok())
         return 1;
     engine::SamplingOptions greedy;
@@ -151,7 +317,7 @@ int main(int argc, char** argv) {
     report("gpt2", "decode_p90_ms_per_token", 1000.0 * percentile(steps, 0.9), "ms", tag);
     // The bound: every weight read once per token, in the format it is held in, at the
     // bandwidth of the threads the machine could give.
-    const double bytes = decodeBytesPerToken(**model);
+    const double bytes = decodeBytesPerToken(*model);
     const double bw = engine::cpu::threadCap() >= 2 ? bw2 : bw1;
     report("gpt2", "decode_bound_tokens_per_s", bw * 1e9 / bytes, "tokens/s",
            tag + ", \"bandwidth_gbs\": " + std::to_string(bw));

@@ -5,6 +5,11 @@
 # in turn, three rounds (take medians and the ratio to f32 within a round).
 # busy: GPT-2-small decode on an idle machine (1 thread, all cores) and with 1 and 2
 # busy-looping processes, with the engine's thread budget and with a fixed team.
+# load: a GPT-2-small folder stored in F32 (as Hugging Face ships it) and an XL folder
+# stored in F16, written to a temporary folder, then each loaded in a fresh process per
+# weight format: time to the first token, warm load time, decode and peak memory.
+# shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, bf16 and
+# int8 (a shape that does not fit in memory is skipped with a "skipped" line).
 # The machine is shared and noisy: compare medians and ratios from the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +21,10 @@ benches=("$@")
 cmake -S "$root" -B "$build" -G Ninja -DBATON_BUILD_BENCHMARKS=ON >/dev/null
 targets=()
 for b in "${benches[@]}"; do
-  [[ $b == busy || $b == weights ]] && targets+=(bench_gpt2) || targets+=("bench_$b")
+  case $b in
+    busy | weights | load | shapes) targets+=(bench_gpt2) ;;
+    *) targets+=("bench_$b") ;;
+  esac
 done
 cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
 
@@ -35,6 +43,25 @@ for b in "${benches[@]}"; do
     for r in 1 2 3; do
       for w in f32 bf16 f16 int8; do
         "$build/tests/bench/bench_gpt2" --weights $w --repeats 3 --decode-tokens 96
+      done
+    done
+  elif [[ $b == load ]]; then
+    t="$build/tests/bench/bench_gpt2"
+    dir=$(mktemp -d)
+    trap 'rm -rf "$dir"' EXIT
+    "$t" --shape small --save-model "$dir/small" --save-dtype f32
+    for w in f32 bf16 int8; do
+      "$t" --model "$dir/small" --weights $w --repeats 5 --decode-tokens 32
+    done
+    "$t" --shape xl --save-model "$dir/xl" --save-dtype f16
+    for w in int8 bf16; do
+      "$t" --model "$dir/xl" --weights $w --repeats 2 --decode-tokens 16 --window 64
+    done
+    rm -rf "$dir"
+  elif [[ $b == shapes ]]; then
+    for shape in small medium large xl; do
+      for w in f32 bf16 int8; do
+        "$build/tests/bench/bench_gpt2" --shape $shape --weights $w --repeats 1 --decode-tokens 32
       done
     done
   elif [[ $b == training ]]; then

@@ -3,9 +3,12 @@
 // "transformer." prefix, extra buffers) load and agree within their precision.
 #include "test_support.h"
 
+#include "inference/weight_matrix.h"
 #include "model/checkpoint.h"
 #include "model/model_impl.h"
 #include "model/safetensors.h"
+#include "util/files.h"
+#include "util/hash.h"
 
 #include <baton/engine/model.h>
 
@@ -13,7 +16,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <torch/torch.h>
+
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace baton::engine;
@@ -353,6 +359,87 @@ private Q_SLOTS:
         QVERIFY(!r2.ok());
         QCOMPARE(r2.error().code, ErrorCode::Cancelled);
         QCOMPARE(calls, 3);
+    }
+
+    // The loader reads a memory map of the file, converts on the worker team and, for
+    // --weights f16|bf16|int8, packs straight from the stored bytes. On a model whose
+    // matrices are large enough for the parallel paths, stored in each dtype: the float32
+    // weights equal torch's conversion of the stored tensors (Conv1D ones transposed),
+    // every packed matrix equals packing those float32 weights afterwards, and the
+    // content hash covers every stored byte in parameter order.
+    void loadingIntoEachFormat_data() {
+        QTest::addColumn<QString>("stored");
+        QTest::newRow("f32") << "f32";
+        QTest::newRow("f16") << "f16";
+        QTest::newRow("bf16") << "bf16";
+    }
+    void loadingIntoEachFormat() {
+        QFETCH(QString, stored);
+        ModelConfig c;
+        c.nLayer = 2;
+        c.nHead = 4;
+        c.nEmbd = 128; // c_fc: 512 x 128 = 2^16 weights, wte: 50257 x 128
+        c.nInner = 512;
+        c.nPositions = 64;
+        c.vocabSize = 50257;
+        auto made = createModel(c, nullptr, 3);
+        QVERIFY(made.ok());
+        const std::string dir = m_tmp.filePath("formats-" + stored).toStdString();
+        QVERIFY(saveModelFolder(ModelAccess::of(**made), dir, *storageDtype(stored.toStdString()),
+                                baton::test::gpt2TokenizerDir())
+                    .ok());
+
+        auto loaded = loadGpt2(dir, CancelToken(), {});
+        QVERIFY(loaded.ok());
+        auto file = openSafetensors(files::join(dir, "model.safetensors"));
+        QVERIFY(file.ok());
+        ContentHash hash;
+        hash.update(*files::readAll(files::join(dir, "config.json")));
+        hash.update(file->headerJson());
+        torch::NoGradGuard noGrad;
+        const auto conv1d = [](const std::string& n) {
+            return n.find(".weight") != std::string::npos &&
+                   (n.find("c_attn") != std::string::npos ||
+                    n.find("c_proj") != std::string::npos || n.find("c_fc") != std::string::npos);
+        };
+        for (const auto& item : loaded->net->named_parameters()) {
+            const StTensor* t = file->find(item.key());
+            QVERIFY2(t != nullptr, item.key().c_str());
+            std::vector<char> raw(t->bytes());
+            QVERIFY(file->read(*t, raw.data()).ok());
+            hash.update(raw.data(), raw.size());
+            const auto dtype = t->dtype == StDtype::F32   ? torch::kFloat32
+                               : t->dtype == StDtype::F16 ? torch::kFloat16
+                                                          : torch::kBFloat16;
+            auto expected = torch::from_blob(raw.data(), t->shape, dtype).to(torch::kFloat32);
+            if (conv1d(item.key()))
+                expected = expected.t();
+            QVERIFY2(torch::equal(expected, item.value()), item.key().c_str());
+        }
+        QCOMPARE(loaded->contentHash, hash.hex());
+
+        for (WeightFormat f : {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+            auto packed = loadGpt2(dir, CancelToken(), {}, f);
+            QVERIFY(packed.ok());
+            QCOMPARE(packed->contentHash, loaded->contentHash);
+            QVERIFY(packed->net->packed());
+            auto reference = loadGpt2(dir, CancelToken(), {});
+            reference->net->packWeights(f);
+            const auto a = packed->net->packableWeights(), b = reference->net->packableWeights();
+            QCOMPARE(a.size(), b.size());
+            for (size_t i = 0; i < a.size(); ++i) {
+                const auto va = a[i].second->view(), vb = b[i].second->view();
+                QCOMPARE(va.bytes(), vb.bytes());
+                const size_t weightBytes =
+                    va.bytes() -
+                    (f == WeightFormat::Int8 ? 4 * size_t(va.rows * va.blocksPerRow()) : 0);
+                QVERIFY2(std::memcmp(va.data, vb.data, weightBytes) == 0, a[i].first.c_str());
+                if (f == WeightFormat::Int8)
+                    QVERIFY(std::memcmp(va.scales, vb.scales, va.bytes() - weightBytes) == 0);
+                QCOMPARE(a[i].second->weight.numel(), int64_t(0)); // no float32 copy kept
+            }
+            QCOMPARE(packed->net->parameterCount(), loaded->net->parameterCount());
+        }
     }
 
     void progressReachesOne() {

@@ -51,31 +51,43 @@ MatrixView PackedMatrix::wrap(const float* w, int64_t rows, int64_t cols) {
     return {WeightFormat::F32, w, nullptr, rows, cols};
 }
 
-PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, WeightFormat format) {
+PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat format) {
     PackedMatrix p;
     p.m_format = format;
     p.m_rows = rows;
     p.m_cols = cols;
-    const size_t n = size_t(rows * cols);
-    switch (format) {
+    const size_t elementBytes =
+        format == WeightFormat::F32 ? 4 : (format == WeightFormat::Int8 ? 1 : 2);
+    p.m_data.reset(new uint8_t[elementBytes * size_t(rows * cols)]); // packRows fills it
+    if (format == WeightFormat::Int8)
+        p.m_scales.reset(new float[size_t(rows * p.view().blocksPerRow())]);
+    return p;
+}
+
+PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, WeightFormat format) {
+    PackedMatrix p = allocate(rows, cols, format);
+    p.packRows(w, 0, rows);
+    return p;
+}
+
+void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
+    const int64_t cols = m_cols;
+    const size_t n = size_t((r1 - r0) * cols), first = size_t(r0 * cols);
+    switch (m_format) {
     case WeightFormat::F32:
-        p.m_data.resize(4 * n);
-        std::memcpy(p.m_data.data(), w, 4 * n);
+        std::memcpy(m_data.get() + 4 * first, w, 4 * n);
         break;
     case WeightFormat::F16:
     case WeightFormat::BF16: {
-        p.m_data.resize(2 * n);
-        auto* out = reinterpret_cast<uint16_t*>(p.m_data.data());
+        auto* out = reinterpret_cast<uint16_t*>(m_data.get()) + first;
         for (size_t i = 0; i < n; ++i)
-            out[i] = format == WeightFormat::F16 ? floatToF16(w[i]) : floatToBf16(w[i]);
+            out[i] = m_format == WeightFormat::F16 ? floatToF16(w[i]) : floatToBf16(w[i]);
         break;
     }
     case WeightFormat::Int8: {
-        p.m_data.resize(n);
-        const int64_t nb = (cols + kInt8Block - 1) / kInt8Block;
-        p.m_scales.resize(size_t(rows * nb));
-        auto* q = reinterpret_cast<int8_t*>(p.m_data.data());
-        for (int64_t r = 0; r < rows; ++r)
+        const int64_t nb = view().blocksPerRow();
+        auto* q = reinterpret_cast<int8_t*>(m_data.get()) + first;
+        for (int64_t r = 0; r < r1 - r0; ++r)
             for (int64_t blk = 0; blk < nb; ++blk) {
                 const int64_t c0 = blk * kInt8Block, c1 = std::min(cols, c0 + kInt8Block);
                 float amax = 0.f;
@@ -83,7 +95,7 @@ PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, Weig
                     amax = std::max(amax, std::fabs(w[r * cols + c]));
                 const float scale = amax / 127.f;
                 const float inv = scale > 0.f ? 1.f / scale : 0.f;
-                p.m_scales[size_t(r * nb + blk)] = scale;
+                m_scales[size_t((r0 + r) * nb + blk)] = scale;
                 for (int64_t c = c0; c < c1; ++c)
                     q[r * cols + c] = static_cast<int8_t>(
                         std::clamp(std::nearbyint(w[r * cols + c] * inv), -127.f, 127.f));
@@ -91,11 +103,10 @@ PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, Weig
         break;
     }
     }
-    return p;
 }
 
 MatrixView PackedMatrix::view() const {
-    return {m_format, m_data.data(), m_scales.empty() ? nullptr : m_scales.data(), m_rows, m_cols};
+    return {m_format, m_data.get(), m_scales.get(), m_rows, m_cols};
 }
 
 void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out) {

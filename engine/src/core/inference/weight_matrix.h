@@ -9,7 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 namespace baton::engine::cpu {
 
@@ -36,13 +36,19 @@ public:
     // Shares an existing float32 matrix, no copy (format F32 only).
     static MatrixView wrap(const float* w, int64_t rows, int64_t cols);
 
+    // A matrix whose rows packRows() fills (the memory is not touched before).
+    static PackedMatrix allocate(int64_t rows, int64_t cols, WeightFormat format);
+    // Converts the float32 rows [r0, r1) held row-major at w into this matrix's rows
+    // [r0, r1). Threads may fill disjoint row ranges at once.
+    void packRows(const float* w, int64_t r0, int64_t r1);
+
     MatrixView view() const;
 
 private:
     WeightFormat m_format = WeightFormat::F32;
     int64_t m_rows = 0, m_cols = 0;
-    std::vector<uint8_t> m_data;
-    std::vector<float> m_scales;
+    std::unique_ptr<uint8_t[]> m_data;
+    std::unique_ptr<float[]> m_scales; // Int8 only
 };
 
 // out[(r - r0) * cols + c] = the weight (r, c) as float32, for r in [r0, r1).

@@ -2,13 +2,18 @@
 
 #include "model/baton_json.h"
 #include "model/hf_config.h"
+#include "model/weight_loader.h"
 #include "util/files.h"
 #include "util/hash.h"
 
 #include <torch/torch.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <dirent.h>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace baton::engine {
 
@@ -51,18 +56,16 @@ std::vector<std::pair<std::string, torch::Tensor>> namedParameters(torch::nn::Mo
     return out;
 }
 
-// Reads a stored tensor into a float32 parameter (transposed for Conv1D weights),
-// adding its raw bytes to `hash`.
+// Reads a stored tensor into a float32 parameter of the same shape, adding its raw
+// bytes to `hash`.
 Result<void> readInto(const SafetensorsFile& file, const StTensor& t, torch::Tensor& param,
-                      bool transpose, ContentHash& hash) {
-    auto raw = torch::empty(t.shape, torch::TensorOptions().dtype(torchType(t.dtype)));
-    if (auto r = file.read(t, raw.data_ptr()); !r)
-        return r;
-    hash.update(raw.data_ptr(), t.bytes());
-    auto value = raw.to(torch::kFloat32);
-    if (transpose)
-        value = value.t();
-    param.copy_(value);
+                      ContentHash& hash) {
+    auto bytes = file.mapped(t);
+    if (!bytes)
+        return bytes.error();
+    hash.update(*bytes, t.bytes());
+    const int64_t rows = param.dim() == 2 ? param.size(0) : 1;
+    loadFloat({*bytes, t.dtype, rows, param.numel() / rows, false}, param.data_ptr<float>());
     return {};
 }
 
@@ -213,7 +216,7 @@ Result<std::map<std::string, const StTensor*>> matchGpt2Tensors(const Safetensor
 }
 
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
-                            const std::function<bool(double)>& progress) {
+                            const std::function<bool(double)>& progress, WeightFormat packTo) {
     if (!files::isDirectory(folder))
         return makeError(ErrorCode::FileNotFound, "model folder not found: " + folder);
     if (auto r = refusePickles(folder); !r)
@@ -232,7 +235,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     if (!matched)
         return matched.error();
 
-    // Everything is consistent: allocate and read.
+    // Everything is consistent: allocate (untouched until written) and read.
     LoadedGpt2 out;
     out.config = *config;
     try {
@@ -241,29 +244,109 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         return makeError(ErrorCode::OutOfMemory,
                          std::string("cannot allocate the model: ") + e.what());
     }
-    std::set<StDtype> dtypes;
-    ContentHash hash;
-    hash.update(*configText);
-    hash.update(file->headerJson());
-    uint64_t totalBytes = 0, doneBytes = 0;
-    for (const auto& [name, t] : *matched)
-        totalBytes += t->bytes();
     std::map<std::string, bool> conv;
     for (const auto& e : expectedGpt2Tensors(*config))
         conv[e.name] = e.conv1d;
+    std::map<std::string, PackableWeight*> packable;
+    if (packTo != WeightFormat::F32)
+        for (auto& [name, w] : out.net->packableWeights())
+            packable[name] = w;
+
+    // Every stored tensor, in parameter order, mapped.
+    struct Item {
+        torch::Tensor param;
+        const StTensor* stored;
+        StoredMatrix matrix;
+        PackableWeight* pack;
+    };
+    std::vector<Item> items;
+    std::set<StDtype> dtypes;
+    uint64_t totalBytes = 0;
+    for (auto& [name, param] : namedParameters(*out.net)) {
+        const StTensor* t = matched->at(name);
+        auto bytes = file->mapped(*t);
+        if (!bytes)
+            return bytes.error();
+        const bool transposed = conv.at(name);
+        const int64_t rows = param.dim() == 2 ? param.size(0) : 1;
+        const auto it = packable.find(name);
+        items.push_back({param,
+                         t,
+                         {*bytes, t->dtype, rows, param.numel() / rows, transposed},
+                         it == packable.end() ? nullptr : it->second});
+        dtypes.insert(t->dtype);
+        totalBytes += t->bytes();
+    }
+
+    // The content hash (config, header, every tensor's bytes in parameter order) runs
+    // on its own thread, never ahead of the tensor being converted; a tensor's pages
+    // leave this process once both are done with it, so at most a few tensors of the
+    // file are resident at a time.
+    ContentHash hash;
+    hash.update(*configText);
+    hash.update(file->headerJson());
+    std::atomic<size_t> hashed{0};
+    size_t started = 0; // tensors whose conversion has begun
+    bool stop = false;
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::thread hasher([&] {
+        for (size_t i = 0; i < items.size(); ++i) {
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                wake.wait(lock, [&] { return stop || started > i; });
+                if (stop)
+                    return;
+            }
+            hash.update(items[i].matrix.data, items[i].stored->bytes());
+            hashed.store(i + 1);
+        }
+    });
+    auto setStarted = [&](size_t n, bool halt) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            started = n;
+            stop = stop || halt;
+        }
+        wake.notify_all();
+    };
+    struct Join { // stops and joins the hasher on every return
+        std::thread& thread;
+        std::function<void()> halt;
+        ~Join() {
+            if (thread.joinable()) {
+                halt();
+                thread.join();
+            }
+        }
+    } join{hasher, [&] { setStarted(started, true); }};
+    size_t dropped = 0;
+    auto dropDone = [&](size_t converted) {
+        for (const size_t n = std::min(converted, hashed.load()); dropped < n; ++dropped)
+            file->dropPages(items[dropped].stored->begin, items[dropped].stored->end);
+    };
 
     torch::NoGradGuard noGrad;
-    for (auto& [name, param] : namedParameters(*out.net)) {
+    uint64_t doneBytes = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
         if (cancel.cancelled())
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
-        const StTensor* t = matched->at(name);
-        dtypes.insert(t->dtype);
-        if (auto r = readInto(*file, *t, param, conv.at(name), hash); !r)
-            return r.error();
-        doneBytes += t->bytes();
+        Item& item = items[i];
+        setStarted(i + 1, false);
+        if (item.pack != nullptr) {
+            item.pack->packed =
+                std::make_shared<const cpu::PackedMatrix>(loadPacked(item.matrix, packTo));
+            item.param.set_(); // the float32 parameter is never touched
+        } else {
+            loadFloat(item.matrix, item.param.data_ptr<float>());
+        }
+        dropDone(i + 1);
+        doneBytes += item.stored->bytes();
         if (progress && !progress(double(doneBytes) / double(std::max<uint64_t>(totalBytes, 1))))
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
     }
+    hasher.join();
+    dropDone(items.size());
     out.storageDtype = dtypes.size() == 1 ? stDtypeName(*dtypes.begin()) : "mixed";
     out.contentHash = hash.hex();
     return out;
@@ -347,7 +430,7 @@ Result<std::optional<LoadedRecurrence>> loadRecurrence(const std::string& folder
     hash.update(*text);
     torch::NoGradGuard noGrad;
     for (auto& [name, param] : namedParameters(*out.module))
-        if (auto r = readInto(*file, *file->find(name), param, false, hash); !r)
+        if (auto r = readInto(*file, *file->find(name), param, hash); !r)
             return r.error();
     out.contentHash = hash.hex();
     return std::optional<LoadedRecurrence>(std::move(out));

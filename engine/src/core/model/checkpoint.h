@@ -35,9 +35,13 @@ struct LoadedGpt2 {
 };
 
 // Validates config.json against model.safetensors completely, then loads the
-// weights (float32) tensor by tensor, checking `cancel` and reporting progress.
+// weights tensor by tensor from a memory map of the file, checking `cancel` and
+// reporting progress: as float32, or with `packTo` other than F32 the weight matrices
+// (Gpt2Impl::packableWeights) straight into that format (a CPU model), never holding
+// them in float32. The content hash runs beside the conversions on a thread of its own.
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
-                            const std::function<bool(double)>& progress);
+                            const std::function<bool(double)>& progress,
+                            WeightFormat packTo = WeightFormat::F32);
 
 // Checks that a safetensors file holds exactly the GPT-2 tensors `config` implies.
 // Returns, for each expected name, the file's tensor.

@@ -147,11 +147,32 @@ torch::Tensor Gpt2Impl::logits(const torch::Tensor& hidden) const {
     return torch::matmul(hidden, wte->dense().t());
 }
 
+std::vector<std::pair<std::string, PackableWeight*>> Gpt2Impl::packableWeights() {
+    std::vector<std::pair<std::string, PackableWeight*>> out = {{"wte.weight", wte.get()}};
+    for (size_t l = 0; l < blocks.size(); ++l) {
+        const std::string p = "h." + std::to_string(l) + ".";
+        auto& b = blocks[l];
+        out.emplace_back(p + "attn.c_attn.weight", b->attn->c_attn.get());
+        out.emplace_back(p + "attn.c_proj.weight", b->attn->c_proj.get());
+        out.emplace_back(p + "mlp.c_fc.weight", b->mlp->c_fc.get());
+        out.emplace_back(p + "mlp.c_proj.weight", b->mlp->c_proj.get());
+    }
+    return out;
+}
+
 void Gpt2Impl::packWeights(WeightFormat format) {
-    wte->pack(format);
-    for (auto& b : blocks)
-        for (Affine a : {b->attn->c_attn, b->attn->c_proj, b->mlp->c_fc, b->mlp->c_proj})
-            a->pack(format);
+    for (auto& [name, w] : packableWeights())
+        w->pack(format);
+}
+
+int64_t Gpt2Impl::parameterCount() {
+    int64_t n = 0;
+    for (const auto& p : parameters())
+        n += p.numel();
+    for (auto& [name, w] : packableWeights())
+        if (w->packed)
+            n += w->packed->view().rows * w->packed->view().cols;
+    return n;
 }
 
 bool Gpt2Impl::packed() const {

@@ -15,6 +15,8 @@
 #include <torch/types.h>
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::engine {
@@ -132,8 +134,13 @@ public:
     // GPT-2's initialisation for training from scratch (normal 0.02, residual
     // projections scaled by 1/sqrt(2 L)), seeded by the caller.
     void initialiseForTraining();
+    // The weight matrices a CPU model may hold packed (wte and the blocks' linear
+    // layers), by parameter name ("wte.weight", "h.0.attn.c_attn.weight", ...).
+    std::vector<std::pair<std::string, PackableWeight*>> packableWeights();
     // Holds the weight matrices (blocks' linear layers, wte) in `format` (CPU only).
     void packWeights(WeightFormat format);
+    // The number of parameters, packed ones included.
+    int64_t parameterCount();
     // Whether some weight matrix is packed (such a model cannot be saved or trained).
     bool packed() const;
 

@@ -173,9 +173,7 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
         info.tokenizerKind = impl.tokenizer->kind();
         info.tokenizerVocabSize = impl.tokenizer->vocabSize();
     }
-    info.parameterCount = 0;
-    for (const auto& p : impl.net->parameters())
-        info.parameterCount += p.numel();
+    info.parameterCount = impl.net->parameterCount();
     if (impl.recurrent())
         for (const auto& p : impl.recurrence->parameters())
             info.parameterCount += p.numel();
@@ -236,7 +234,9 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         auto tokenizer = loadTokenizer(folder);
         if (!tokenizer)
             return tokenizer.error();
-        auto loaded = loadGpt2(folder, options.cancel, options.progress);
+        // A CPU model's weight matrices go straight into their format.
+        auto loaded = loadGpt2(folder, options.cancel, options.progress,
+                               device.is_cpu() ? options.weights : WeightFormat::F32);
         if (!loaded)
             return loaded.error();
         if ((*tokenizer)->vocabSize() > loaded->config.vocabSize)

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <set>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,8 @@ int64_t StTensor::numel() const {
 }
 
 SafetensorsFile::~SafetensorsFile() {
+    if (m_map != nullptr)
+        ::munmap(m_map, m_fileSize);
     if (m_fd >= 0)
         ::close(m_fd);
 }
@@ -68,12 +71,16 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept {
 
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
     if (this != &o) {
+        if (m_map != nullptr)
+            ::munmap(m_map, m_fileSize);
         if (m_fd >= 0)
             ::close(m_fd);
         m_path = std::move(o.m_path);
         m_header = std::move(o.m_header);
         m_fd = o.m_fd;
         o.m_fd = -1;
+        m_map = o.m_map;
+        o.m_map = nullptr;
         m_fileSize = o.m_fileSize;
         m_dataStart = o.m_dataStart;
         m_tensors = std::move(o.m_tensors);
@@ -106,6 +113,27 @@ Result<void> SafetensorsFile::read(const StTensor& t, void* dst) const {
         done += static_cast<uint64_t>(n);
     }
     return {};
+}
+
+Result<const unsigned char*> SafetensorsFile::mapped(const StTensor& t) const {
+    if (m_map == nullptr) {
+        void* p = ::mmap(nullptr, m_fileSize, PROT_READ, MAP_PRIVATE, m_fd, 0);
+        if (p == MAP_FAILED)
+            return fail(ErrorCode::FileUnreadable, m_path,
+                        std::string("cannot map the file into memory: ") + std::strerror(errno));
+        m_map = p;
+    }
+    return static_cast<const unsigned char*>(m_map) + m_dataStart + t.begin;
+}
+
+void SafetensorsFile::dropPages(uint64_t begin, uint64_t end) const {
+    if (m_map == nullptr)
+        return;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t a = (m_dataStart + begin + page - 1) / page * page;
+    const uint64_t b = (m_dataStart + end) / page * page;
+    if (b > a) // an unwritten private file mapping: the pages come back from the file
+        ::madvise(static_cast<char*>(m_map) + a, b - a, MADV_DONTNEED);
 }
 
 Result<SafetensorsFile> openSafetensors(const std::string& path) {

@@ -53,12 +53,23 @@ public:
     // Reads a tensor's bytes into dst (which holds t.bytes() bytes).
     Result<void> read(const StTensor& t, void* dst) const;
 
+    // The tensor's bytes in a read-only memory map of the file (the whole file is
+    // mapped on first use; no copy). Valid while this object lives. The file must not
+    // be truncated in place meanwhile (Baton replaces files by renaming, never so).
+    Result<const unsigned char*> mapped(const StTensor& t) const;
+    // Takes the mapped pages that lie wholly inside [begin, end) of the data region
+    // out of this process's resident memory; the kernel's page cache keeps them. A
+    // loader calls it for the tensors it has consumed, so that loading a large
+    // checkpoint into a smaller format never holds the whole file.
+    void dropPages(uint64_t begin, uint64_t end) const;
+
     friend Result<SafetensorsFile> openSafetensors(const std::string& path);
 
 private:
     std::string m_path;
     std::string m_header;
     int m_fd = -1;
+    mutable void* m_map = nullptr; // the whole file, once mapped()
     uint64_t m_fileSize = 0;
     uint64_t m_dataStart = 0;
     std::vector<StTensor> m_tensors; // sorted by begin offset
