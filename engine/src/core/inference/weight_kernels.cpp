@@ -440,6 +440,7 @@ Isa detectIsa() {
 
 const Isa g_best = detectIsa();
 std::atomic<Isa> g_isa{g_best};
+const bool g_bf16Products = g_best == Isa::Avx512 && __builtin_cpu_supports("avx512bf16");
 
 } // namespace
 
@@ -462,6 +463,9 @@ Isa bestIsa() {
 }
 Isa isa() {
     return g_isa.load();
+}
+bool nativeBf16Products() {
+    return g_bf16Products && g_isa.load() == Isa::Avx512;
 }
 void setIsa(Isa isa) {
     g_isa = static_cast<int>(isa) <= static_cast<int>(g_best) ? isa : g_best;

@@ -32,6 +32,9 @@ struct PackableWeight {
     torch::Tensor dense() const;
     // The weight for the CPU decoder (float32 CPU weights are shared, not copied).
     cpu::MatrixView view() const;
+    // BF16 weights as a bfloat16 tensor over the packed memory (no copy) when the CPU
+    // multiplies them natively (cpu::nativeBf16Products); otherwise undefined.
+    torch::Tensor nativeBf16() const;
     // Converts to `format` and drops the float32 weight (F32: nothing to do).
     void pack(WeightFormat format);
 };
