@@ -170,7 +170,7 @@ BATON_AVX512 inline __m512 load16(const void* row, int64_t i) {
 
 template <WeightFormat F>
 constexpr size_t elementBytes() {
-    return F == WeightFormat::F32 ? 4 : F == WeightFormat::Int8 ? 1 : 2;
+    return weightBytes(F);
 }
 
 template <WeightFormat F>

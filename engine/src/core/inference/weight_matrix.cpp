@@ -35,16 +35,8 @@ namespace cpu {
 
 size_t MatrixView::bytes() const {
     const size_t n = size_t(rows * cols);
-    switch (format) {
-    case WeightFormat::F32:
-        return 4 * n;
-    case WeightFormat::F16:
-    case WeightFormat::BF16:
-        return 2 * n;
-    case WeightFormat::Int8:
-        return n + sizeof(float) * size_t(rows * blocksPerRow());
-    }
-    return 0;
+    const size_t scales = format == WeightFormat::Int8 ? size_t(rows * blocksPerRow()) : 0;
+    return weightBytes(format) * n + sizeof(float) * scales;
 }
 
 MatrixView PackedMatrix::wrap(const float* w, int64_t rows, int64_t cols) {
@@ -56,9 +48,7 @@ PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat for
     p.m_format = format;
     p.m_rows = rows;
     p.m_cols = cols;
-    const size_t elementBytes =
-        format == WeightFormat::F32 ? 4 : (format == WeightFormat::Int8 ? 1 : 2);
-    p.m_data.reset(new uint8_t[elementBytes * size_t(rows * cols)]); // packRows fills it
+    p.m_data.reset(new uint8_t[weightBytes(format) * size_t(rows * cols)]); // packRows fills it
     if (format == WeightFormat::Int8)
         p.m_scales.reset(new float[size_t(rows * p.view().blocksPerRow())]);
     return p;

@@ -15,6 +15,11 @@ namespace baton::engine::cpu {
 
 constexpr int64_t kInt8Block = 32;
 
+// Bytes one weight takes in a format (Int8's block scales aside).
+constexpr size_t weightBytes(WeightFormat format) {
+    return format == WeightFormat::F32 ? 4 : format == WeightFormat::Int8 ? 1 : 2;
+}
+
 // A row-major [rows, cols] matrix in some format; does not own its memory.
 struct MatrixView {
     WeightFormat format = WeightFormat::F32;

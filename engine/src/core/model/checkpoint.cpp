@@ -56,6 +56,14 @@ std::vector<std::pair<std::string, torch::Tensor>> namedParameters(torch::nn::Mo
     return out;
 }
 
+// A stored tensor's mapped bytes as the [rows, cols] matrix `param` holds (a vector
+// is one row).
+StoredMatrix matrixFor(const unsigned char* bytes, const StTensor& t, const torch::Tensor& param,
+                       bool transposed) {
+    const int64_t rows = param.dim() == 2 ? param.size(0) : 1;
+    return {bytes, t.dtype, rows, param.numel() / rows, transposed};
+}
+
 // Reads a stored tensor into a float32 parameter of the same shape, adding its raw
 // bytes to `hash`.
 Result<void> readInto(const SafetensorsFile& file, const StTensor& t, torch::Tensor& param,
@@ -64,8 +72,7 @@ Result<void> readInto(const SafetensorsFile& file, const StTensor& t, torch::Ten
     if (!bytes)
         return bytes.error();
     hash.update(*bytes, t.bytes());
-    const int64_t rows = param.dim() == 2 ? param.size(0) : 1;
-    loadFloat({*bytes, t.dtype, rows, param.numel() / rows, false}, param.data_ptr<float>());
+    loadFloat(matrixFor(*bytes, t, param, false), param.data_ptr<float>());
     return {};
 }
 
@@ -267,12 +274,8 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         auto bytes = file->mapped(*t);
         if (!bytes)
             return bytes.error();
-        const bool transposed = conv.at(name);
-        const int64_t rows = param.dim() == 2 ? param.size(0) : 1;
         const auto it = packable.find(name);
-        items.push_back({param,
-                         t,
-                         {*bytes, t->dtype, rows, param.numel() / rows, transposed},
+        items.push_back({param, t, matrixFor(*bytes, *t, param, conv.at(name)),
                          it == packable.end() ? nullptr : it->second});
         dtypes.insert(t->dtype);
         totalBytes += t->bytes();
