@@ -11,7 +11,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools libqt6opengl6-dev qt6-charts-dev
   libtorch-dev libopenblas0-openmp
   libsentencepiece-dev
-  libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
+  libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcpp-httplib-dev
   libgl-dev libxkbcommon-dev fonts-dejavu-core
   xvfb xauth
 )
@@ -21,6 +21,10 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
+# Node.js and npm run the server's test with the official openai client library; a
+# Node.js from elsewhere (NodeSource ships npm inside it) is used as it is.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 
 if [[ "${1:-}" == "--check" ]]; then
   if ((${#missing[@]})); then echo "missing: ${missing[*]}"; exit 1; fi
@@ -47,3 +51,14 @@ if [[ -n "$openblas" && "$current" != "$openblas" ]]; then
   "${sudo[@]}" update-alternatives --set "$alt" "$openblas"
 fi
 echo "dependencies ready (BLAS: $(update-alternatives --query "$alt" 2>/dev/null | awk '/^Value:/ {print $2}'))"
+
+# The openai client library for the server's test, from the npm registry at the
+# versions in its package-lock.json, into tests/server/node/node_modules (never at test
+# time). Skipped when that folder is already installed from the same lock file.
+root=$(cd "$(dirname "$0")/.." && pwd)
+node_dir=$root/tests/server/node
+if [[ -f $node_dir/package-lock.json ]] && ! cmp -s "$node_dir/package-lock.json" "$node_dir/node_modules/.package-lock.json.installed" 2>/dev/null; then
+  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$node_dir/package-lock.json" "$node_dir/node_modules/.package-lock.json.installed"
+  echo "node test client installed ($node_dir/node_modules)"
+fi

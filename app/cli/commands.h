@@ -17,5 +17,6 @@ int runStory(const std::vector<std::string>& argv);
 void setDatabasePath(const std::string& path);
 int runTrain(const std::vector<std::string>& argv);
 int runTopics(const std::vector<std::string>& argv);
+int runServe(const std::vector<std::string>& argv);
 
 } // namespace baton::cli

@@ -27,6 +27,8 @@ const Command kCommands[] = {
      "Memory probe: does the model remember a fact from d windows back?"},
     {"story", baton::cli::runStory, "Stories: new, list, show, export, import, generate"},
     {"train", baton::cli::runTrain, "Fine-tune or pretrain a baseline or recurrent model"},
+    {"serve", baton::cli::runServe,
+     "HTTP server for KoboldAI and OpenAI clients (SillyTavern, KoboldAI Lite, ...)"},
     {"topics", baton::cli::runTopics, "LDA topics: fit, show, infer, and the topic experiment"},
 };
 

@@ -115,6 +115,13 @@ private Q_SLOTS:
         Sampler penalised(o);
         auto l2 = kLogits;
         QCOMPARE(penalised.sample(l2, {0}), 1);
+        // With a range, only the last tokens are penalised: token 0 is out of it.
+        o.repetitionRange = 2;
+        Sampler ranged(o);
+        auto l3 = kLogits;
+        QCOMPARE(ranged.sample(l3, {0, 3, 4}), 0);
+        auto l4 = kLogits;
+        QCOMPARE(ranged.sample(l4, {3, 0, 4}), 1);
     }
 
     void sameSeedSameSequence() {
@@ -169,6 +176,9 @@ private Q_SLOTS:
         QVERIFY(bad([](SamplingOptions& o) { o.repetitionPenalty = 0.5; }));
         QVERIFY(bad([](SamplingOptions& o) { o.maxTokens = -1; }));
         QVERIFY(bad([](SamplingOptions& o) { o.stopStrings = {""}; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.repetitionRange = -1; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.logprobs = 21; }));
+        QVERIFY(bad([](SamplingOptions& o) { o.logprobs = -2; }));
     }
 };
 

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::engine {
@@ -24,6 +26,10 @@ struct GenerationEvent {
     int64_t generated = 0;    // tokens generated so far in this call
     int64_t streamLength = 0; // tokens in the whole stream
     int windowFill = 0;       // tokens in the open window
+    // With SamplingOptions::logprobs >= 0 (NaN otherwise): log p(token) under the
+    // model, and the most likely tokens with theirs, most likely first.
+    float logprob = std::numeric_limits<float>::quiet_NaN();
+    std::vector<std::pair<int32_t, float>> topLogprobs;
 };
 
 enum class StopReason { MaxTokens, StopString, EndOfText, Cancelled, Callback };
@@ -36,6 +42,7 @@ struct GenerationResult {
     double seconds = 0;
     double tokensPerSecond = 0;
     int64_t rollovers = 0;
+    std::string stopString; // reason StopString: the stop string that ended it
 };
 
 // The version of the state blobs exportState() writes. importState reads it and

@@ -15,10 +15,15 @@ struct SamplingOptions {
     int topK = 0;                         // keep the k most likely tokens; 0 = all
     double topP = 1.0;                    // keep the smallest set with this much mass; 1 = all
     double repetitionPenalty = 1.0;       // >= 1; CTRL-style, over the open window's tokens
+    int repetitionRange = 0;              // the penalty sees the last this many; 0 = the window
     int maxTokens = 200;                  // >= 0
     uint64_t seed = 0;                    // same seed, same settings, same context: same text
     std::vector<std::string> stopStrings; // stop before any of these would be emitted
     bool stopAtEndOfText = true;          // stop when the model emits its end-of-text token
+    // >= 0: every generated token's event carries its log-probability under the model
+    // (before temperature, penalty and truncation) and the this many most likely tokens
+    // with theirs; -1: none (costs nothing). At most 20.
+    int logprobs = -1;
 
     bool greedy() const { return temperature == 0.0; }
 };

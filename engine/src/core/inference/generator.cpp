@@ -8,10 +8,12 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 namespace baton::engine {
 
@@ -333,6 +335,32 @@ Result<void> Generator::appendText(std::string_view text, const CancelToken& can
     return append(m_impl->m.tokenizer->encode(text), cancel);
 }
 
+namespace {
+
+// The model's log-probability of `token` and of the `top` most likely tokens.
+void fillLogprobs(const std::vector<float>& logits, int32_t token, int top,
+                  GenerationEvent& event) {
+    const float best = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float l : logits)
+        sum += std::exp(double(l) - best);
+    const double logZ = best + std::log(sum);
+    event.logprob = static_cast<float>(logits[size_t(token)] - logZ);
+    const int n = std::min<int>(top, int(logits.size()));
+    std::vector<int32_t> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int32_t a, int32_t b) {
+        return logits[size_t(a)] != logits[size_t(b)] ? logits[size_t(a)] > logits[size_t(b)]
+                                                      : a < b;
+    });
+    event.topLogprobs.clear();
+    for (int i = 0; i < n; ++i)
+        event.topLogprobs.emplace_back(order[size_t(i)],
+                                       static_cast<float>(logits[size_t(order[size_t(i)])] - logZ));
+}
+
+} // namespace
+
 Result<GenerationResult>
 Generator::generate(const SamplingOptions& options,
                     const std::function<bool(const GenerationEvent&)>& onToken,
@@ -376,6 +404,9 @@ Generator::generate(const SamplingOptions& options,
                 result.reason = StopReason::EndOfText;
                 break;
             }
+            GenerationEvent event;
+            if (options.logprobs >= 0)
+                fillLogprobs(g.lastLogits, token, options.logprobs, event);
             if (static_cast<int>(g.window.size()) == g.w.window)
                 g.rollover();
             g.decode(token);
@@ -383,7 +414,6 @@ Generator::generate(const SamplingOptions& options,
             result.tokens.push_back(token);
 
             bool matched = false;
-            GenerationEvent event;
             event.token = token;
             event.text = stops.feed(decoder.push(token), matched);
             event.generated = static_cast<int64_t>(result.tokens.size());
@@ -396,6 +426,7 @@ Generator::generate(const SamplingOptions& options,
             }
             if (matched) {
                 result.reason = StopReason::StopString;
+                result.stopString = stops.matched();
                 break;
             }
         }
@@ -405,9 +436,10 @@ Generator::generate(const SamplingOptions& options,
     if (result.reason != StopReason::StopString) {
         bool matched = false;
         std::string tail = stops.feed(decoder.finish(), matched);
-        if (matched)
+        if (matched) {
             result.reason = StopReason::StopString;
-        else
+            result.stopString = stops.matched();
+        } else
             tail += stops.flush();
         if (!tail.empty()) {
             result.text += tail;

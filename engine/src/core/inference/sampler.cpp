@@ -19,6 +19,10 @@ Result<void> validateSampling(const SamplingOptions& o) {
         return bad("top-p must be in (0, 1]");
     if (!std::isfinite(o.repetitionPenalty) || o.repetitionPenalty < 1 || o.repetitionPenalty > 10)
         return bad("repetition penalty must be in [1, 10]");
+    if (o.repetitionRange < 0)
+        return bad("repetition range must be >= 0 (0: the whole window)");
+    if (o.logprobs < -1 || o.logprobs > 20)
+        return bad("logprobs must be in [0, 20] (or -1: none)");
     if (o.maxTokens < 0 || o.maxTokens > 1000000)
         return bad("max tokens must be in [0, 1000000]");
     for (const auto& s : o.stopStrings)
@@ -81,7 +85,11 @@ int32_t Sampler::sample(std::vector<float>& logits, const std::vector<int32_t>& 
     if (m_options.repetitionPenalty != 1.0) {
         const float p = static_cast<float>(m_options.repetitionPenalty);
         m_seen.assign(logits.size(), 0);
-        for (int32_t id : recent) {
+        const size_t range = m_options.repetitionRange > 0
+                                 ? std::min(recent.size(), size_t(m_options.repetitionRange))
+                                 : recent.size();
+        for (size_t i = recent.size() - range; i < recent.size(); ++i) {
+            const int32_t id = recent[i];
             if (id < 0 || id >= n || m_seen[id])
                 continue;
             m_seen[id] = 1;

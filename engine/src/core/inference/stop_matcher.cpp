@@ -10,8 +10,10 @@ std::string StopMatcher::feed(const std::string& text, bool& matched) {
     size_t cut = std::string::npos;
     for (const auto& s : m_stops) {
         const size_t at = m_pending.find(s);
-        if (at != std::string::npos && (cut == std::string::npos || at < cut))
+        if (at != std::string::npos && (cut == std::string::npos || at < cut)) {
             cut = at;
+            m_matched = s;
+        }
     }
     if (cut != std::string::npos) {
         matched = true;

@@ -17,9 +17,12 @@ public:
     std::string feed(const std::string& text, bool& matched);
     // The text still held back (at the end of generation).
     std::string flush();
+    // The stop string that matched (empty before one did).
+    const std::string& matched() const { return m_matched; }
 
 private:
     std::vector<std::string> m_stops;
+    std::string m_matched;
     std::string m_pending;
 };
 

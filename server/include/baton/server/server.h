@@ -1,0 +1,77 @@
+// Baton as a backend for the front ends writers already use: the KoboldAI API as
+// KoboldCpp serves it and OpenAI-compatible completions, over HTTP (cpp-httplib).
+// Every request that generates runs through a ModelHost, one at a time with every
+// other user of the model, and reads its prompt from the longest prefix an earlier
+// request already read (completion.h), so a story resent whole with every request
+// costs only what changed.
+//
+// Safe by default: loopback only unless an API key is set (then every request must
+// carry it); bodies, lengths and queue are bounded; bad requests get a 4xx with a JSON
+// error. See server/README.md for the endpoints and the choices made.
+#pragma once
+
+#include "baton/server/completion.h"
+#include "baton/server/model_host.h"
+
+#include <baton/engine/error.h>
+#include <baton/engine/windows.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace baton::server {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    int port = 5001;                // 0: any free port (port() says which)
+    std::string apiKey;             // required for any host other than a loopback address
+    engine::WindowSettings windows; // 0: the model's default
+    // Advertised to clients as the context they may send (tokens): large, because a
+    // long prompt costs only what changed since the last request.
+    int64_t maxContextTokens = 131072;
+    int maxGenerateTokens = 2048;   // the most tokens one request may ask for
+    size_t maxBodyBytes = 8u << 20; // larger request bodies get 413
+    int maxQueue = 8;               // generations running or waiting; more get 503
+    size_t cacheBytes = 256u << 20; // saved prompt states kept in memory
+    std::string modelName;          // reported to clients (default: the model folder's name)
+};
+
+struct ServerStats {
+    int64_t requests = 0;    // HTTP requests answered
+    int64_t generations = 0; // completions that ran
+    int64_t rejected = 0;    // 4xx and 5xx answers
+    int queued = 0;          // generations running or waiting now
+    CompletionStats completions;
+};
+
+class Server {
+public:
+    Server(ModelHost& host, ServerOptions options);
+    ~Server(); // stops
+
+    // Binds and starts serving on a thread of its own. Fails with a clear message when
+    // the options are unsafe or invalid or the address cannot be bound.
+    engine::Result<void> start();
+    // Aborts running generations, stops accepting, waits for the serving thread.
+    void stop();
+    bool running() const;
+    int port() const;        // the bound port, after start()
+    std::string url() const; // http://host:port
+
+    ServerStats stats() const;
+    const ServerOptions& options() const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> m_impl;
+};
+
+// Validates options on their own (start() does too): host and key, limits.
+engine::Result<void> validateServerOptions(const ServerOptions& options);
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool isLoopbackHost(const std::string& host);
+
+} // namespace baton::server

@@ -1,0 +1,169 @@
+#include "baton/server/completion.h"
+
+#include <baton/engine/tokenizer.h>
+
+#include <algorithm>
+
+namespace baton::server {
+
+using engine::ErrorCode;
+using engine::makeError;
+
+struct CompletionEngine::Live {
+    std::unique_ptr<engine::Generator> generator;
+    std::vector<int32_t> stream; // every token it read or generated
+};
+
+CompletionEngine::CompletionEngine(engine::WindowSettings windows, size_t cacheBytes)
+    : m_windows(windows)
+    , m_cache(cacheBytes) {}
+
+CompletionEngine::~CompletionEngine() = default;
+
+std::vector<int32_t> CompletionEngine::tokenize(const engine::Model& model,
+                                                const std::string& text) {
+    const auto tokenizer = model.tokenizer();
+    return tokenizer ? tokenizer->encode(text) : std::vector<int32_t>{};
+}
+
+CompletionStats CompletionEngine::stats() const {
+    std::lock_guard lock(m_statsMutex);
+    CompletionStats s = m_stats;
+    s.cacheEntries = m_cache.entries();
+    s.cacheBytes = m_cache.bytes();
+    return s;
+}
+
+engine::Result<std::unique_ptr<engine::Generator>>
+CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
+                            const engine::WindowSettings& w, const std::vector<int32_t>& ids,
+                            const std::vector<PrefixHasher::Key>& keys, int64_t& start,
+                            int64_t& reread, const engine::CancelToken& cancel) {
+    reread = 0;
+    if (m_live && m_live->stream.size() <= ids.size() &&
+        std::equal(m_live->stream.begin(), m_live->stream.end(), ids.begin())) {
+        start = int64_t(m_live->stream.size());
+        auto generator = std::move(m_live->generator);
+        m_live.reset();
+        return generator;
+    }
+    m_live.reset();
+    while (auto hit = m_cache.longest(keys)) {
+        auto generator = engine::Generator::importState(model, hit->blob, w, cancel);
+        if (generator) {
+            start = hit->length;
+            reread = (*generator)->windowFill(); // an imported state re-reads its window
+            return std::move(*generator);
+        }
+        if (generator.error().code == ErrorCode::Cancelled)
+            return generator.error();
+        m_cache.erase(keys[size_t(hit->length)]); // another build's state, or damaged
+    }
+    start = 0;
+    return engine::Generator::create(model, w);
+}
+
+engine::Result<CompletionResult>
+CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
+                           const CompletionRequest& request,
+                           const std::function<bool(const engine::GenerationEvent&)>& onToken,
+                           const engine::CancelToken& cancel) {
+    if (!model)
+        return makeError(ErrorCode::Unsupported, "no model is loaded");
+    if (auto r = engine::validateSampling(request.sampling); !r)
+        return r.error();
+    const engine::ModelInfo& info = model->info();
+    const engine::WindowSettings w = engine::resolveWindows(info, m_windows);
+    if (auto r = engine::validateWindows(w, info.config.nPositions); !r)
+        return r.error();
+    const std::string owner =
+        info.identity + "/" + std::to_string(w.window) + "/" + std::to_string(w.overlap);
+    if (owner != m_cacheOwner) {
+        m_cache.clear();
+        m_live.reset();
+        m_cacheOwner = owner;
+    }
+    const auto tokenizer = model->tokenizer();
+    if (!tokenizer)
+        return makeError(ErrorCode::Unsupported, "this model has no tokenizer");
+    const int startToken = info.config.bosTokenId >= 0 ? info.config.bosTokenId
+                           : tokenizer->eosId() >= 0   ? tokenizer->eosId()
+                                                       : info.config.eosTokenId;
+    if (startToken < 0 || startToken >= info.config.vocabSize)
+        return makeError(ErrorCode::Unsupported, "this model has no start-of-text token");
+
+    CompletionResult out;
+    std::vector<int32_t> ids{startToken};
+    {
+        std::vector<int32_t> text = tokenizer->encode(request.prompt);
+        if (request.maxContextTokens > 0) {
+            const int64_t keep = std::max<int64_t>(1, request.maxContextTokens -
+                                                          int64_t(request.sampling.maxTokens));
+            if (int64_t(text.size()) > keep) {
+                text.erase(text.begin(), text.end() - keep);
+                out.truncated = true;
+            }
+        }
+        ids.insert(ids.end(), text.begin(), text.end());
+    }
+    const std::vector<PrefixHasher::Key> keys = prefixKeys(ids);
+
+    int64_t start = 0, reread = 0;
+    auto started = startFrom(model, w, ids, keys, start, reread, cancel);
+    if (!started)
+        return started.error();
+    std::unique_ptr<engine::Generator> gen = std::move(*started);
+    out.promptTokens = int64_t(ids.size());
+    out.reusedTokens = start;
+    out.encodedTokens = reread;
+    if (gen->streamLength() != start)
+        return makeError(ErrorCode::Internal, "a kept generator does not match its tokens");
+
+    // Read the rest of the prompt a window at a time, saving the state of every full
+    // window, and the state at the end of the prompt (a retry of the same prompt).
+    auto save = [&](const PrefixHasher::Key& key) {
+        if (auto blob = gen->exportState())
+            m_cache.put(key, std::move(*blob));
+    };
+    size_t pos = size_t(start);
+    while (pos < ids.size()) {
+        const int fill = gen->windowFill();
+        const int room = fill == w.window ? w.stride() : w.window - fill;
+        const size_t n = std::min(size_t(room), ids.size() - pos);
+        if (auto r = gen->append({ids.begin() + long(pos), ids.begin() + long(pos + n)}, cancel);
+            !r)
+            return r.error();
+        pos += n;
+        out.encodedTokens += int64_t(n);
+        if (gen->windowFill() == w.window || pos == ids.size())
+            save(keys[pos]);
+    }
+
+    std::vector<int32_t> stream = ids;
+    PrefixHasher hasher(keys.back());
+    auto perToken = [&](const engine::GenerationEvent& e) {
+        if (e.token >= 0) {
+            stream.push_back(e.token);
+            hasher.push(e.token);
+            if (e.windowFill == w.window)
+                save(hasher.key());
+        }
+        return !onToken || onToken(e);
+    };
+    auto generated = gen->generate(request.sampling, perToken, cancel);
+    if (!generated)
+        return generated.error();
+    out.generation = std::move(*generated);
+    m_live = std::make_unique<Live>(Live{std::move(gen), std::move(stream)});
+    {
+        std::lock_guard lock(m_statsMutex);
+        m_stats.completions += 1;
+        m_stats.promptTokens += out.promptTokens;
+        m_stats.reusedTokens += out.reusedTokens;
+        m_stats.encodedTokens += out.encodedTokens;
+        m_stats.generatedTokens += int64_t(out.generation.tokens.size());
+    }
+    return out;
+}
+
+} // namespace baton::server

@@ -1,0 +1,146 @@
+#include "server_core.h"
+
+#include "http_json.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace baton::server {
+
+const char* finishReason(const engine::GenerationResult& result) {
+    return result.reason == engine::StopReason::MaxTokens ? "length" : "stop";
+}
+
+ServerCore::ServerCore(ModelHost& host, const ServerOptions& options)
+    : m_host(host)
+    , m_options(options)
+    , m_engine(options.windows, options.cacheBytes) {}
+
+std::shared_ptr<const engine::Model> ServerCore::model() const {
+    auto model = m_host.current();
+    if (!model)
+        throw RequestError(503, "no model is loaded");
+    return model;
+}
+
+std::string ServerCore::modelName() const {
+    if (!m_options.modelName.empty())
+        return m_options.modelName;
+    std::string path = model()->info().path;
+    while (path.size() > 1 && path.back() == '/')
+        path.pop_back();
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool ServerCore::abort(const std::string& genkey) {
+    std::lock_guard lock(m_mutex);
+    bool any = false;
+    for (const auto& r : m_running)
+        if (genkey.empty() || r->genkey == genkey) {
+            r->cancel.cancel();
+            any = true;
+        }
+    return any;
+}
+
+std::string ServerCore::partialText(const std::string& genkey) const {
+    std::lock_guard lock(m_mutex);
+    for (const auto& r : m_running)
+        if (genkey.empty() || r->genkey == genkey)
+            return r->text;
+    if (m_latest && (genkey.empty() || m_latest->genkey == genkey))
+        return m_latest->text;
+    return {};
+}
+
+void ServerCore::respond(httplib::Response& response, CompletionCall call) {
+    model(); // 503 at once when there is none
+    if (m_active.fetch_add(1) >= m_options.maxQueue) {
+        m_active.fetch_sub(1);
+        throw RequestError(503, "the server is busy: " + std::to_string(m_options.maxQueue) +
+                                    " generations are running or waiting; try again later");
+    }
+    // The place in the queue is given back when the answer is gone, written or not.
+    std::shared_ptr<void> slot(nullptr, [this](void*) { m_active.fetch_sub(1); });
+    auto shared = std::make_shared<CompletionCall>(std::move(call));
+    response.set_chunked_content_provider(shared->contentType,
+                                          [this, shared, slot](size_t, httplib::DataSink& sink) {
+                                              run(*shared, sink);
+                                              sink.done();
+                                              return true;
+                                          });
+}
+
+void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
+    auto running = std::make_shared<Running>();
+    running->genkey = call.genkey;
+    {
+        std::lock_guard lock(m_mutex);
+        m_running.push_back(running);
+    }
+    const engine::CancelToken cancel = running->cancel;
+    bool gone = false;
+    auto send = [&](const std::string& bytes) {
+        if (gone || bytes.empty())
+            return;
+        if (!sink.write(bytes.data(), bytes.size())) {
+            gone = true;
+            cancel.cancel();
+        }
+    };
+    auto lastCheck = std::chrono::steady_clock::now();
+    // A client that closed its connection stops its generation: checked on every
+    // write and, between writes, about every 100 ms.
+    auto stillThere = [&] {
+        const auto now = std::chrono::steady_clock::now();
+        if (!gone && now - lastCheck > std::chrono::milliseconds(100)) {
+            lastCheck = now;
+            if (!sink.is_writable()) {
+                gone = true;
+                cancel.cancel();
+            }
+        }
+        return !gone;
+    };
+
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t done = 0;
+    auto ran = m_host.run(
+        [&](const std::shared_ptr<const engine::Model>& model) {
+            for (size_t i = 0; i < call.requests.size() && !gone && !cancel.cancelled(); ++i) {
+                auto r = m_engine.complete(
+                    model, call.requests[i],
+                    [&](const engine::GenerationEvent& e) {
+                        {
+                            std::lock_guard lock(m_mutex);
+                            running->text += e.text;
+                        }
+                        send(call.onEvent(i, e));
+                        return stillThere();
+                    },
+                    cancel);
+                m_generations.fetch_add(1);
+                if (r)
+                    spdlog::info("generated {} tokens in {:.2f} s; prompt {} tokens, {} reused, "
+                                 "{} read",
+                                 r->generation.tokens.size(), r->generation.seconds,
+                                 r->promptTokens, r->reusedTokens, r->encodedTokens);
+                send(call.onDone(i, r));
+                done = i + 1;
+            }
+        },
+        cancel, [&] { return stillThere(); });
+    if (!ran && !gone)
+        send(call.onDone(done, ran.error()));
+    send(call.finish());
+    spdlog::debug("answer done in {:.2f} s{}",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                  gone ? " (the client went away)" : "");
+    std::lock_guard lock(m_mutex);
+    m_running.remove(running);
+    m_latest = running;
+}
+
+} // namespace baton::server

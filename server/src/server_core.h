@@ -1,0 +1,82 @@
+// What the two APIs share: the model host and the completion engine, the queue bound,
+// the running generations (by KoboldAI's genkey, for abort and check), and answering
+// a completion as it is generated.
+#pragma once
+
+#include "baton/server/completion.h"
+#include "baton/server/model_host.h"
+#include "baton/server/server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace baton::server {
+
+// One request's generations and how its answer is written: onEvent and onDone return
+// the bytes to send at that point (empty: nothing yet), finish the last ones.
+struct CompletionCall {
+    std::vector<CompletionRequest> requests; // run one after another (OpenAI's n)
+    std::string genkey;
+    std::string contentType = "application/json";
+    bool streaming = false;
+    std::function<std::string(size_t index, const engine::GenerationEvent&)> onEvent;
+    std::function<std::string(size_t index, const engine::Result<CompletionResult>&)> onDone;
+    std::function<std::string()> finish;
+};
+
+class ServerCore {
+public:
+    ServerCore(ModelHost& host, const ServerOptions& options);
+
+    const ServerOptions& options() const { return m_options; }
+    // The loaded model; a 503 RequestError when there is none.
+    std::shared_ptr<const engine::Model> model() const;
+    std::string modelName() const;
+
+    // Answers with a chunked body written as the generation goes; a 503 when the queue
+    // is full. A client that goes away cancels its generation.
+    void respond(httplib::Response& response, CompletionCall call);
+
+    // Stops the generation with this genkey (every running one when empty).
+    bool abort(const std::string& genkey);
+    // The text so far of the generation with this genkey (or the latest one).
+    std::string partialText(const std::string& genkey) const;
+
+    CompletionStats completionStats() const { return m_engine.stats(); }
+    int64_t generations() const { return m_generations.load(); }
+    int queued() const { return m_active.load(); }
+
+private:
+    struct Running {
+        std::string genkey;
+        engine::CancelToken cancel;
+        std::string text;
+    };
+    void run(CompletionCall& call, httplib::DataSink& sink);
+
+    ModelHost& m_host;
+    const ServerOptions& m_options;
+    CompletionEngine m_engine;
+    std::atomic<int> m_active{0};
+    std::atomic<int64_t> m_generations{0};
+    mutable std::mutex m_mutex; // guards m_running, m_latest and every Running's text
+    std::list<std::shared_ptr<Running>> m_running;
+    std::shared_ptr<Running> m_latest;
+};
+
+// The two APIs' endpoints.
+void addKoboldRoutes(httplib::Server& http, ServerCore& core);
+void addOpenAiRoutes(httplib::Server& http, ServerCore& core);
+
+// "stop" for an end-of-text token, a stop string or a stop by the client; "length"
+// when it ran out of tokens.
+const char* finishReason(const engine::GenerationResult& result);
+
+} // namespace baton::server

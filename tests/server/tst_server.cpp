@@ -1,0 +1,500 @@
+// The HTTP server (server/): the KoboldAI endpoints and their SSE framing byte for
+// byte, OpenAI completions, text equal to the engine's own, the prefix cache (a
+// growing prompt reads only what changed, with the same text as a cold server), and
+// every bad input, the API key, the queue bound, abort and a client that goes away.
+#include "test_support.h"
+#include "tiny_model.h"
+#include "verify_ok.h"
+
+#include <baton/engine/generator.h>
+#include <baton/engine/model.h>
+#include <baton/server/server.h>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <chrono>
+#include <thread>
+
+using namespace baton;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+const char* kPrompt = "The ship was called Tern, and her captain was a quiet woman from the "
+                      "north who had sailed every sea there was.";
+
+bool waitFor(const std::function<bool()>& done, int seconds = 60) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+}
+
+} // namespace
+
+class TestServer : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    std::shared_ptr<engine::Model> m_model; // recurrent, T 16, o 4
+    std::unique_ptr<server::ExclusiveModelHost> m_host;
+
+    std::unique_ptr<server::Server> start(server::ServerOptions o = {}) {
+        o.port = 0;
+        auto s = std::make_unique<server::Server>(*m_host, o);
+        auto r = s->start();
+        if (!r.ok())
+            qWarning("%s", r.error().message.c_str());
+        return r.ok() ? std::move(s) : nullptr;
+    }
+
+    static httplib::Client client(const server::Server& s) {
+        httplib::Client c("127.0.0.1", s.port());
+        c.set_read_timeout(120, 0);
+        return c;
+    }
+
+    // POSTs a JSON body; the status and the parsed answer (null when not JSON).
+    static std::pair<int, json> post(httplib::Client& c, const std::string& path,
+                                     const std::string& body,
+                                     const httplib::Headers& headers = {}) {
+        auto r = c.Post(path, headers, body, "application/json");
+        if (!r)
+            return {0, nullptr};
+        return {r->status, json::parse(r->body, nullptr, false)};
+    }
+
+    // The engine's own greedy continuation of a prompt as the server reads it.
+    std::vector<engine::GenerationEvent> direct(const std::string& prompt, int tokens) {
+        auto gen = engine::Generator::create(m_model);
+        std::vector<engine::GenerationEvent> events;
+        if (!gen.ok())
+            return events;
+        const int start = m_model->config().bosTokenId >= 0 ? m_model->config().bosTokenId
+                                                            : m_model->tokenizer()->eosId();
+        std::vector<int32_t> ids{start};
+        const auto text = m_model->tokenizer()->encode(prompt);
+        ids.insert(ids.end(), text.begin(), text.end());
+        if (!(*gen)->append(ids).ok())
+            return events;
+        engine::SamplingOptions s;
+        s.temperature = 0;
+        s.maxTokens = tokens;
+        auto done = (*gen)->generate(s, [&](const engine::GenerationEvent& e) {
+            events.push_back(e);
+            return true;
+        });
+        if (!done.ok())
+            events.clear();
+        return events;
+    }
+
+    static std::string textOf(const std::vector<engine::GenerationEvent>& events) {
+        std::string t;
+        for (const auto& e : events)
+            t += e.text;
+        return t;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        QVERIFY(m_tmp.isValid());
+        engine::RecurrenceConfig rec;
+        rec.window = 16;
+        rec.overlap = 4;
+        QVERIFY(baton::test::writeRecurrentFixture(m_tmp.filePath("recurrent"), rec));
+        auto model = engine::Model::load(m_tmp.filePath("recurrent").toStdString());
+        BATON_VERIFY_OK(model);
+        m_model = *model;
+        m_host = std::make_unique<server::ExclusiveModelHost>(m_model);
+    }
+
+    void koboldInformation() {
+        server::ServerOptions o;
+        o.maxContextTokens = 50000;
+        auto s = start(o);
+        QVERIFY(s);
+        auto c = client(*s);
+        auto body = [&](const char* path) {
+            auto r = c.Get(path);
+            return r && r->status == 200 ? r->body : std::string("failed");
+        };
+        QCOMPARE(body("/api/v1/model"), std::string(R"({"result":"recurrent"})"));
+        QCOMPARE(body("/api/v1/info/version"), std::string(R"({"result":"1.2.5"})"));
+        QCOMPARE(body("/api/extra/version"),
+                 std::string(R"({"result":"KoboldCpp","version":"1.49"})"));
+        QCOMPARE(body("/api/v1/config/max_context_length"), std::string(R"({"value":50000})"));
+        QCOMPARE(body("/api/extra/true_max_context_length"), std::string(R"({"value":50000})"));
+        auto [status, count] = post(c, "/api/extra/tokencount", R"({"prompt":"Hello world"})");
+        QCOMPARE(status, 200);
+        const auto ids = m_model->tokenizer()->encode("Hello world");
+        QCOMPARE(count["value"].get<size_t>(), ids.size());
+        QCOMPARE(count["ids"].get<std::vector<int32_t>>(), ids);
+        auto models = json::parse(body("/v1/models"), nullptr, false);
+        QCOMPARE(models["data"][0]["id"].get<std::string>(), std::string("recurrent"));
+    }
+
+    // The text is the engine's, and the stream is framed exactly as KoboldCpp frames it.
+    void koboldGenerateAndStreamAsTheEngine() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        const auto events = direct(kPrompt, 40);
+        QVERIFY(!events.empty());
+        const json request = {{"prompt", kPrompt},
+                              {"max_length", 40},
+                              {"temperature", 0},
+                              {"rep_pen", 1},
+                              {"unknown_field", "ignored"}};
+        auto [status, answer] = post(c, "/api/v1/generate", request.dump());
+        QCOMPARE(status, 200);
+        QCOMPARE(answer["results"][0]["text"].get<std::string>(), textOf(events));
+        QCOMPARE(answer["results"][0]["finish_reason"].get<std::string>(),
+                 std::string(events.size() == 40 ? "length" : "stop"));
+
+        std::string expected;
+        for (const auto& e : events)
+            if (!e.text.empty())
+                expected += "event: message\ndata: " +
+                            json{{"token", e.text}, {"finish_reason", nullptr}}.dump() + "\n\n";
+        expected += std::string("event: message\ndata: {\"token\":\"\",\"finish_reason\":\"") +
+                    (events.size() == 40 ? "length" : "stop") + "\"}\n\n";
+        auto r = c.Post("/api/extra/generate/stream", request.dump(), "application/json");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QCOMPARE(r->get_header_value("Content-Type"), std::string("text/event-stream"));
+        QCOMPARE(r->body, expected);
+    }
+
+    void stopSequencesAndTrimStop() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        const std::string full = textOf(direct(kPrompt, 40));
+        QVERIFY(full.size() > 12);
+        const std::string stop = full.substr(6, 3); // met after a few tokens
+        const size_t cut = full.find(stop);
+        json request = {{"prompt", kPrompt},
+                        {"max_length", 40},
+                        {"temperature", 0},
+                        {"rep_pen", 1},
+                        {"stop_sequence", {stop}}};
+        auto [status, trimmed] = post(c, "/api/v1/generate", request.dump());
+        QCOMPARE(status, 200);
+        QCOMPARE(trimmed["results"][0]["text"].get<std::string>(), full.substr(0, cut));
+        QCOMPARE(trimmed["results"][0]["finish_reason"].get<std::string>(), std::string("stop"));
+        request["trim_stop"] = false;
+        auto [status2, kept] = post(c, "/api/v1/generate", request.dump());
+        QCOMPARE(status2, 200);
+        QCOMPARE(kept["results"][0]["text"].get<std::string>(), full.substr(0, cut) + stop);
+    }
+
+    void logprobs() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        auto [status, k] = post(
+            c, "/api/v1/generate",
+            json{{"prompt", kPrompt}, {"max_length", 6}, {"temperature", 0}, {"logprobs", true}}
+                .dump());
+        QCOMPARE(status, 200);
+        const auto& content = k["results"][0]["logprobs"]["content"];
+        QCOMPARE(content.size(), size_t(6));
+        for (const auto& t : content) {
+            const double lp = t["logprob"].get<double>();
+            QVERIFY(lp <= 0);
+            QCOMPARE(t["top_logprobs"].size(), size_t(5));
+            // Greedy: the chosen token is the most likely one.
+            QCOMPARE(t["top_logprobs"][0]["logprob"].get<double>(), lp);
+        }
+        auto [status2, o] =
+            post(c, "/v1/completions",
+                 json{{"prompt", kPrompt}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}}
+                     .dump());
+        QCOMPARE(status2, 200);
+        const auto& lp = o["choices"][0]["logprobs"];
+        QCOMPARE(lp["tokens"].size(), size_t(5));
+        QCOMPARE(lp["token_logprobs"].size(), size_t(5));
+        QCOMPARE(lp["top_logprobs"][0].size(), size_t(2));
+        std::string joined;
+        for (const auto& t : lp["tokens"])
+            joined += t.get<std::string>();
+        QCOMPARE(joined, o["choices"][0]["text"].get<std::string>());
+    }
+
+    void openAiCompletions() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        const json request = {{"model", "anything"}, {"prompt", kPrompt}, {"max_tokens", 12},
+                              {"temperature", 0.9},  {"seed", 5},         {"n", 2}};
+        auto [status, a] = post(c, "/v1/completions", request.dump());
+        QCOMPARE(status, 200);
+        QCOMPARE(a["object"].get<std::string>(), std::string("text_completion"));
+        QVERIFY(a["id"].get<std::string>().rfind("cmpl-", 0) == 0);
+        QCOMPARE(a["model"].get<std::string>(), std::string("recurrent"));
+        QCOMPARE(a["choices"].size(), size_t(2));
+        QCOMPARE(a["choices"][1]["index"].get<int>(), 1);
+        QCOMPARE(a["usage"]["completion_tokens"].get<int>(), 24);
+
+        json streamed = request;
+        streamed["stream"] = true;
+        auto r = c.Post("/v1/completions", streamed.dump(), "application/json");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(r->body.size() > 20 &&
+                r->body.compare(r->body.size() - 14, 14, "data: [DONE]\n\n") == 0);
+        std::string texts[2];
+        size_t at = 0;
+        while ((at = r->body.find("data: {", at)) != std::string::npos) {
+            const size_t end = r->body.find("\n\n", at);
+            auto chunk = json::parse(r->body.substr(at + 6, end - at - 6));
+            QCOMPARE(chunk["object"].get<std::string>(), std::string("text_completion"));
+            texts[chunk["choices"][0]["index"].get<int>()] +=
+                chunk["choices"][0]["text"].get<std::string>();
+            at = end;
+        }
+        QCOMPARE(texts[0], a["choices"][0]["text"].get<std::string>());
+        QCOMPARE(texts[1], a["choices"][1]["text"].get<std::string>());
+
+        auto [status3, echoed] = post(
+            c, "/v1/completions",
+            json{{"prompt", {kPrompt}}, {"max_tokens", 3}, {"echo", true}, {"stop", "zz"}}.dump());
+        QCOMPARE(status3, 200);
+        QVERIFY(echoed["choices"][0]["text"].get<std::string>().rfind(kPrompt, 0) == 0);
+    }
+
+    // A client resends its whole story with every request: only what changed is read,
+    // and the text is what a server that never saw the story writes.
+    void growingPromptReadsOnlyWhatChanged() {
+        auto warm = start();
+        auto cold = start();
+        QVERIFY(warm && cold);
+        auto c = client(*warm);
+        std::string story = kPrompt;
+        for (int i = 0; i < 11; ++i)
+            story += std::string(" ") + kPrompt;
+        const int T = 16;
+        auto ask = [&](httplib::Client& cl, const std::string& prompt, int tokens) {
+            auto [status, a] =
+                post(cl, "/v1/completions",
+                     json{{"prompt", prompt}, {"max_tokens", tokens}, {"temperature", 0}}.dump());
+            return status == 200 ? a : json(nullptr);
+        };
+        // Nothing generated: the kept generator's tokens are the prompt's, so the next
+        // request reads exactly its new tokens.
+        auto first = ask(c, story, 0);
+        QVERIFY(!first.is_null());
+        const int64_t firstTokens = first["usage"]["prompt_tokens"].get<int64_t>();
+        QVERIFY(firstTokens > 10 * T);
+        auto before = warm->stats().completions;
+        story += " The wind rose in the night.";
+        auto second = ask(c, story, 20);
+        QVERIFY(!second.is_null());
+        auto after = warm->stats().completions;
+        const int64_t secondTokens = second["usage"]["prompt_tokens"].get<int64_t>();
+        QCOMPARE(second["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+                 firstTokens);
+        QCOMPARE(after.encodedTokens - before.encodedTokens, secondTokens - firstTokens);
+
+        // Grown by what was generated and more: a saved window state covers all but the
+        // last windows.
+        auto cl = client(*cold);
+        for (int round = 0; round < 3; ++round) {
+            auto a = ask(c, story, 20);
+            QVERIFY(!a.is_null());
+            const std::string text = a["choices"][0]["text"].get<std::string>();
+            story += text + " Then they sailed on.";
+            before = warm->stats().completions;
+            auto grown = ask(c, story, 20);
+            after = warm->stats().completions;
+            QVERIFY(!grown.is_null());
+            const int64_t tokens = grown["usage"]["prompt_tokens"].get<int64_t>();
+            const int64_t cached = grown["usage"]["prompt_tokens_details"]["cached_tokens"];
+            QVERIFY2(cached >= tokens - 40 - 2 * T,
+                     qPrintable(QString("%1 of %2 cached").arg(cached).arg(tokens)));
+            QVERIFY(after.encodedTokens - before.encodedTokens <= tokens - cached + T);
+            // The same text as a server that reads the whole story.
+            auto fresh = ask(cl, story, 20);
+            QCOMPARE(grown["choices"][0]["text"], fresh["choices"][0]["text"]);
+        }
+        // The last 30 characters edited: read from the last state before the edit.
+        story = story.substr(0, story.size() - 30) + " and a gull cried over the bay.";
+        before = warm->stats().completions;
+        auto edited = ask(c, story, 20);
+        after = warm->stats().completions;
+        const int64_t tokens = edited["usage"]["prompt_tokens"].get<int64_t>();
+        QVERIFY(after.encodedTokens - before.encodedTokens <= 30 + 3 * T);
+        QVERIFY(edited["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>() >=
+                tokens - 30 - 2 * T);
+        QCOMPARE(edited["choices"][0]["text"], ask(cl, story, 20)["choices"][0]["text"]);
+    }
+
+    void badRequestsGetJsonErrors() {
+        server::ServerOptions o;
+        o.maxBodyBytes = 4096;
+        o.maxGenerateTokens = 100;
+        auto s = start(o);
+        QVERIFY(s);
+        auto c = client(*s);
+        const std::string invalidUtf8 = std::string("{\"prompt\":\"a\xff\xfe b\"}");
+        const std::vector<std::tuple<std::string, std::string, int>> cases = {
+            {"/api/v1/generate", "{not json", 400},
+            {"/api/v1/generate", "[1,2]", 400},
+            {"/api/v1/generate", "", 400},
+            {"/api/v1/generate", R"({"max_length":5})", 400},
+            {"/api/v1/generate", R"({"prompt":7})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","max_length":101})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","max_length":"5"})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","temperature":-1})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","top_p":1e309})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","stop_sequence":[""]})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","rep_pen":0.5})", 400},
+            {"/api/v1/generate", invalidUtf8, 400},
+            {"/api/extra/generate/stream", R"({"prompt":["a"]})", 400},
+            {"/api/extra/tokencount", R"({"text":"a"})", 400},
+            {"/v1/completions", R"({"prompt":"a","stop":["a","b","c","d","e"]})", 400},
+            {"/v1/completions", R"({"prompt":[1,2,3]})", 400},
+            {"/v1/completions", R"({"prompt":"a","n":0})", 400},
+            {"/v1/completions", R"({"prompt":"a","logprobs":2,"echo":true})", 400},
+            {"/v1/completions", R"({"prompt":"a","max_tokens":1.5})", 400},
+            {"/v1/nothing", R"({})", 404},
+            {"/api/v1/generate", "{\"prompt\":\"" + std::string(5000, 'a') + "\"}", 413},
+        };
+        for (const auto& [path, body, expected] : cases) {
+            auto r = c.Post(path, body, "application/json");
+            QVERIFY2(r, path.c_str());
+            QVERIFY2(r->status == expected,
+                     qPrintable(QString::fromStdString(path + " " + body.substr(0, 60) + " -> " +
+                                                       std::to_string(r->status))));
+            auto error = json::parse(r->body, nullptr, false);
+            QVERIFY2(error.contains("error") && error["error"]["message"].is_string(),
+                     r->body.c_str());
+        }
+        auto r = c.Get("/v1/completions");
+        QVERIFY(r && r->status >= 400 && r->status < 500);
+        // Still serving.
+        auto [status, ok] = post(c, "/api/v1/generate", R"({"prompt":"a","max_length":3})");
+        QCOMPARE(status, 200);
+        QCOMPARE(s->stats().generations, int64_t(1));
+    }
+
+    void apiKeyAndLoopback() {
+        server::ServerOptions open;
+        open.host = "0.0.0.0";
+        const auto refused = server::validateServerOptions(open);
+        QVERIFY(!refused.ok());
+        QVERIFY(refused.error().message.find("API key") != std::string::npos);
+        QVERIFY(server::isLoopbackHost("127.0.0.1") && server::isLoopbackHost("::1"));
+        QVERIFY(!server::isLoopbackHost("192.168.1.2"));
+
+        server::ServerOptions o;
+        o.apiKey = "s3cret";
+        auto s = start(o);
+        QVERIFY(s);
+        auto c = client(*s);
+        QCOMPARE(c.Get("/api/v1/model")->status, 401);
+        QCOMPARE(c.Get("/api/v1/model", {{"Authorization", "Bearer s3cre"}})->status, 401);
+        QCOMPARE(c.Get("/api/v1/model", {{"Authorization", "Bearer s3cret!"}})->status, 401);
+        QCOMPARE(c.Get("/api/v1/model", {{"Authorization", "Bearer s3cret"}})->status, 200);
+        auto [status, a] = post(c, "/api/v1/generate", R"({"prompt":"a","max_length":2})",
+                                {{"Authorization", "Bearer nope"}});
+        QCOMPARE(status, 401);
+        QCOMPARE(s->stats().generations, int64_t(0));
+    }
+
+    // One generation at a time with a queue of one: a second request is answered 503
+    // at once; abort stops the first mid-stream and check shows its text so far.
+    void queueBoundAbortAndCheck() {
+        server::ServerOptions o;
+        o.maxQueue = 1;
+        o.maxGenerateTokens = 1000000;
+        auto s = start(o);
+        QVERIFY(s);
+        std::string streamed;
+        // Joined however the test ends (a failed check returns early).
+        struct Joined {
+            std::thread thread;
+            server::Server& server;
+            ~Joined() {
+                if (thread.joinable()) {
+                    server.stop();
+                    thread.join();
+                }
+            }
+        } long_{std::thread([&] {
+                    auto c = client(*s);
+                    auto r = c.Post(
+                        "/api/extra/generate/stream",
+                        json{{"prompt", kPrompt}, {"max_length", 1000000}, {"genkey", "k1"}}.dump(),
+                        "application/json");
+                    if (r)
+                        streamed = r->body;
+                }),
+                *s};
+        auto c = client(*s);
+        QVERIFY(waitFor([&] {
+            auto [status, check] = post(c, "/api/extra/generate/check", R"({"genkey":"k1"})");
+            return status == 200 && !check["results"][0]["text"].get<std::string>().empty();
+        }));
+        auto [busy, answer] = post(c, "/api/v1/generate", R"({"prompt":"a","max_length":2})");
+        QCOMPARE(busy, 503);
+        QVERIFY(answer["error"]["message"].get<std::string>().find("busy") != std::string::npos);
+        auto [status, aborted] = post(c, "/api/extra/abort", R"({"genkey":"k1"})");
+        QCOMPARE(status, 200);
+        QCOMPARE(aborted["success"].get<std::string>(), std::string("true"));
+        long_.thread.join();
+        QVERIFY(streamed.size() > 20);
+        const std::string last =
+            "event: message\ndata: {\"token\":\"\",\"finish_reason\":\"stop\"}\n\n";
+        QVERIFY(streamed.compare(streamed.size() - last.size(), last.size(), last) == 0);
+        QVERIFY(s->stats().completions.generatedTokens < 1000000);
+        QVERIFY(waitFor([&] { return s->stats().queued == 0; }));
+        QCOMPARE(post(c, "/api/v1/generate", R"({"prompt":"a","max_length":2})").first, 200);
+    }
+
+    // A client that goes away, streaming or not, stops its generation.
+    void disconnectStopsGeneration() {
+        server::ServerOptions o;
+        o.maxGenerateTokens = 1000000;
+        auto s = start(o);
+        QVERIFY(s);
+        {
+            httplib::Client c("127.0.0.1", s->port());
+            httplib::Request req;
+            req.method = "POST";
+            req.path = "/api/extra/generate/stream";
+            req.body = json{{"prompt", kPrompt}, {"max_length", 1000000}}.dump();
+            req.set_header("Content-Type", "application/json");
+            int chunks = 0;
+            req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+                return ++chunks < 3; // read a little, then hang up
+            };
+            c.send(req);
+            QVERIFY(chunks >= 3);
+        }
+        QVERIFY(waitFor([&] { return s->stats().queued == 0 && s->stats().generations == 1; }));
+        const int64_t afterStream = s->stats().completions.generatedTokens;
+        QVERIFY(afterStream < 1000000);
+        {
+            httplib::Client c("127.0.0.1", s->port());
+            c.set_read_timeout(1, 0); // gives up waiting for the whole answer
+            auto r = c.Post("/api/v1/generate",
+                            json{{"prompt", kPrompt}, {"max_length", 1000000}}.dump(),
+                            "application/json");
+            QVERIFY(!r);
+        }
+        QVERIFY(waitFor([&] { return s->stats().queued == 0 && s->stats().generations == 2; }));
+        QVERIFY(s->stats().completions.generatedTokens - afterStream < 1000000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServer)
+#include "tst_server.moc"
