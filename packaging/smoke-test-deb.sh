@@ -22,6 +22,7 @@ done
 # first and the command dies of SIGPIPE (a flake that depends on timing).
 info=$(dpkg-deb -I "$deb")
 [[ $info == *Depends:*libtorch* ]] || { echo "FAIL: no libtorch dependency"; exit 1; }
+[[ $info == *Depends:*libcpp-httplib* ]] || { echo "FAIL: no cpp-httplib dependency (baton-cli serve)"; exit 1; }
 
 export HOME="$scratch/home" XDG_DATA_HOME="$scratch/home/data" XDG_CONFIG_HOME="$scratch/home/config"
 export XDG_RUNTIME_DIR="$scratch/run" QT_QPA_PLATFORM=offscreen BATON_MODELS_DIR=
