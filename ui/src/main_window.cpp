@@ -7,6 +7,7 @@
 #include "lab_backend.h"
 #include "model_catalog.h"
 #include "models_panel.h"
+#include "server_panel.h"
 #include "story_session.h"
 #include "topics_panel.h"
 #include "write_page.h"
@@ -80,6 +81,8 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_topics = new TopicsPanel(m_storage, m_engine, m_lab);
     m_topics->setStoryProvider([this] { return m_write->topicsStory(); });
     m_pages->addTab(m_topics, tr("Topics"));
+    m_server = new ServerPanel(m_engine);
+    m_pages->addTab(m_server, tr("Server"));
     setCentralWidget(m_pages);
     connect(m_topics, &TopicsPanel::failed, this, &MainWindow::showError);
     connect(m_fineTune, &FineTunePanel::topicsRequested, this, [this] {
@@ -260,11 +263,11 @@ void MainWindow::createActions() {
         make(tr("&Quit"), QStringLiteral("actionQuit"), QKeySequence::Quit, &MainWindow::close);
     m_aboutAction =
         make(tr("&About Baton"), QStringLiteral("actionAbout"), QKeySequence(), &MainWindow::about);
-    const char* pageNames[5] = {"actionPageWrite", "actionPageCompare", "actionPageFineTune",
-                                "actionPageModels", "actionPageTopics"};
-    const QString pageTitles[5] = {tr("&Write"), tr("&Compare overlaps"), tr("&Fine-tune"),
-                                   tr("&Models"), tr("&Topics")};
-    for (int i = 0; i < 5; ++i)
+    const char* pageNames[6] = {"actionPageWrite",  "actionPageCompare", "actionPageFineTune",
+                                "actionPageModels", "actionPageTopics",  "actionPageServer"};
+    const QString pageTitles[6] = {tr("&Write"),  tr("&Compare overlaps"), tr("&Fine-tune"),
+                                   tr("&Models"), tr("&Topics"),           tr("&Server")};
+    for (int i = 0; i < 6; ++i)
         m_pageActions[i] =
             make(pageTitles[i], QLatin1String(pageNames[i]),
                  QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), [this, i] { showPage(Page(i)); });

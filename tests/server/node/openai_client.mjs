@@ -26,7 +26,7 @@ const url = await new Promise((resolve, reject) => {
   const lines = createInterface({ input: server.stdout });
   lines.on("line", (l) => { const m = l.match(/ at (http:\/\/\S+)$/); if (m) resolve(m[1]); });
   server.on("exit", (code) => reject(new Error("baton-cli serve exited with " + code)));
-  setTimeout(() => reject(new Error("no server address after 60 s")), 60000);
+  setTimeout(() => reject(new Error("no server address after 60 s")), 60000).unref();
 }).catch(failed);
 
 try {

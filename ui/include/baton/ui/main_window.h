@@ -1,6 +1,6 @@
 // Baton's main window, in pages: Write (the library on the left, the story in the
 // centre, the generation settings in a dock on the right), Compare overlaps,
-// Fine-tune and Models; the model and the generation's speed and window position in
+// Fine-tune, Models, Topics and Server; the model and the generation's speed and window position in
 // the status bar. It works through the facades only, which the composition root
 // owns: the storage, the writing engine (the story's model) and the lab engine
 // (evaluations, fine-tuning and model checks, so they never replace the model a
@@ -49,6 +49,7 @@ class StoryEditor;
 class StoryNotesPanel;
 class StorySession;
 class StoryTreePanel;
+class ServerPanel;
 class TopicsPanel;
 class WindowRuler;
 class WritePage;
@@ -77,7 +78,7 @@ public:
     // With true, the default model of the model list is loaded once the database is
     // open (main() does this when no --model is given).
     void setLoadDefaultModel(bool load) { m_loadDefault = load; }
-    enum class Page { Write, Compare, FineTune, Models, Topics };
+    enum class Page { Write, Compare, FineTune, Models, Topics, Server };
     void showPage(Page page);
 
     // The Write page's parts (tests drive them).
@@ -94,6 +95,7 @@ public:
     StoryNotesPanel* notesPanel() const;
     AdventureBar* adventureBar() const;
     TopicsPanel* topicsPanel() const { return m_topics; }
+    ServerPanel* serverPanel() const { return m_server; }
 
 Q_SIGNALS:
     void databaseOpened();
@@ -122,6 +124,7 @@ private:
     ComparePanel* m_compare = nullptr;
     FineTunePanel* m_fineTune = nullptr;
     TopicsPanel* m_topics = nullptr;
+    ServerPanel* m_server = nullptr;
     bool m_loadDefault = false;
     QStringList m_bundledModels;
     QString m_databasePath;
@@ -131,7 +134,7 @@ private:
     QAction* m_openModelAction = nullptr;
     QAction* m_quitAction = nullptr;
     QAction* m_aboutAction = nullptr;
-    QAction* m_pageActions[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    QAction* m_pageActions[6] = {};
     quint64 m_openRequest = 0;
     quint64 m_loadJob = 0;
 };

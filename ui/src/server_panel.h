@@ -1,0 +1,56 @@
+// The Server page: Baton as a backend for KoboldAI and OpenAI front ends (SillyTavern,
+// KoboldAI Lite, scripts), from the app. Start and stop it, see its address, the model
+// it serves (the writing model: the server's generations queue with the story's on the
+// same engine) and what it has served.
+#pragma once
+
+#include <baton/engine/engine_controller.h>
+
+#include <QWidget>
+
+#include <memory>
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+class QTimer;
+
+namespace baton::server {
+class Server;
+}
+
+namespace baton::ui {
+
+class EngineModelHost;
+
+class ServerPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ServerPanel(engine::EngineController& engine, QWidget* parent = nullptr);
+    ~ServerPanel() override; // stops the server
+
+    // Starts with the fields' settings; false (and the reason shown) when it cannot.
+    bool startServer();
+    void stopServer();
+    bool running() const { return m_server != nullptr; }
+    // http://host:port while running, else "".
+    QString url() const;
+
+private:
+    void updateStatus();
+
+    engine::EngineController& m_engine;
+    std::unique_ptr<EngineModelHost> m_host;
+    std::unique_ptr<server::Server> m_server;
+    QLineEdit* m_address = nullptr;
+    QSpinBox* m_port = nullptr;
+    QLineEdit* m_key = nullptr;
+    QPushButton* m_toggle = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_model = nullptr;
+    QLabel* m_served = nullptr;
+    QTimer* m_refresh = nullptr;
+};
+
+} // namespace baton::ui
