@@ -12,6 +12,7 @@ using engine::makeError;
 struct CompletionEngine::Live {
     std::unique_ptr<engine::Generator> generator;
     std::vector<int32_t> stream; // every token it read or generated
+    size_t promptLength = 0;     // of those, the prompt's (the generator's mark)
 };
 
 CompletionEngine::CompletionEngine(engine::WindowSettings windows, size_t cacheBytes)
@@ -40,14 +41,22 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
                             const std::vector<PrefixHasher::Key>& keys, int64_t& start,
                             int64_t& reread, const engine::CancelToken& cancel) {
     reread = 0;
-    if (m_live && m_live->stream.size() <= ids.size() &&
-        std::equal(m_live->stream.begin(), m_live->stream.end(), ids.begin())) {
-        start = int64_t(m_live->stream.size());
+    if (m_live) {
+        const auto& stream = m_live->stream;
+        const size_t prompt = m_live->promptLength;
+        // What it read and generated, or what it read (back to its mark, before the
+        // generated text: a client that sends its own text after the prompt).
+        if (stream.size() <= ids.size() && std::equal(stream.begin(), stream.end(), ids.begin()))
+            start = int64_t(stream.size());
+        else if (prompt <= ids.size() &&
+                 std::equal(stream.begin(), stream.begin() + long(prompt), ids.begin()) &&
+                 m_live->generator->rewind())
+            start = int64_t(prompt);
         auto generator = std::move(m_live->generator);
         m_live.reset();
-        return generator;
+        if (start > 0)
+            return generator;
     }
-    m_live.reset();
     while (auto hit = m_cache.longest(keys)) {
         auto generator = engine::Generator::importState(model, hit->blob, w, cancel);
         if (generator) {
@@ -139,6 +148,7 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
             save(keys[pos]);
     }
 
+    gen->mark(); // a client that does not send the generated text back comes back here
     std::vector<int32_t> stream = ids;
     PrefixHasher hasher(keys.back());
     auto perToken = [&](const engine::GenerationEvent& e) {
@@ -154,7 +164,7 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     if (!generated)
         return generated.error();
     out.generation = std::move(*generated);
-    m_live = std::make_unique<Live>(Live{std::move(gen), std::move(stream)});
+    m_live = std::make_unique<Live>(Live{std::move(gen), std::move(stream), ids.size()});
     {
         std::lock_guard lock(m_statsMutex);
         m_stats.completions += 1;

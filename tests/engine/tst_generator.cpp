@@ -77,6 +77,42 @@ private Q_SLOTS:
         QVERIFY(ra->tokens != rc->tokens);
     }
 
+    // Back to the mark: the same text again from the same seed, with nothing read again;
+    // not once the window has rolled over.
+    void markAndRewind() {
+        auto g = make({64, 0});
+        QVERIFY(g);
+        QVERIFY(!g->rewind()); // no mark yet
+        QVERIFY(g->appendText(m_prompt).ok());
+        g->mark();
+        const int64_t marked = g->streamLength();
+        const std::vector<float> logits = g->nextLogits();
+        SamplingOptions o;
+        o.maxTokens = 12;
+        o.seed = 5;
+        o.stopAtEndOfText = false;
+        const auto first = g->generate(o);
+        QVERIFY(first.ok() && first->rollovers == 0);
+        QVERIFY(g->appendText(" and then more").ok());
+        QVERIFY(g->rewind());
+        QCOMPARE(g->streamLength(), marked);
+        QCOMPARE(g->windowFill(), int(marked));
+        QCOMPARE(g->nextLogits(), logits);
+        const auto again = g->generate(o);
+        QVERIFY(again.ok());
+        QCOMPARE(again->tokens, first->tokens);
+
+        auto small = make({16, 4});
+        QVERIFY(small->appendText(m_prompt).ok());
+        small->mark();
+        o.maxTokens = 40; // rolls over
+        const auto rolled = small->generate(o);
+        QVERIFY(rolled.ok() && rolled->rollovers > 0);
+        const int64_t length = small->streamLength();
+        QVERIFY(!small->rewind());
+        QCOMPARE(small->streamLength(), length);
+    }
+
     void stopString() {
         SamplingOptions o;
         o.temperature = 0;

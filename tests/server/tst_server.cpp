@@ -337,6 +337,39 @@ private Q_SLOTS:
         QCOMPARE(edited["choices"][0]["text"], ask(cl, story, 20)["choices"][0]["text"]);
     }
 
+    // A client that keeps its own text and not what was generated: the kept generator
+    // goes back to the end of its prompt and reads only the new tokens (the window has
+    // room: the fixture's T is 128).
+    void rewindsToTheEndOfThePrompt() {
+        auto baseline = engine::Model::load(baton::test::fixture());
+        BATON_VERIFY_OK(baseline);
+        server::ExclusiveModelHost host(*baseline);
+        server::ServerOptions o;
+        o.port = 0;
+        server::Server warm(host, o), cold(host, o);
+        BATON_VERIFY_OK(warm.start());
+        BATON_VERIFY_OK(cold.start());
+        auto ask = [](const server::Server& s, const std::string& prompt) {
+            auto c = client(s);
+            return post(c, "/v1/completions",
+                        json{{"prompt", prompt}, {"max_tokens", 20}, {"temperature", 0}}.dump())
+                .second;
+        };
+        std::string story = kPrompt;
+        const auto first = ask(warm, story);
+        const int64_t firstTokens = first["usage"]["prompt_tokens"].get<int64_t>();
+        story += " The gulls followed the ship.";
+        const auto before = warm.stats().completions;
+        const auto second = ask(warm, story);
+        const auto after = warm.stats().completions;
+        const int64_t secondTokens = second["usage"]["prompt_tokens"].get<int64_t>();
+        QVERIFY(secondTokens + 20 < 128);
+        QCOMPARE(second["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+                 firstTokens);
+        QCOMPARE(after.encodedTokens - before.encodedTokens, secondTokens - firstTokens);
+        QCOMPARE(second["choices"][0]["text"], ask(cold, story)["choices"][0]["text"]);
+    }
+
     void badRequestsGetJsonErrors() {
         server::ServerOptions o;
         o.maxBodyBytes = 4096;

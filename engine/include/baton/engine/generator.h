@@ -93,6 +93,14 @@ public:
     // h_prev of the open window (empty for a baseline model or the first window).
     std::vector<float> currentState() const;
 
+    // Remembers this point of the stream (one mark at a time; a new one replaces it).
+    void mark();
+    // Comes back to the mark, as if what was read or generated after it never was: the
+    // open window keeps its keys and values up to there, so nothing is read again.
+    // False, with nothing changed, when there is no mark, or the window has rolled
+    // over since (the state moved on), or the stream is before the mark.
+    bool rewind();
+
     class Impl;
 
 private:

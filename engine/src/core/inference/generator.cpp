@@ -164,6 +164,14 @@ public:
     torch::Tensor pooled; // running sums per slot over the open window, float32 [1, S, k]
     std::vector<float> lastLogits;
     std::vector<float> hidden;
+
+    // mark(): what rewind() restores while the window has not rolled over since.
+    struct Mark {
+        int64_t streamLength = -1, rollovers = 0, cacheLength = 0;
+        size_t windowSize = 0;
+        torch::Tensor pooled;
+        std::vector<float> lastLogits;
+    } marked;
 };
 
 namespace {
@@ -283,6 +291,32 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
         return torchError(e);
     }
     return created;
+}
+
+void Generator::mark() {
+    Impl& g = *m_impl;
+    torch::NoGradGuard noGrad;
+    g.marked.streamLength = g.streamLength;
+    g.marked.rollovers = g.rollovers;
+    g.marked.cacheLength = g.cache.length;
+    g.marked.windowSize = g.window.size();
+    g.marked.pooled = g.pooled.defined() ? g.pooled.clone() : torch::Tensor();
+    g.marked.lastLogits = g.lastLogits;
+}
+
+bool Generator::rewind() {
+    Impl& g = *m_impl;
+    const Impl::Mark& k = g.marked;
+    if (k.streamLength < 0 || k.rollovers != g.rollovers || g.streamLength < k.streamLength)
+        return false;
+    torch::NoGradGuard noGrad;
+    g.streamLength = k.streamLength;
+    g.cache.length = k.cacheLength; // later keys and values are overwritten when read again
+    g.window.resize(k.windowSize);
+    if (k.pooled.defined())
+        g.pooled.copy_(k.pooled);
+    g.lastLogits = k.lastLogits;
+    return true;
 }
 
 std::vector<float> Generator::currentState() const {

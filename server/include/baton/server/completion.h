@@ -1,8 +1,9 @@
 // One completion of a raw prompt, as the HTTP APIs ask for it, at a cost that does not
 // grow with the prompt: the prompt is read from the longest prefix that an earlier
-// request already read (the kept generator of the last request, else a saved window
-// state from the prefix cache), and states are saved at every full window of the
-// prompt and of the generated text for the requests that follow.
+// request already read (the kept generator of the last request, which can also go back
+// to the end of its prompt; else a saved window state from the prefix cache), and
+// states are saved at every full window of the prompt and of the generated text for
+// the requests that follow.
 //
 // A prompt is read as baton-cli story generate reads a story: the model's start-of-
 // text token, then the text.
