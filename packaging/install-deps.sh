@@ -12,6 +12,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libsentencepiece-dev
   libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcpp-httplib-dev
+  libzip-dev libpugixml-dev
   libgl-dev libxkbcommon-dev fonts-dejavu-core
   xvfb xauth
 )

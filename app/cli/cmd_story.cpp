@@ -6,6 +6,7 @@
 #include "database_options.h"
 #include "sampling_options.h"
 
+#include <baton/engine/books.h>
 #include <baton/engine/text.h>
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
@@ -188,20 +189,34 @@ int storyExport(const std::vector<std::string>& argv) {
 
 int storyImport(const std::vector<std::string>& argv) {
     Args args("story import",
-              "Create a story from a UTF-8 text file (md or txt; '-' reads standard input); "
-              "prints its id. A file that starts with a '# ' heading gives the title, else the "
-              "file's name does. Invalid UTF-8 is refused.");
+              "Create a story from a book: a UTF-8 text file (md or txt; '-' reads standard "
+              "input) or an EPUB (its chapters in reading order, without markup; DRM-protected "
+              "files are refused); prints its id. The EPUB's title, or a text file's '# ' "
+              "heading, else the file's name gives the title. Hard-wrapped text (Project "
+              "Gutenberg's ~70 columns) is joined into paragraphs. Invalid UTF-8 is refused.");
     args.positionals("FILE", "The file to import", 1, 1);
     args.option("title", "T", "The title (overrides the heading)")
+        .flag("keep-line-breaks", "Keep a text file's line breaks as they are")
         .option("mode", "story|adventure", "Story or adventure", "story")
         .option("model", "DIR", "The model folder the story generates with");
     addDbOption(args);
     if (!args.parse(argv))
         return 0;
     const std::string file = args.positional()[0];
-    std::string text = readText(file); // refuses invalid UTF-8 with the offset
-    std::string title;
-    if (text.rfind("# ", 0) == 0) {
+    std::string text, title;
+    if (engine::isEpubFile(file)) {
+        auto book = engine::readEpub(file);
+        check(book);
+        title = book->title;
+        text = book->text;
+    } else {
+        text = readText(file); // refuses invalid UTF-8 with the offset
+        if (!args.has("keep-line-breaks"))
+            text = engine::unwrapText(text);
+    }
+    if (!title.empty()) {
+        // the EPUB's own
+    } else if (text.rfind("# ", 0) == 0) {
         const size_t eol = text.find('\n');
         title = text.substr(2, eol == std::string::npos ? std::string::npos : eol - 2);
         text = eol == std::string::npos ? std::string() : text.substr(eol + 1);
@@ -348,7 +363,7 @@ void printStoryUsage(std::ostream& out) {
            "  list [--json]                                          the stories\n"
            "  show ID                                                details and text\n"
            "  export ID --format md|txt [--output FILE]              the current path's text\n"
-           "  import FILE [--title T] [--model DIR]                  a story from md or txt\n"
+           "  import FILE [--title T] [--model DIR]                  a story from md, txt or epub\n"
            "  generate ID [--retry] [--max-tokens N] [sampling ...]  continue and save\n\n"
            "Run 'baton-cli story SUBCOMMAND --help' for a subcommand's options.\n";
 }

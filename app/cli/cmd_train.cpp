@@ -142,7 +142,7 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("tokenizer", "bpe|unigram", "--scratch: SentencePiece model type", "bpe")
         .option("mode", "baseline|recurrent", "Train without or with the recurrence module",
                 "recurrent")
-        .option("corpus", "PATH", "Training text: .txt/.md files or folders (repeatable)",
+        .option("corpus", "PATH", "Training text: .txt/.md/.epub files or folders (repeatable)",
                 std::nullopt, true)
         .option("val", "PATH",
                 "Validation text (repeatable); without it the last documents of the "

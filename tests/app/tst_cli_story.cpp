@@ -1,6 +1,7 @@
 // baton-cli story end to end: new, list, show, export, import (UTF-8 checked),
 // generate with the fixture model (chunks and states saved, resumed from the saved
 // state), the global --db and the default database in the user's data folder.
+#include "epub_fixture.h"
 #include "test_support.h"
 
 #include <baton/storage/database.h>
@@ -157,6 +158,56 @@ private Q_SLOTS:
                     .out.contains("title: My Novel"));
         QCOMPARE(exportTxt(t), text);
         QCOMPARE(cli({"--db", m_db, "story", "export", "1", "--format", "pdf"}).exitCode, 2);
+    }
+
+    // A book: an EPUB gives its title and its chapters' paragraphs; hard-wrapped text
+    // is joined into paragraphs (its verse kept), unless asked to keep its lines.
+    void importBooks() {
+        namespace epub = baton::test::epub;
+        const QString book = m_tmp.path() + "/tern.epub";
+        QVERIFY(epub::writeZip(book.toStdString(), epub::goodBook()));
+        const Run imp = cli({"--db", m_db, "story", "import", book});
+        QCOMPARE(imp.exitCode, 0);
+        const qint64 id = imp.out.trimmed().toLongLong();
+        QVERIFY(cli({"--db", m_db, "story", "show", QString::number(id)})
+                    .out.contains("title: The Voyage of the Tern"));
+        const QByteArray text = exportTxt(id);
+        QVERIFY(text.startsWith("Chapter One\n\nThe ship was called Tern,"));
+        QVERIFY(!text.contains('<') && !text.contains("alert"));
+        const QString locked = m_tmp.path() + "/locked.epub";
+        QVERIFY(epub::writeZip(locked.toStdString(),
+                               epub::with(epub::goodBook(), "META-INF/rights.xml", "<r/>")));
+        const Run refused = cli({"--db", m_db, "story", "import", locked});
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.contains("DRM"), refused.err.constData());
+
+        const QString wrapped = m_tmp.path() + "/wrapped.txt";
+        // Two paragraphs wrapped at 66 columns, as Project Gutenberg wraps, then verse.
+        QByteArray gutenberg, paragraph;
+        for (int p = 0; p < 2; ++p) {
+            QByteArray line;
+            for (int w = 0; w < 90; ++w) {
+                const QByteArray word = (w % 3 == 0 ? "possession" : w % 3 == 1 ? "of" : "fortune");
+                if (line.size() + 1 + word.size() > 66) {
+                    gutenberg += line + "\n";
+                    paragraph += line + " ";
+                    line.clear();
+                }
+                line += (line.isEmpty() ? "" : " ") + word;
+            }
+            gutenberg += line + "\n\n";
+            paragraph += line + "\n\n";
+        }
+        gutenberg += "    The rose is red,\n    The violet blue.\n";
+        QVERIFY(baton::test::writeFile(wrapped, gutenberg));
+        const qint64 w = cli({"--db", m_db, "story", "import", wrapped}).out.trimmed().toLongLong();
+        const QByteArray joined = exportTxt(w);
+        QVERIFY2(joined.startsWith(paragraph), joined.constData()); // one line per paragraph
+        QVERIFY(joined.contains("The rose is red,\n") && joined.contains("The violet blue."));
+        const qint64 kept = cli({"--db", m_db, "story", "import", wrapped, "--keep-line-breaks"})
+                                .out.trimmed()
+                                .toLongLong();
+        QCOMPARE(exportTxt(kept), gutenberg);
     }
 
     void importRefusesInvalidUtf8() {

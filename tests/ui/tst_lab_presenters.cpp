@@ -1,5 +1,6 @@
 // The lab pages' presenters (Compare overlaps, Fine-tune) against a fake LabBackend:
 // what they ask of the engine and the storage, and what they make of the answers.
+#include "epub_fixture.h"
 #include "test_support.h"
 
 #include "compare_presenter.h"
@@ -323,7 +324,7 @@ private Q_SLOTS:
         QCOMPARE(t2 + v2, utf8);
     }
 
-    void fineTuneImportsOnlyText() {
+    void fineTuneImportsTextAndEpub() {
         FakeLabBackend fake;
         FineTunePresenter p(fake, *m_catalog);
         QSignalSpy failed(&p, &FineTunePresenter::failed);
@@ -342,6 +343,20 @@ private Q_SLOTS:
                 detail.contains("missing.txt"));
         p.removeBooks({fake.stored[0].id});
         QVERIFY(p.books().empty());
+
+        // EPUB: the book's title and its chapters' text; a DRM-protected one is refused.
+        namespace epub = baton::test::epub;
+        const QString book = m_tmp.filePath("tern.epub"), locked = m_tmp.filePath("locked.epub");
+        QVERIFY(epub::writeZip(book.toStdString(), epub::goodBook()));
+        QVERIFY(epub::writeZip(locked.toStdString(),
+                               epub::with(epub::goodBook(), "META-INF/rights.xml", "<r/>")));
+        p.importBooks({book, locked});
+        QCOMPARE(fake.stored.size(), size_t(1)); // the earlier book was removed
+        QCOMPARE(fake.stored[0].title, std::string("The Voyage of the Tern"));
+        QVERIFY(fake.stored[0].text.find("Hoist the sail") != std::string::npos);
+        QVERIFY(fake.stored[0].text.find('<') == std::string::npos);
+        QCOMPARE(failed.count(), 2);
+        QVERIFY(failed.at(1).at(1).value<ErrorText>().detail.contains("DRM"));
     }
 
     void fineTuneRunsRecordsAndFinishes() {

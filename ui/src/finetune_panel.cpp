@@ -37,14 +37,14 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     m_books->setObjectName(QStringLiteral("bookList"));
     m_books->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_books->setMinimumHeight(110);
-    m_books->setToolTip(tr("Drop .txt or .md files here"));
+    m_books->setToolTip(tr("Drop .txt, .md or .epub files here"));
     m_addBooks = new QPushButton(tr("Add books…"));
     m_addBooks->setObjectName(QStringLiteral("addBooks"));
     m_removeBook = new QPushButton(tr("Remove"));
     connect(m_addBooks, &QPushButton::clicked, this, [this] {
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Add books to fine-tune on"), QString(),
-            tr("Text and Markdown (*.txt *.md *.markdown);;All files (*)"));
+            tr("Books (*.txt *.md *.markdown *.epub);;All files (*)"));
         if (!files.isEmpty())
             m_presenter->importBooks(files);
     });

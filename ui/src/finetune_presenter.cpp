@@ -3,6 +3,8 @@
 #include "model_catalog.h"
 #include "panel_util.h"
 
+#include <baton/engine/books.h>
+
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
@@ -101,27 +103,38 @@ void FineTunePresenter::importBooks(const QStringList& files) {
             continue;
         }
         const QByteArray bytes = f.readAll();
-        const std::optional<QString> text = decodeUtf8(bytes);
-        if (!text) {
-            refused << tr("%1: not UTF-8 text").arg(QFileInfo(path).fileName());
-            continue;
-        }
-        if (text->trimmed().isEmpty()) {
-            refused << tr("%1: empty").arg(QFileInfo(path).fileName());
-            continue;
-        }
         storage::Book b;
         b.title = QFileInfo(path).completeBaseName().toStdString();
+        if (engine::isEpubFile(path.toStdString())) { // chapters in reading order, no markup
+            const auto book = engine::readEpub(path.toStdString());
+            if (!book) {
+                refused << tr("%1: %2").arg(QFileInfo(path).fileName(),
+                                            QString::fromStdString(book.error().message));
+                continue;
+            }
+            b.title = book->title;
+            b.text = book->text;
+        } else {
+            const std::optional<QString> text = decodeUtf8(bytes);
+            if (!text) {
+                refused << tr("%1: not UTF-8 text").arg(QFileInfo(path).fileName());
+                continue;
+            }
+            if (text->trimmed().isEmpty()) {
+                refused << tr("%1: empty").arg(QFileInfo(path).fileName());
+                continue;
+            }
+            b.text = bytes.toStdString();
+        }
         b.sourcePath = QFileInfo(path).absoluteFilePath().toStdString();
         b.checksum =
             QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
-        b.text = bytes.toStdString();
         books.push_back(std::move(b));
     }
     if (!refused.isEmpty()) {
         ErrorText e;
-        e.message = tr("Only UTF-8 text or Markdown files can be used as books. Nothing was "
-                       "changed for these files:");
+        e.message = tr("Only UTF-8 text, Markdown or DRM-free EPUB files can be used as books. "
+                       "Nothing was changed for these files:");
         e.detail = refused.join(QLatin1Char('\n'));
         Q_EMIT failed(tr("Some files were not added"), e);
     }

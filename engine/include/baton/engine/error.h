@@ -42,6 +42,9 @@ enum class ErrorCode : int {
     StateCorrupt = 50,
     StateMismatch = 51,
     StateVersion = 52,
+    // books
+    BookInvalid = 60,
+    BookDrm = 61,
 };
 
 // A short stable name for a code, e.g. "truncated-file".

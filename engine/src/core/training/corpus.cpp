@@ -1,5 +1,6 @@
 #include "training/corpus.h"
 
+#include "baton/engine/books.h"
 #include "baton/engine/text.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -13,15 +14,6 @@
 namespace baton::engine {
 
 namespace {
-
-bool hasTextExtension(const std::string& name) {
-    for (const char* ext : {".txt", ".md", ".markdown", ".TXT", ".MD"}) {
-        const size_t n = std::strlen(ext);
-        if (name.size() > n && name.compare(name.size() - n, n, ext) == 0)
-            return true;
-    }
-    return false;
-}
 
 void listFiles(const std::string& folder, std::vector<std::string>& out) {
     DIR* dir = ::opendir(folder.c_str());
@@ -39,7 +31,7 @@ void listFiles(const std::string& folder, std::vector<std::string>& out) {
         const std::string path = files::join(folder, n);
         if (files::isDirectory(path))
             listFiles(path, out);
-        else if (hasTextExtension(n))
+        else if (isBookFile(n))
             out.push_back(path);
     }
 }
@@ -102,7 +94,7 @@ Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, 
             listFiles(p, found);
             if (found.size() == before)
                 return makeError(ErrorCode::FileNotFound,
-                                 "no .txt or .md files in the folder " + p);
+                                 "no .txt, .md or .epub files in the folder " + p);
         } else if (files::exists(p)) {
             found.push_back(p);
         } else {
@@ -111,14 +103,10 @@ Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, 
     }
     std::vector<Document> docs;
     for (const auto& path : found) {
-        auto text = files::readAll(path, size_t(1) << 31);
-        if (!text)
-            return text.error();
-        if (const size_t bad = utf8::firstInvalid(*text); bad != std::string::npos)
-            return makeError(ErrorCode::InvalidUtf8,
-                             path + " is not valid UTF-8 (first bad byte at offset " +
-                                 std::to_string(bad) + "); convert it to UTF-8 first");
-        std::string clean = stripGutenberg(*text);
+        auto book = readBook(path, false); // EPUB chapters, or UTF-8 text
+        if (!book)
+            return book.error();
+        std::string clean = stripGutenberg(book->text);
         if (unwrap)
             clean = unwrapText(clean);
         if (clean.find_first_not_of(" \t\r\n") == std::string::npos)

@@ -60,6 +60,10 @@ const char* errorCodeName(ErrorCode code) {
         return "state-mismatch";
     case ErrorCode::StateVersion:
         return "state-version";
+    case ErrorCode::BookInvalid:
+        return "book-invalid";
+    case ErrorCode::BookDrm:
+        return "book-drm";
     }
     return "unknown";
 }
