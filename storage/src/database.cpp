@@ -95,6 +95,13 @@ Result<bool> checkHeader(const std::string& path) {
     return false;
 }
 
+// A rollback journal beside the file with something in it (SQLite decides whether it is
+// hot; this only says whether a writable connection should look first).
+bool hasHotJournal(const std::string& path) {
+    struct stat st {};
+    return ::stat((path + "-journal").c_str(), &st) == 0 && st.st_size > 0;
+}
+
 // Checks an existing database with a read-only connection: nothing is written, not
 // even a journal. Returns the user_version, or an error.
 Result<int64_t> probe(const std::string& path, bool quickCheck) {
@@ -172,6 +179,18 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
                                     std::strerror(errno));
     }
     int64_t version = 0;
+    // A writer killed while the file was still in rollback-journal mode (while it was
+    // being created, before WAL) leaves a hot journal. Only a connection that may write
+    // can roll it back (SQLite does on its first read), and the read-only probe would
+    // fail on it with "attempt to write a readonly database".
+    if (exists && !empty && !options.readOnly && hasHotJournal(path)) {
+        try {
+            Connection recover(path, Connection::Mode::ReadWrite);
+            recover.queryInt("PRAGMA user_version");
+        } catch (const SqliteException& e) {
+            return e.error();
+        }
+    }
     if (exists && !empty) {
         auto v = probe(path, options.quickCheck);
         if (!v)

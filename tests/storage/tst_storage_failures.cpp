@@ -14,11 +14,13 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace baton::storage;
@@ -127,6 +129,34 @@ private Q_SLOTS:
             bytes[i] = static_cast<char>(QRandomGenerator::global()->generate());
         QVERIFY(writeBytes(path, bytes));
         expectRefusedAndUnchanged(path, StorageErrorCode::Corrupt, "is damaged or is not a Baton");
+    }
+
+    // A writer killed in the middle of a transaction while the file was in rollback-
+    // journal mode (as during its creation) leaves a hot journal: the next open rolls it
+    // back and opens, with everything committed before and nothing of the transaction.
+    void hotJournalIsRolledBackOnOpen() {
+        const QString path = makeDatabase(fresh(), 20);
+        QVERIFY(!path.isEmpty());
+        int64_t before = 0;
+        {
+            Connection c(path.toStdString(), Connection::Mode::ReadOnly);
+            before = c.queryInt("SELECT count(*) FROM passages");
+        }
+        const pid_t child = ::fork();
+        if (child == 0) { // dies with the transaction open and its journal written
+            Connection c(path.toStdString(), Connection::Mode::ReadWrite);
+            c.exec("PRAGMA journal_mode=DELETE; PRAGMA cache_size=1; BEGIN");
+            c.exec("DELETE FROM passages");
+            ::_exit(0);
+        }
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY(QFileInfo(path + "-journal").size() > 0);
+        auto db = Database::open(path.toStdString());
+        BATON_VERIFY_OK(db);
+        Connection c(path.toStdString(), Connection::Mode::ReadOnly);
+        QCOMPARE(c.queryText("PRAGMA integrity_check"), std::string("ok"));
+        QCOMPARE(c.queryInt("SELECT count(*) FROM passages"), before);
     }
 
     void otherSqliteDatabaseIsRefused() {
