@@ -32,7 +32,8 @@ int runFit(const std::vector<std::string>& argv) {
               "Fit an LDA topic model by collapsed Gibbs sampling (method.md section 6) on "
               "text files or folders: lower-cased words, stop words and rare or very common "
               "words removed, documents cut into chunks of about --chunk-words words.");
-    args.option("corpus", "PATH", "Text files or folders (repeatable)", std::nullopt, true)
+    args.option("corpus", "PATH", "Books (.txt, .md, .epub) or folders of them (repeatable)",
+                std::nullopt, true)
         .option("topics", "K", "Number of topics", "20")
         .option("out", "FILE", "Where to write the topic model (JSON)")
         .option("iterations", "N", "Gibbs sweeps", "300")
@@ -55,8 +56,8 @@ int runFit(const std::vector<std::string>& argv) {
         throw UsageError("--corpus PATH is required");
     std::vector<std::string> texts;
     for (const auto& p : paths)
-        for (const auto& f : listTextFiles(p))
-            texts.push_back(readText(f));
+        for (const auto& f : listBookFiles(p))
+            texts.push_back(readBookText(f));
     engine::LdaOptions o;
     o.topics = int(args.getInt("topics", 1, 65535));
     o.iterations = int(args.getInt("iterations", 1, 1000000));

@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <baton/engine/books.h>
 #include <baton/engine/text.h>
 #include <baton/engine/tokenizer.h>
 
@@ -127,7 +128,7 @@ std::string escapeTsv(const std::string& s) {
     return out;
 }
 
-std::vector<std::string> listTextFiles(const std::string& path) {
+std::vector<std::string> listBookFiles(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
@@ -140,16 +141,23 @@ std::vector<std::string> listTextFiles(const std::string& path) {
              it(path, fs::directory_options::follow_directory_symlink, ec),
          end;
          !ec && it != end; it.increment(ec)) {
-        const auto ext = it->path().extension().string();
-        if (it->is_regular_file(ec) && (ext == ".txt" || ext == ".md" || ext == ".markdown"))
+        if (it->is_regular_file(ec) && engine::isBookFile(it->path().string()))
             out.push_back(it->path().string());
     }
     if (ec)
         throw CliError("cannot list " + path + ": " + ec.message());
     std::sort(out.begin(), out.end());
     if (out.empty())
-        throw CliError("no .txt or .md files in " + path);
+        throw CliError("no .txt, .md or .epub files in " + path);
     return out;
+}
+
+std::string readBookText(const std::string& path) {
+    if (!engine::isEpubFile(path))
+        return readText(path);
+    auto book = engine::readEpub(path);
+    check(book);
+    return book->text;
 }
 
 } // namespace baton::cli

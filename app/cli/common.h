@@ -45,8 +45,11 @@ void addUnwrapOption(Args& args);
 // The positional files, each read with readText, unwrapped when --unwrap was given.
 std::vector<std::string> readTexts(const Args& args);
 
-// A file itself, or the .txt/.md files under a folder (recursively, sorted by path).
-std::vector<std::string> listTextFiles(const std::string& path);
+// A file itself, or the book files (.txt, .md, .epub) under a folder (recursively,
+// sorted by path).
+std::vector<std::string> listBookFiles(const std::string& path);
+// A book file's text: an EPUB's chapters (engine/books.h), else readText().
+std::string readBookText(const std::string& path);
 
 // Escapes for a tab-separated column: \t \n \\ and control bytes.
 std::string escapeTsv(const std::string& s);

@@ -1,6 +1,7 @@
 // Topic diagnostics (method.md section 6): LDA recovers planted topics, fold-in
 // inference, the Jensen-Shannon divergence, the sign test, and topic model files.
 #include "cli_run.h"
+#include "epub_fixture.h"
 #include "test_support.h"
 #include "tiny_model.h"
 #include "verify_ok.h"
@@ -376,6 +377,22 @@ private Q_SLOTS:
         engine.inspectTopics(req);
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 3, 60000);
         QVERIFY(!finished[2][1].toBool());
+    }
+
+    // topics fit reads EPUB books in a corpus folder (their text, not their markup).
+    void cliFitReadsEpub() {
+        QTemporaryDir dir;
+        QVERIFY(baton::test::epub::writeZip(dir.filePath("tern.epub").toStdString(),
+                                            baton::test::epub::goodBook()));
+        const QString model = m_tmp.filePath("tern-topics.json");
+        CliRun fit = cli({"--db", m_tmp.filePath("epub.db"), "topics", "fit", "--corpus",
+                          dir.path(), "--topics", "2", "--iterations", "5", "--chunk-words", "5",
+                          "--min-df", "1", "--out", model});
+        QVERIFY2(fit.exitCode == 0, fit.err.constData());
+        CliRun show = cli({"topics", "show", model, "--words", "30", "--json"});
+        QVERIFY2(show.exitCode == 0, show.err.constData());
+        QVERIFY(show.out.contains("\"hoist\"") || show.out.contains("\"sail\""));
+        QVERIFY(!show.out.contains("\"alert\"") && !show.out.contains("\"html\""));
     }
 
     void cliFitShowInferAndExperiment() {
