@@ -95,9 +95,7 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     const auto tokenizer = model->tokenizer();
     if (!tokenizer)
         return makeError(ErrorCode::Unsupported, "this model has no tokenizer");
-    const int startToken = info.config.bosTokenId >= 0 ? info.config.bosTokenId
-                           : tokenizer->eosId() >= 0   ? tokenizer->eosId()
-                                                       : info.config.eosTokenId;
+    const int startToken = engine::startOfTextToken(info.config);
     if (startToken < 0 || startToken >= info.config.vocabSize)
         return makeError(ErrorCode::Unsupported, "this model has no start-of-text token");
 

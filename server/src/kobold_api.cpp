@@ -3,8 +3,6 @@
 #include "http_json.h"
 #include "server_core.h"
 
-#include <random>
-
 namespace baton::server {
 
 using json = nlohmann::ordered_json;
@@ -41,8 +39,7 @@ KoboldGenerate parseGenerate(const httplib::Request& http, const ServerOptions& 
         throw RequestError(400, "'rep_pen' must be >= 1 (1 turns it off)");
     s.repetitionRange = int(f.integer("rep_pen_range", 0, 1 << 30).value_or(320));
     const int64_t seed = f.integer("sampler_seed", -1, INT64_MAX).value_or(-1);
-    s.seed = seed >= 0 ? uint64_t(seed)
-                       : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    s.seed = seed >= 0 ? uint64_t(seed) : randomSeed();
     s.stopStrings = f.strings("stop_sequence", 64);
     g.trimStop = f.boolean("trim_stop").value_or(true);
     g.genkey = f.string("genkey").value_or("");

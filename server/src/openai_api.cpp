@@ -45,8 +45,7 @@ OpenAiCompletion parseCompletion(const httplib::Request& http, const ServerOptio
     s.topK = 0;
     s.stopStrings = f.strings("stop", 4);
     const auto seed = f.integer("seed", INT64_MIN, INT64_MAX);
-    s.seed =
-        seed ? uint64_t(*seed) : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    s.seed = seed ? uint64_t(*seed) : randomSeed();
     c.stream = f.boolean("stream").value_or(false);
     c.echo = f.boolean("echo").value_or(false);
     c.n = int(f.integer("n", 1, 8).value_or(1));

@@ -126,8 +126,7 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
         gen = std::move(*created);
         prompt = continuationPrompt(*story, point->path, 0);
         // The same start as a story generated from nothing: start-of-text first.
-        const int bos =
-            info.config.bosTokenId >= 0 ? info.config.bosTokenId : info.config.eosTokenId;
+        const int bos = engine::startOfTextToken(info.config);
         if (!prompt.segments.empty() && bos >= 0)
             if (auto r = gen->append({bos}, cancel); !r)
                 return engineError(r.error());

@@ -76,9 +76,7 @@ class TestServer : public QObject {
         std::vector<engine::GenerationEvent> events;
         if (!gen.ok())
             return events;
-        const int start = m_model->config().bosTokenId >= 0 ? m_model->config().bosTokenId
-                                                            : m_model->tokenizer()->eosId();
-        std::vector<int32_t> ids{start};
+        std::vector<int32_t> ids{engine::startOfTextToken(m_model->config())};
         const auto text = m_model->tokenizer()->encode(prompt);
         ids.insert(ids.end(), text.begin(), text.end());
         if (!(*gen)->append(ids).ok())

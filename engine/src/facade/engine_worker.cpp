@@ -136,7 +136,7 @@ Result<std::unique_ptr<Generator>> EngineWorker::generatorFor(const GenerateRequ
             return created.error();
         gen = std::move(*created);
         const ModelConfig& config = m_model->config();
-        const int bos = config.bosTokenId >= 0 ? config.bosTokenId : config.eosTokenId;
+        const int bos = startOfTextToken(config);
         if (request.startOfText && !request.text.empty() && bos >= 0)
             if (auto r = gen->append({bos}, cancel); !r)
                 return r.error();

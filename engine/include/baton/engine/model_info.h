@@ -22,6 +22,12 @@ struct ModelConfig {
     int headDim() const { return nHead > 0 ? nEmbd / nHead : 0; }
 };
 
+// The token a story or prompt starts with (start-of-text): bos_token_id, else
+// eos_token_id (GPT-2 uses one token for both); -1 when the model has neither.
+inline int startOfTextToken(const ModelConfig& config) {
+    return config.bosTokenId >= 0 ? config.bosTokenId : config.eosTokenId;
+}
+
 // Baton's recurrence module (../shared/docs/method.md section 2): the state h_prev,
 // computed from the previous window, enters one block as an extra key and value.
 struct RecurrenceConfig {

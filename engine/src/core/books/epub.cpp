@@ -2,6 +2,7 @@
 
 #include "baton/engine/text.h"
 #include "books/xhtml_text.h"
+#include "books/xml_names.h"
 #include "books/zip_archive.h"
 #include "util/files.h"
 #include "util/utf8.h"
@@ -17,6 +18,8 @@ namespace baton::engine {
 
 namespace {
 
+using books::localName;
+
 bool endsWithNoCase(std::string_view s, std::string_view suffix) {
     if (s.size() < suffix.size())
         return false;
@@ -26,14 +29,7 @@ bool endsWithNoCase(std::string_view s, std::string_view suffix) {
     return true;
 }
 
-std::string localName(const char* qualified) {
-    std::string name = qualified;
-    if (const size_t colon = name.find(':'); colon != std::string::npos)
-        name.erase(0, colon + 1);
-    return name;
-}
-
-// The first descendant element with this local name (namespace prefixes vary).
+// The first descendant element with this local name (lower case; prefixes vary).
 pugi::xml_node find(const pugi::xml_node& root, const char* name) {
     return root.find_node([&](const pugi::xml_node& n) {
         return n.type() == pugi::node_element && localName(n.name()) == name;
@@ -119,7 +115,7 @@ Result<void> checkDrm(books::ZipArchive& zip) {
     if (auto r = parseXml(doc, *bytes, "META-INF/encryption.xml"); !r)
         return r.error();
     bool encrypted = false;
-    forEach(doc, "EncryptionMethod", [&](const pugi::xml_node& n) {
+    forEach(doc, "encryptionmethod", [&](const pugi::xml_node& n) {
         const std::string algorithm = n.attribute("Algorithm").value();
         if (algorithm != "http://www.idpf.org/2008/embedding" &&
             algorithm != "http://ns.adobe.com/pdf/enc#RC")

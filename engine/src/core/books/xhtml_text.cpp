@@ -1,5 +1,7 @@
 #include "books/xhtml_text.h"
 
+#include "books/xml_names.h"
+
 #include <pugixml.hpp>
 
 #include <cstring>
@@ -7,17 +9,6 @@
 namespace baton::engine::books {
 
 namespace {
-
-// The element's local name in lower case ("h:P" -> "p").
-std::string localName(const pugi::xml_node& n) {
-    std::string name = n.name();
-    if (const size_t colon = name.find(':'); colon != std::string::npos)
-        name.erase(0, colon + 1);
-    for (char& c : name)
-        if (c >= 'A' && c <= 'Z')
-            c = char(c + 32);
-    return name;
-}
 
 bool oneOf(const std::string& name, std::initializer_list<const char*> names) {
     for (const char* n : names)
@@ -95,7 +86,7 @@ void walk(const pugi::xml_node& node, Collector& out, int depth) {
         }
         if (child.type() != pugi::node_element)
             continue;
-        const std::string name = localName(child);
+        const std::string name = localName(child.name());
         if (oneOf(name, {"script", "style", "head", "img", "svg", "math", "object", "video",
                          "audio", "iframe", "noscript", "template", "image"}))
             continue;
