@@ -2,6 +2,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
 #include <baton/storage/generation_store.h>
+#include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
@@ -43,7 +44,8 @@ public:
         , runs(*connection)
         , evals(*connection)
         , topics(*connection)
-        , generations(*connection) {}
+        , generations(*connection)
+        , lore(*connection) {}
 
     std::unique_ptr<Connection> connection;
     StoryStore stories;
@@ -54,6 +56,7 @@ public:
     EvalStore evals;
     TopicStore topics;
     GenerationStore generations;
+    LoreStore lore;
     int version = 0;
 };
 
@@ -265,6 +268,9 @@ TopicStore& Database::topics() {
 }
 GenerationStore& Database::generations() {
     return m_impl->generations;
+}
+LoreStore& Database::lore() {
+    return m_impl->lore;
 }
 Connection& Database::connection() {
     return *m_impl->connection;

@@ -7,7 +7,8 @@
 namespace baton::storage {
 
 Result<int64_t> GenerationStore::begin(int64_t storyId, int64_t parentId,
-                                       const std::string& settingsJson) {
+                                       const std::string& settingsJson,
+                                       const std::string& loreJson) {
     return guard<int64_t>([&]() -> Result<int64_t> {
         if (parentId != 0) {
             Statement s = m_db.prepare("SELECT story_id FROM passages WHERE id = ?1");
@@ -17,12 +18,13 @@ Result<int64_t> GenerationStore::begin(int64_t storyId, int64_t parentId,
                                         "the generation's parent belongs to another story",
                                         "passage " + std::to_string(parentId));
         }
-        m_db.prepare("INSERT INTO generations (story_id, parent_id, settings_json, created_at) "
-                     "VALUES (?1, ?2, ?3, ?4)")
+        m_db.prepare("INSERT INTO generations (story_id, parent_id, settings_json, created_at, "
+                     "lore_json) VALUES (?1, ?2, ?3, ?4, ?5)")
             .bind(1, storyId)
             .bindId(2, parentId)
             .bind(3, settingsJson.empty() ? std::string("{}") : settingsJson)
             .bind(4, nowMs())
+            .bind(5, loreJson.empty() ? std::string("[]") : loreJson)
             .run();
         return m_db.lastInsertId();
     });
@@ -30,8 +32,8 @@ Result<int64_t> GenerationStore::begin(int64_t storyId, int64_t parentId,
 
 Result<Generation> GenerationStore::get(int64_t id) {
     return guard<Generation>([&]() -> Result<Generation> {
-        Statement s = m_db.prepare("SELECT id, story_id, parent_id, settings_json, created_at "
-                                   "FROM generations WHERE id = ?1");
+        Statement s = m_db.prepare("SELECT id, story_id, parent_id, settings_json, created_at, "
+                                   "lore_json FROM generations WHERE id = ?1");
         s.bind(1, id);
         if (!s.step())
             throwNotFound("generation", id);
@@ -41,6 +43,7 @@ Result<Generation> GenerationStore::get(int64_t id) {
         g.parentId = s.isNull(2) ? 0 : s.columnInt(2);
         g.settingsJson = s.columnText(3);
         g.createdAt = s.columnInt(4);
+        g.loreJson = s.columnText(5);
         return g;
     });
 }

@@ -184,6 +184,31 @@ ALTER TABLE passages ADD COLUMN generation_id INTEGER
 CREATE INDEX passages_by_generation ON passages (generation_id);
 )sql";
 
+// Version 4: world info and window layouts (issue 18). Lore entries per story; each
+// generation records the entries it read; each saved state records what every window
+// started with (0: nothing, as before; 1: the story's memory). An older build would
+// resume from a state made with the memory in every window as if it were not, so it
+// may not open the result (compatible_version 4).
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE lore_entries (
+    id INTEGER PRIMARY KEY,
+    story_id INTEGER NOT NULL REFERENCES stories (id) ON DELETE CASCADE,
+    keys_json TEXT NOT NULL CHECK (json_valid(keys_json)),
+    secondary_keys_json TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(secondary_keys_json)),
+    content TEXT NOT NULL,
+    enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+    sort_order INTEGER NOT NULL DEFAULT 100,
+    scan_depth INTEGER NOT NULL DEFAULT 256 CHECK (scan_depth > 0),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX lore_entries_by_story ON lore_entries (story_id, sort_order, id);
+ALTER TABLE generations ADD COLUMN lore_json TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_valid(lore_json));
+ALTER TABLE recurrent_states ADD COLUMN layout INTEGER NOT NULL DEFAULT 0
+    CHECK (layout IN (0, 1));
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -192,6 +217,7 @@ const std::vector<Migration>& migrations() {
         {1, 1, kSchemaV1},
         {2, 1, kSchemaV2},
         {3, 1, kSchemaV3},
+        {4, 4, kSchemaV4},
     };
     return list;
 }

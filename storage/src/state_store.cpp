@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* kColumns = "s.id, s.passage_id, s.window_index, s.token_offset, "
                                  "s.model_identity, s.window_size, s.overlap, "
-                                 "s.format_version, s.created_at";
+                                 "s.format_version, s.created_at, s.layout";
 
 StoredState readState(const Statement& s) {
     StoredState st;
@@ -24,6 +24,7 @@ StoredState readState(const Statement& s) {
     st.overlap = static_cast<int>(s.columnInt(6));
     st.formatVersion = static_cast<int>(s.columnInt(7));
     st.createdAt = s.columnInt(8);
+    st.layout = static_cast<int>(s.columnInt(9));
     return st;
 }
 
@@ -41,8 +42,8 @@ Result<int64_t> StateStore::save(const StoredState& state) {
             .bind(5, state.formatVersion)
             .run();
         m_db.prepare("INSERT INTO recurrent_states (passage_id, window_index, token_offset, "
-                     "model_identity, window_size, overlap, format_version, created_at) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                     "model_identity, window_size, overlap, format_version, created_at, layout) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
             .bind(1, state.passageId)
             .bind(2, state.windowIndex)
             .bind(3, state.tokenOffset)
@@ -51,6 +52,7 @@ Result<int64_t> StateStore::save(const StoredState& state) {
             .bind(6, state.overlap)
             .bind(7, state.formatVersion)
             .bind(8, nowMs())
+            .bind(9, static_cast<int64_t>(state.layout))
             .run();
         const int64_t id = m_db.lastInsertId();
         m_db.prepare("INSERT INTO state_blobs (state_id, data) VALUES (?1, ?2)")
@@ -78,7 +80,7 @@ Result<std::vector<StoredState>> StateStore::forPassage(int64_t passageId) {
 Result<std::optional<StoredState>> StateStore::latestOnPath(int64_t leafId,
                                                             const std::string& modelIdentity,
                                                             int window, int overlap,
-                                                            int formatVersion) {
+                                                            int formatVersion, int layout) {
     return guard<std::optional<StoredState>>([&]() -> Result<std::optional<StoredState>> {
         Statement s =
             m_db.prepare(std::string("WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 UNION ALL "
@@ -87,17 +89,18 @@ Result<std::optional<StoredState>> StateStore::latestOnPath(int64_t leafId,
                          kColumns +
                          ", b.data FROM chain c JOIN recurrent_states s ON s.passage_id = c.id "
                          "JOIN state_blobs b ON b.state_id = s.id WHERE s.model_identity = ?2 AND "
-                         "s.window_size = ?3 AND s.overlap = ?4 AND s.format_version = ?5 "
-                         "ORDER BY c.depth LIMIT 1");
+                         "s.window_size = ?3 AND s.overlap = ?4 AND s.format_version = ?5 AND "
+                         "s.layout = ?6 ORDER BY c.depth LIMIT 1");
         s.bind(1, leafId)
             .bind(2, modelIdentity)
             .bind(3, window)
             .bind(4, overlap)
-            .bind(5, formatVersion);
+            .bind(5, formatVersion)
+            .bind(6, layout);
         if (!s.step())
             return std::optional<StoredState>{};
         StoredState st = readState(s);
-        st.blob = s.columnBlob(9);
+        st.blob = s.columnBlob(10);
         return std::optional<StoredState>(std::move(st));
     });
 }
@@ -109,14 +112,15 @@ Result<int64_t> StateStore::pruneAncestors(const StoredState& kept) {
                      "WHERE p.parent_id IS NOT NULL) DELETE FROM recurrent_states WHERE id IN "
                      "(SELECT s.id FROM chain c JOIN recurrent_states s ON s.passage_id = c.id "
                      "WHERE s.window_index = ?2 AND s.model_identity = ?3 AND s.window_size = ?4 "
-                     "AND s.overlap = ?5 AND s.format_version = ?6 AND (SELECT count(*) FROM "
-                     "passages k WHERE k.parent_id = c.id) < 2)")
+                     "AND s.overlap = ?5 AND s.format_version = ?6 AND s.layout = ?7 AND (SELECT "
+                     "count(*) FROM passages k WHERE k.parent_id = c.id) < 2)")
             .bind(1, kept.passageId)
             .bind(2, kept.windowIndex)
             .bind(3, kept.modelIdentity)
             .bind(4, static_cast<int64_t>(kept.window))
             .bind(5, static_cast<int64_t>(kept.overlap))
             .bind(6, static_cast<int64_t>(kept.formatVersion))
+            .bind(7, static_cast<int64_t>(kept.layout))
             .run();
         return static_cast<int64_t>(m_db.changes());
     });

@@ -5,11 +5,27 @@
 #include "store_util.h"
 #include "transaction.h"
 
+#include <baton/common/json.h>
+
 #include <unordered_map>
 
 namespace baton::storage {
 
 namespace {
+
+// A generation's record of the world info it read, with the entries' ids mapped to
+// their copies (StoryStore::duplicate).
+std::string renumberLore(const std::string& loreJson,
+                         const std::unordered_map<int64_t, int64_t>& ids) {
+    auto read = baton::json::parse(loreJson, nullptr);
+    if (!read || !read->is_array())
+        return loreJson;
+    for (auto& entry : *read)
+        if (entry.is_object() && entry.contains("id") && entry["id"].is_number_integer())
+            if (auto it = ids.find(entry["id"].get<int64_t>()); it != ids.end())
+                entry["id"] = it->second;
+    return read->dump();
+}
 
 constexpr const char* kStoryColumns =
     "id, title, mode, model_path, settings_json, memory, authors_note, current_passage_id, "
@@ -394,18 +410,36 @@ Result<int64_t> StoryStore::duplicate(int64_t storyId, const std::string& title)
         if (!created)
             return created.error();
         const int64_t newId = *created;
-        // The generations first (their parents are mapped below, once the passages are).
-        std::unordered_map<int64_t, int64_t> generations;
+        // The world info, then the generations, which name the entries they read
+        // (their parents are mapped below, once the passages are).
+        std::unordered_map<int64_t, int64_t> lore;
         {
-            Statement s = m_db.prepare("SELECT id, settings_json, created_at FROM generations "
-                                       "WHERE story_id = ?1 ORDER BY id");
+            Statement s = m_db.prepare("SELECT id FROM lore_entries WHERE story_id = ?1");
             s.bind(1, storyId);
             while (s.step()) {
-                m_db.prepare("INSERT INTO generations (story_id, settings_json, created_at) "
-                             "VALUES (?1, ?2, ?3)")
+                m_db.prepare("INSERT INTO lore_entries (story_id, keys_json, "
+                             "secondary_keys_json, content, enabled, sort_order, scan_depth, "
+                             "created_at, updated_at) SELECT ?1, keys_json, secondary_keys_json, "
+                             "content, enabled, sort_order, scan_depth, created_at, updated_at "
+                             "FROM lore_entries WHERE id = ?2")
+                    .bind(1, newId)
+                    .bind(2, s.columnInt(0))
+                    .run();
+                lore[s.columnInt(0)] = m_db.lastInsertId();
+            }
+        }
+        std::unordered_map<int64_t, int64_t> generations;
+        {
+            Statement s = m_db.prepare("SELECT id, settings_json, created_at, lore_json FROM "
+                                       "generations WHERE story_id = ?1 ORDER BY id");
+            s.bind(1, storyId);
+            while (s.step()) {
+                m_db.prepare("INSERT INTO generations (story_id, settings_json, created_at, "
+                             "lore_json) VALUES (?1, ?2, ?3, ?4)")
                     .bind(1, newId)
                     .bind(2, s.columnText(1))
                     .bind(3, s.columnInt(2))
+                    .bind(4, renumberLore(s.columnText(3), lore))
                     .run();
                 generations[s.columnInt(0)] = m_db.lastInsertId();
             }
@@ -457,9 +491,10 @@ Result<int64_t> StoryStore::duplicate(int64_t storyId, const std::string& title)
                 const int64_t oldState = s.columnInt(0);
                 m_db.prepare("INSERT INTO recurrent_states (passage_id, window_index, "
                              "token_offset, model_identity, window_size, overlap, "
-                             "format_version, created_at) SELECT ?1, window_index, "
+                             "format_version, created_at, layout) SELECT ?1, window_index, "
                              "token_offset, model_identity, window_size, overlap, "
-                             "format_version, created_at FROM recurrent_states WHERE id = ?2")
+                             "format_version, created_at, layout FROM recurrent_states WHERE "
+                             "id = ?2")
                     .bind(1, mapped.at(s.columnInt(1)))
                     .bind(2, oldState)
                     .run();

@@ -26,7 +26,7 @@ bool ChunkWriter::save(engine::StateChunk chunk) {
     auto r = m_db.transaction([&]() -> storage::Result<void> {
         if (generation == 0) {
             auto g = m_db.generations().begin(m_target.storyId, m_target.parentId,
-                                              m_target.settingsJson);
+                                              m_target.settingsJson, m_target.loreJson);
             if (!g)
                 return g.error();
             generation = *g;
@@ -46,6 +46,7 @@ bool ChunkWriter::save(engine::StateChunk chunk) {
         s.window = w.window;
         s.overlap = w.overlap;
         s.formatVersion = static_cast<int>(engine::kStateFormatVersion);
+        s.layout = m_target.layout;
         s.blob = chunk.state;
         auto saved = m_db.states().save(s);
         if (!saved)

@@ -23,6 +23,8 @@ struct ChunkTarget {
     int64_t parentId = 0;      // the passage the generation continues (0: the beginning)
     std::string settingsJson;  // recorded with the generation
     std::string modelIdentity; // the states' keys
+    int layout = 0;            // the states' window layout (prompt.h: stateLayout)
+    std::string loreJson;      // the world info the generation read (lore.h)
 };
 
 class ChunkWriter {

@@ -14,7 +14,7 @@ Result<ResumePoint> findResumePoint(storage::Database& db, int64_t storyId, cons
     if (point.path.empty())
         return point;
     auto state = db.states().latestOnPath(point.leaf(), key.modelIdentity, key.window, key.overlap,
-                                          key.formatVersion);
+                                          key.formatVersion, key.layout);
     if (!state)
         return storageError(state.error());
     point.state = std::move(*state);

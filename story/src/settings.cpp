@@ -17,6 +17,10 @@ const std::vector<Preset>& presets() {
     return list;
 }
 
+const char* memoryLayoutName(MemoryLayout layout) {
+    return layout == MemoryLayout::Once ? "once" : "every_window";
+}
+
 StorySettings defaultSettings() {
     StorySettings s;
     const Preset& p = presets()[kBalancedPreset];
@@ -50,6 +54,15 @@ Result<StorySettings> parseSettings(std::string_view json) {
         s.sampling.stopAtEndOfText = !ignoreEos;
     r.integer("window", 1, 1 << 20, s.windows.window);
     r.integer("overlap", 0, 1 << 20, s.windows.overlap);
+    std::string memory;
+    if (r.string("memory", memory)) {
+        if (memory == memoryLayoutName(MemoryLayout::Once))
+            s.memory = MemoryLayout::Once;
+        else if (memory != memoryLayoutName(MemoryLayout::EveryWindow))
+            return settingsError("the generation settings are invalid: \"memory\" must be "
+                                 "\"every_window\" or \"once\"");
+    }
+    r.integer("lore_budget", 1, 1 << 20, s.loreBudget);
     if (!r.error().empty())
         return settingsError("the generation settings are invalid: " + r.error());
     if (s.windows.window > 0 && s.windows.overlap >= s.windows.window)
@@ -78,6 +91,10 @@ std::string settingsJson(const StorySettings& s) {
         o["window"] = s.windows.window;
         o["overlap"] = s.windows.overlap;
     }
+    if (s.memory == MemoryLayout::Once)
+        o["memory"] = memoryLayoutName(s.memory);
+    if (s.loreBudget > 0)
+        o["lore_budget"] = s.loreBudget;
     return o.dump();
 }
 

@@ -1,5 +1,6 @@
 #include "baton/story/story_service.h"
 
+#include "baton/story/context.h"
 #include "baton/story/prompt.h"
 #include "baton/story/resume.h"
 #include "baton/story/retry.h"
@@ -37,6 +38,7 @@ struct StoryService::Live {
     int64_t storyId = 0;
     std::string modelIdentity;
     engine::WindowSettings windows;
+    std::vector<int32_t> pinned;
     std::string memory;
     std::vector<std::pair<int64_t, int64_t>> path;
 };
@@ -58,15 +60,14 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     if (!model)
         return requestError("no model is loaded");
     const int64_t id = request.storyId;
-    auto story = m_db.stories().get(id);
-    if (!story)
+    if (auto story = m_db.stories().get(id); !story)
         return storageError(story.error());
     const engine::ModelInfo& info = model->info();
-    const engine::WindowSettings windows = engine::resolveWindows(info, request.settings.windows);
-    if (auto r = engine::validateWindows(windows, info.config.nPositions); !r)
-        return engineError(r.error());
     if (auto r = engine::validateSampling(request.settings.sampling); !r)
         return engineError(r.error());
+    // Checked before anything is saved: the windows and the memory's room in them.
+    if (auto plan = planContinuation(m_db, *model, id, request.settings); !plan)
+        return plan.error();
 
     ContinueResult out;
     // 1. The user's text, or back to where the last generation began.
@@ -87,31 +88,36 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
             return storageError(r.error());
     }
 
-    // 2. Where to resume: the deepest saved state for this model and windows.
-    const StateKey key{info.identity, windows.window, windows.overlap,
-                       static_cast<int>(engine::kStateFormatVersion)};
-    auto point = findResumePoint(m_db, id, key);
-    if (!point)
-        return point.error();
+    // 2. The plan: where to resume (the deepest saved state for this model, windows
+    // and layout), what every window starts with, the world info that fires.
+    auto plan = planContinuation(m_db, *model, id, request.settings);
+    if (!plan)
+        return plan.error();
+    const ResumePoint* point = &plan->point;
+    const engine::WindowSettings windows = plan->windows;
+    const storage::Story* story = &plan->story;
     out.parentId = point->leaf();
+    out.lore = plan->lore;
 
     // 3. The generator: the kept one, one from the saved state, or a new one.
     std::unique_ptr<engine::Generator> gen;
     Prompt prompt;
     if (m_live && m_live->storyId == id && m_live->modelIdentity == info.identity &&
         m_live->windows.window == windows.window && m_live->windows.overlap == windows.overlap &&
-        m_live->memory == story->memory && m_live->path == pathKey(point->path)) {
+        m_live->pinned == plan->pinned && m_live->memory == story->memory &&
+        m_live->path == pathKey(point->path)) {
         gen = std::move(m_live->generator);
-        prompt = continuationPrompt(*story, point->path, point->leaf());
+        prompt = plan->promptAfter(point->leaf());
         out.reusedGenerator = true;
     }
     m_live.reset();
     if (!gen && point->state) {
-        auto imported = engine::Generator::importState(model, point->state->blob, windows, cancel);
+        auto imported = engine::Generator::importState(model, point->state->blob, windows, cancel,
+                                                       plan->pinned);
         if (imported) {
             gen = std::move(*imported);
             out.resumedFromPassage = point->state->passageId;
-            prompt = continuationPrompt(*story, point->path, point->state->passageId);
+            prompt = plan->promptAfter(point->state->passageId);
         } else if (!stateProblem(imported.error().code)) {
             return engineError(imported.error());
         } else {
@@ -124,12 +130,17 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
         if (!created)
             return engineError(created.error());
         gen = std::move(*created);
-        prompt = continuationPrompt(*story, point->path, 0);
-        // The same start as a story generated from nothing: start-of-text first.
-        const int bos = engine::startOfTextToken(info.config);
-        if (!prompt.segments.empty() && bos >= 0)
+        prompt = plan->promptAfter(0);
+        if (!plan->pinned.empty()) {
+            // Every window starts with start-of-text and the memory.
+            if (auto r = gen->pin(plan->pinned); !r)
+                return engineError(r.error());
+        } else if (const int bos = engine::startOfTextToken(info.config);
+                   !prompt.segments.empty() && bos >= 0) {
+            // The same start as a story generated from nothing: start-of-text first.
             if (auto r = gen->append({bos}, cancel); !r)
                 return engineError(r.error());
+        }
     }
     const std::string text = prompt.text();
     if (!text.empty())
@@ -140,7 +151,10 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     // 4. Generate, saving each chunk with its state as one recorded generation.
     StorySettings recorded = request.settings;
     recorded.fixedSeed = true; // the generation is recorded with the seed it used
-    ChunkWriter writer(m_db, {id, out.parentId, settingsJson(recorded), info.identity}, *gen);
+    ChunkWriter writer(m_db,
+                       {id, out.parentId, settingsJson(recorded), info.identity, plan->key.layout,
+                        plan->lore.recordJson()},
+                       *gen);
     engine::StateChunker chunker(*gen, model->tokenizer(), request.chunkTokens);
     int64_t savedStream = -1; // the stream length of the last chunk saved with its state
     auto save = [&](std::optional<engine::StateChunk> chunk) {
@@ -182,6 +196,7 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
             m_live->storyId = id;
             m_live->modelIdentity = info.identity;
             m_live->windows = windows;
+            m_live->pinned = plan->pinned;
             m_live->memory = story->memory;
             m_live->path = pathKey(*path);
         }

@@ -302,6 +302,80 @@ private Q_SLOTS:
         }
         QVERIFY(rollovers >= 2);
     }
+
+    // Pinned tokens (a story's memory in every window) start every window: after each
+    // step the generator's logits are those of one fresh window holding the pinned
+    // tokens and then the open window's stream tokens.
+    void pinnedTokensStartEveryWindow_data() {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("overlap");
+        QTest::addColumn<int>("pinned");
+        QTest::newRow("16:0, 3 pinned") << 16 << 0 << 3;
+        QTest::newRow("16:4, 5 pinned") << 16 << 4 << 5;
+        QTest::newRow("5:2, 2 pinned") << 5 << 2 << 2;
+    }
+    void pinnedTokensStartEveryWindow() {
+        QFETCH(int, window);
+        QFETCH(int, overlap);
+        QFETCH(int, pinned);
+        auto g = make({window, overlap});
+        QVERIFY(g);
+        const std::vector<int32_t> memory = {464, 3290, 318, 257, 1310};
+        const std::vector<int32_t> pin(memory.begin(), memory.begin() + pinned);
+        BATON_VERIFY_OK(g->pin(pin));
+        QCOMPARE(g->pinnedTokens(), pin);
+        QCOMPARE(g->windowFill(), pinned);
+        QVERIFY(g->appendText(m_prompt).ok());
+        SamplingOptions o;
+        o.maxTokens = 1;
+        o.seed = 5;
+        o.stopAtEndOfText = false;
+        const size_t V = size_t(m_model->config().vocabSize);
+        const int stride = window - overlap - pinned;
+        int64_t rollovers = 0;
+        for (int step = 0; step < 3 * window; ++step) {
+            QCOMPARE(g->windowStart() + g->windowFill() - pinned, g->streamLength());
+            QCOMPARE(g->windowStart(), g->windowIndex() * stride);
+            std::vector<int32_t> fed = pin;
+            fed.insert(fed.end(), g->windowTokens().begin(), g->windowTokens().end());
+            QVERIFY(int(fed.size()) <= window);
+            auto full = m_model->windowLogits(fed);
+            QVERIFY(full.ok());
+            double worst = 0;
+            for (size_t i = 0; i < V; ++i)
+                worst = std::max(worst, double(std::abs(g->nextLogits()[i] -
+                                                        (*full)[(fed.size() - 1) * V + i])));
+            QVERIFY2(worst < 1e-4, qPrintable(QString("step %1: %2").arg(step).arg(worst)));
+            const auto r = g->generate(o);
+            QVERIFY(r.ok());
+            rollovers += r->rollovers;
+        }
+        QVERIFY(rollovers >= 2);
+        QCOMPARE(g->windowIndex(), rollovers + (g->windowIndex() - rollovers));
+    }
+
+    void pinningIsChecked() {
+        auto g = make({16, 4});
+        QVERIFY(g);
+        // No room left for new text beside the overlap.
+        QCOMPARE(g->pin(std::vector<int32_t>(12, 464)).error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(g->pin({-1}).error().code, ErrorCode::InvalidArgument);
+        QCOMPARE(g->pin({m_model->config().vocabSize}).error().code, ErrorCode::InvalidArgument);
+        BATON_VERIFY_OK(g->pin(std::vector<int32_t>(11, 464)));
+        QVERIFY(g->appendText("more").ok());
+        QCOMPARE(g->pin({464}).error().code, ErrorCode::InvalidArgument); // after reading
+        // With only pinned tokens, generation starts right after them.
+        auto h = make({16, 4});
+        BATON_VERIFY_OK(h->pin({464, 3290}));
+        SamplingOptions o;
+        o.maxTokens = 3;
+        o.temperature = 0;
+        o.stopAtEndOfText = false;
+        auto r = h->generate(o);
+        BATON_VERIFY_OK(r);
+        QCOMPARE(h->streamLength(), int64_t(3));
+        QCOMPARE(h->windowTokens(), r->tokens);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGenerator)

@@ -89,21 +89,29 @@ class TestRecurrence : public QObject {
 
     // N greedy tokens in one go equal k tokens, an exported state, a freshly loaded
     // model and generator from it, and N - k more.
-    void checkExportImport(const std::string& dir, const WindowSettings& w, int k) {
+    void checkExportImport(const std::string& dir, const WindowSettings& w, int k,
+                           const std::vector<int32_t>& pinned = {}) {
         const int N = 60;
         auto modelA = Model::load(dir);
         auto one = Generator::create(*modelA, w);
+        BATON_VERIFY_OK((*one)->pin(pinned));
         QVERIFY((*one)->appendText("It was a bright cold day in April").ok());
         const auto all = greedyRun(**one, N);
         QCOMPARE(all.size(), size_t(N));
         auto first = Generator::create(*modelA, w);
+        BATON_VERIFY_OK((*first)->pin(pinned));
         QVERIFY((*first)->appendText("It was a bright cold day in April").ok());
         auto part1 = greedyRun(**first, k);
         auto blob = (*first)->exportState();
         QVERIFY(blob.ok());
         auto modelB = Model::load(dir);
-        auto resumed = Generator::importState(*modelB, *blob, w);
+        if (!pinned.empty() && (*first)->windowIndex() > 0) // its windows started elsewhere
+            QCOMPARE(Generator::importState(*modelB, *blob, w).error().code,
+                     ErrorCode::StateMismatch);
+        auto resumed = Generator::importState(*modelB, *blob, w, {}, pinned);
         BATON_VERIFY_OK(resumed);
+        QCOMPARE((*resumed)->pinnedTokens(), pinned);
+        QCOMPARE((*resumed)->windowIndex(), (*first)->windowIndex());
         QCOMPARE((*resumed)->streamLength(), (*first)->streamLength());
         QCOMPARE((*resumed)->windowStart(), (*first)->windowStart());
         QCOMPARE((*resumed)->currentState(), (*first)->currentState());
@@ -511,15 +519,23 @@ private Q_SLOTS:
     void exportImportContinuesExactly_data() {
         QTest::addColumn<bool>("recurrent");
         QTest::addColumn<int>("k");
-        QTest::newRow("recurrent, mid-window") << true << 23;
-        QTest::newRow("recurrent, at a roll-over") << true << 12;
-        QTest::newRow("baseline") << false << 30;
+        QTest::addColumn<int>("pinned");
+        QTest::newRow("recurrent, mid-window") << true << 23 << 0;
+        QTest::newRow("recurrent, at a roll-over") << true << 12 << 0;
+        QTest::newRow("baseline") << false << 30 << 0;
+        // 3 tokens pinned to every window of 16 with o = 4: windows advance by 9.
+        QTest::newRow("recurrent, pinned, mid-window") << true << 23 << 3;
+        QTest::newRow("recurrent, pinned, at a roll-over") << true << 9 << 3;
+        QTest::newRow("baseline, pinned") << false << 30 << 3;
     }
     void exportImportContinuesExactly() {
         QFETCH(bool, recurrent);
         QFETCH(int, k);
+        QFETCH(int, pinned);
         const std::string dir = recurrent ? m_recurrentDir.toStdString() : baton::test::fixture();
-        checkExportImport(dir, {16, 4}, k);
+        const std::vector<int32_t> memory = {464, 3290, 318, 257, 1310};
+        checkExportImport(dir, {16, 4}, k,
+                          std::vector<int32_t>(memory.begin(), memory.begin() + pinned));
     }
 
     void blobsAreRefused() {

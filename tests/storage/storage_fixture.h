@@ -7,6 +7,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
 #include <baton/storage/generation_store.h>
+#include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
@@ -40,7 +41,18 @@ inline std::string fillSampleData(storage::Database& db) {
     auto p1 = db.stories().append(*story, "It began. ", PassageAuthor::User);
     if (!p1)
         return "passages";
-    auto generation = db.generations().begin(*story, *p1, R"({"seed":3})");
+    LoreEntry entry;
+    entry.storyId = *story;
+    entry.keys = {"Elinor", "Miss Dashwood"};
+    entry.secondaryKeys = {"Norland"};
+    entry.content = "Elinor is the elder sister.";
+    entry.order = 7;
+    entry.scanDepth = 64;
+    auto lore = db.lore().add(entry);
+    if (!lore)
+        return "lore";
+    auto generation = db.generations().begin(*story, *p1, R"({"seed":3})",
+                                             R"([{"id":)" + std::to_string(*lore) + "}]");
     if (!generation)
         return "generation";
     auto p2 = db.stories().addPassage(*story, *p1, "It went on — ünïcode. ", PassageAuthor::Model,
@@ -60,6 +72,11 @@ inline std::string fillSampleData(storage::Database& db) {
     s.blob = sampleBlob(1);
     if (!db.states().save(s))
         return "state";
+    s.passageId = *p3;
+    s.layout = 1;
+    s.blob = sampleBlob(2);
+    if (!db.states().save(s))
+        return "state with the memory in every window";
     auto book = db.books().add(Book{0, "Emma", "/books/emma.txt", "sum", "Emma Woodhouse.", 0, 0});
     if (!book || !db.books().createCorpus("Austen", {*book}))
         return "books";
@@ -137,6 +154,28 @@ inline std::string checkSampleData(storage::Database& db, int dumpVersion = 1 <<
         (*state)->blob != sampleBlob(1) || (*state)->tokenOffset != 140 ||
         (*state)->windowIndex != 1)
         return "state";
+    // World info and window layouts (v4).
+    auto pinned = db.states().latestOnPath(path->back().id, "0123456789abcdef", 128, 16, 1, 1);
+    if (!pinned || (pinned->has_value() != (dumpVersion >= 4)) ||
+        (dumpVersion >= 4 &&
+         ((*pinned)->passageId != (*path)[2].id || (*pinned)->blob != sampleBlob(2))))
+        return "state with the memory in every window";
+    auto lore = db.lore().list(s.id);
+    if (!lore || lore->size() != (dumpVersion >= 4 ? 1u : 0u))
+        return "lore entries";
+    auto readLore = db.generations().get(generation);
+    if (dumpVersion >= 4) {
+        const LoreEntry& e = lore->front();
+        if (e.keys != std::vector<std::string>{"Elinor", "Miss Dashwood"} ||
+            e.secondaryKeys != std::vector<std::string>{"Norland"} ||
+            e.content != "Elinor is the elder sister." || !e.enabled || e.order != 7 ||
+            e.scanDepth != 64)
+            return "lore entry fields";
+        if (!readLore || readLore->loreJson != R"([{"id":)" + std::to_string(e.id) + "}]")
+            return "the lore a generation read";
+    } else if (dumpVersion >= 3 && (!readLore || readLore->loreJson != "[]")) {
+        return "the lore of an old generation";
+    }
     auto books = db.books().list();
     if (!books || books->size() != 1 ||
         db.books().get(books->front().id)->text != "Emma Woodhouse.")

@@ -1,5 +1,6 @@
 // Every store's create/read/update/delete, the passage tree and its current path
-// (continue, retry, alternatives, undo, branches), and state invalidation on edit.
+// (continue, retry, alternatives, undo, branches), state invalidation on edit, world
+// info and window layouts.
 #include "connection.h"
 #include "verify_ok.h"
 
@@ -9,6 +10,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
 #include <baton/storage/generation_store.h>
+#include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
@@ -204,7 +206,13 @@ private Q_SLOTS:
         auto id = m_db->stories().create(s);
         BATON_VERIFY_OK(id);
         auto a = m_db->stories().append(*id, "The dragon 100% slept. ", PassageAuthor::User);
-        auto generation = m_db->generations().begin(*id, *a, R"({"seed":5})");
+        LoreEntry dragon;
+        dragon.storyId = *id;
+        dragon.keys = {"dragon"};
+        dragon.content = "The dragon is old.";
+        const int64_t entry = *m_db->lore().add(dragon);
+        auto generation = m_db->generations().begin(
+            *id, *a, R"({"seed":5})", R"([{"id":)" + std::to_string(entry) + R"(,"key":"x"}])");
         BATON_VERIFY_OK(generation);
         auto b = m_db->stories().addPassage(*id, *a, "It woke. ", PassageAuthor::Model, true,
                                             *generation);
@@ -251,6 +259,14 @@ private Q_SLOTS:
         QCOMPARE(g->storyId, *copy);
         QCOMPARE(g->parentId, copyPath->front().id);
         QCOMPARE(g->settingsJson, std::string(R"({"seed":5})"));
+        // The world info came along, and the generation names the copied entry.
+        auto copiedLore = m_db->lore().list(*copy);
+        BATON_VERIFY_OK(copiedLore);
+        QCOMPARE(copiedLore->size(), size_t(1));
+        QVERIFY(copiedLore->front().id != entry);
+        QCOMPARE(copiedLore->front().content, std::string("The dragon is old."));
+        QCOMPARE(g->loreJson,
+                 R"([{"id":)" + std::to_string(copiedLore->front().id) + R"(,"key":"x"}])");
         // A generation cannot continue another story's passage.
         QCOMPARE(m_db->generations().begin(*copy, *a, "{}").error().code,
                  StorageErrorCode::Constraint);
@@ -333,8 +349,82 @@ private Q_SLOTS:
         QCOMPARE(states.forPassage(c)->size(), size_t(1));
         QCOMPARE((*states.latestOnPath(d, "m", 128, 16, 1))->passageId, d);
         QCOMPARE((*states.latestOnPath(e, "m", 128, 16, 1))->passageId, e);
+        // A state made with the memory in every window (layout 1) is found and pruned
+        // only under that layout.
+        // It continues e, in e's window.
+        StoredState pinned = makeState(*st.append(story, "f", PassageAuthor::Model), "m", 45);
+        pinned.layout = 1;
+        BATON_VERIFY_OK(states.save(pinned));
+        QCOMPARE((*states.latestOnPath(pinned.passageId, "m", 128, 16, 1))->passageId, e);
+        QCOMPARE((*states.latestOnPath(pinned.passageId, "m", 128, 16, 1, 1))->passageId,
+                 pinned.passageId);
+        QCOMPARE((*states.latestOnPath(pinned.passageId, "m", 128, 16, 1, 1))->layout, 1);
+        QVERIFY(!states.latestOnPath(d, "m", 128, 16, 1, 1)->has_value());
+        QCOMPARE(*states.pruneAncestors(pinned), int64_t(0)); // e's is another layout's
+        QCOMPARE(states.forPassage(e)->size(), size_t(1));
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
                  m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+    }
+
+    void worldInfo() {
+        auto& lore = m_db->lore();
+        const int64_t story = *m_db->stories().create(titled("Lore"));
+        LoreEntry e;
+        e.storyId = story;
+        e.keys = {"Elinor", "Miss Dashwood"};
+        e.secondaryKeys = {"Norland"};
+        e.content = "Elinor is the elder sister — ünïcode.";
+        e.order = 20;
+        e.scanDepth = 64;
+        const int64_t first = *lore.add(e);
+        e.keys = {"Marianne"};
+        e.secondaryKeys = {};
+        e.order = 10;
+        e.enabled = false;
+        const int64_t second = *lore.add(e);
+        auto listed = lore.list(story);
+        BATON_VERIFY_OK(listed);
+        QCOMPARE(listed->size(), size_t(2));
+        QCOMPARE(listed->front().id, second); // placed in ascending order
+        QVERIFY(!listed->front().enabled);
+        const LoreEntry& back = listed->back();
+        QCOMPARE(back.keys, (std::vector<std::string>{"Elinor", "Miss Dashwood"}));
+        QCOMPARE(back.secondaryKeys, std::vector<std::string>{"Norland"});
+        QCOMPARE(back.content, std::string("Elinor is the elder sister — ünïcode."));
+        QCOMPARE(back.scanDepth, 64);
+        QVERIFY(back.createdAt > 0 && back.updatedAt >= back.createdAt);
+
+        LoreEntry changed = *lore.get(first);
+        changed.order = 5;
+        changed.content = "Changed.";
+        changed.enabled = false;
+        BATON_VERIFY_OK(lore.update(changed));
+        QCOMPARE(lore.list(story)->front().id, first);
+        QCOMPARE(lore.get(first)->content, std::string("Changed."));
+        QVERIFY(!lore.get(first)->enabled);
+
+        // Refused: no key, a scan depth below one token, an unknown id or story.
+        LoreEntry bad = changed;
+        bad.keys = {""};
+        QCOMPARE(lore.update(bad).error().code, StorageErrorCode::InvalidArgument);
+        bad.keys = {"k"};
+        bad.scanDepth = 0;
+        QCOMPARE(lore.add(bad).error().code, StorageErrorCode::InvalidArgument);
+        bad.scanDepth = 10;
+        bad.id = 987654;
+        QCOMPARE(lore.update(bad).error().code, StorageErrorCode::NotFound);
+        QCOMPARE(lore.remove(987654).error().code, StorageErrorCode::NotFound);
+        QCOMPARE(lore.get(987654).error().code, StorageErrorCode::NotFound);
+        bad.storyId = 987654;
+        QCOMPARE(lore.add(bad).error().code, StorageErrorCode::Constraint);
+
+        BATON_VERIFY_OK(lore.remove(second));
+        QCOMPARE(lore.list(story)->size(), size_t(1));
+        // Deleting the story deletes its entries.
+        BATON_VERIFY_OK(m_db->stories().remove(story));
+        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM lore_entries WHERE story_id = " +
+                                             std::to_string(story)),
+                 int64_t(0));
     }
 
     void statesAndInvalidation() {

@@ -1,5 +1,10 @@
-// What the model reads (story/prompt.h): the memory, the passages after a saved
-// state, the author's note.
+// What the model reads (story/prompt.h): the memory (once or in every window), the
+// passages after a saved state, text not sent yet, world info, the author's note; and
+// which world info fires (story/lore.h).
+#include "test_support.h"
+
+#include <baton/engine/tokenizer.h>
+#include <baton/story/lore.h>
 #include <baton/story/prompt.h>
 
 #include <QtTest>
@@ -37,7 +42,7 @@ private Q_SLOTS:
         storage::Story s;
         s.memory = "Memory.";
         s.authorsNote = "Note.";
-        const Prompt p = continuationPrompt(s, path(), 0);
+        const Prompt p = continuationPrompt(s, path(), 0, MemoryLayout::Once);
         QCOMPARE(p.segments.size(), size_t(5));
         QCOMPARE(p.segments[0].kind, SegmentKind::Memory);
         QCOMPARE(p.segments[1].passageId, int64_t(10));
@@ -49,14 +54,112 @@ private Q_SLOTS:
         storage::Story s;
         s.memory = "Memory.";
         // The state at passage 11 holds the memory and passages 10 and 11.
-        const Prompt p = continuationPrompt(s, path(), 11);
+        const Prompt p = continuationPrompt(s, path(), 11, MemoryLayout::Once);
         QCOMPARE(p.segments.size(), size_t(1));
         QCOMPARE(p.segments[0].passageId, int64_t(12));
         QCOMPARE(p.text(), std::string("Three."));
         // A state at the last passage: only the note (none here) is read.
-        QVERIFY(continuationPrompt(s, path(), 12).segments.empty());
+        QVERIFY(continuationPrompt(s, path(), 12, MemoryLayout::Once).segments.empty());
         // An empty story: only the memory.
-        QCOMPARE(continuationPrompt(s, {}, 0).text(), std::string("Memory.\n\n"));
+        QCOMPARE(continuationPrompt(s, {}, 0, MemoryLayout::Once).text(),
+                 std::string("Memory.\n\n"));
+    }
+
+    void memoryInEveryWindow() {
+        storage::Story s;
+        s.memory = "Memory.";
+        s.authorsNote = "Note.";
+        // Not a segment of the stream: every window starts with it.
+        const Prompt p = continuationPrompt(s, path(), 0, MemoryLayout::EveryWindow, {}, "Four.");
+        QCOMPARE(p.text(), std::string("One. Two. Three.Four.\n[Author's note: Note.]\n"));
+        QCOMPARE(p.segments[3].passageId, int64_t(0)); // not sent yet
+        QCOMPARE(pinnedText(s, MemoryLayout::EveryWindow), std::string("Memory.\n\n"));
+        QCOMPARE(pinnedText(s, MemoryLayout::Once), std::string());
+        QCOMPARE(stateLayout(s, MemoryLayout::EveryWindow), 1);
+        QCOMPARE(stateLayout(s, MemoryLayout::Once), 0);
+        s.memory = " ";
+        QCOMPARE(stateLayout(s, MemoryLayout::EveryWindow), 0); // both read the same
+    }
+
+    void keysMatchWholeWords() {
+        QVERIFY(keyOccurs("Then Elinor, smiling", "elinor"));
+        QVERIFY(keyOccurs("ELINOR", "Elinor"));
+        QVERIFY(!keyOccurs("Elinorish", "Elinor"));
+        QVERIFY(!keyOccurs("Miss Elinor", "Miss  Elinor"));
+        QVERIFY(keyOccurs("the Miss Dashwoods", "miss dashwood") == false);
+        QVERIFY(keyOccurs("at Norland Park.", "Norland Park"));
+        QVERIFY(keyOccurs("Zoë spoke", "Zoë"));
+        QVERIFY(!keyOccurs("Zoëy", "Zoë"));
+        QVERIFY(keyOccurs("a (sword) here", "(sword)"));
+        QVERIFY(!keyOccurs("", "x"));
+        QVERIFY(!keyOccurs("x", ""));
+    }
+
+    void worldInfoFiresInOrderWithinItsBudget() {
+        auto tokenizer = engine::loadTokenizer(baton::test::gpt2TokenizerDir());
+        QVERIFY(tokenizer.ok());
+        auto entry = [](int64_t id, std::vector<std::string> keys, std::string content, int order) {
+            storage::LoreEntry e;
+            e.id = id;
+            e.keys = std::move(keys);
+            e.content = std::move(content);
+            e.order = order;
+            return e;
+        };
+        std::vector<storage::LoreEntry> lore = {
+            entry(1, {"Elinor"}, "Elinor is the elder sister.", 20),
+            entry(2, {"Marianne"}, "Marianne loves poetry.", 10),
+            entry(3, {"Willoughby"}, "Willoughby is charming and false.", 30),
+            entry(4, {"Colonel"}, "The Colonel is kind.", 5), // not in the text
+            entry(5, {"Elinor"}, "Disabled.", 1),
+            entry(6, {"Elinor"}, "Needs Norland too.", 2),
+            entry(7, {"Marianne"}, "Needs Barton too.", 3),
+        };
+        lore[4].enabled = false;
+        lore[5].secondaryKeys = {"Norland"};
+        lore[6].secondaryKeys = {"Barton", "Delaford"};
+        const std::string text = "At Barton, Marianne and elinor walked; Willoughby came.";
+        auto all = selectLore(lore, text, **tokenizer, 1000);
+        QCOMPARE(all.matches.size(), size_t(4)); // 7, 2, 1, 3 in ascending order
+        QCOMPARE(all.matches[0].entry.id, int64_t(7));
+        QCOMPARE(all.matches[0].key, std::string("Marianne + Barton"));
+        QCOMPARE(all.matches[1].entry.id, int64_t(2));
+        QCOMPARE(all.matches[2].entry.id, int64_t(1));
+        QCOMPARE(all.matches[2].key, std::string("Elinor"));
+        QCOMPARE(all.matches[3].entry.id, int64_t(3));
+        for (const auto& m : all.matches) {
+            QVERIFY(m.placed);
+            QCOMPARE(m.tokens, int((*tokenizer)->encode(m.text).size()));
+        }
+        QCOMPARE(all.matches[1].text, std::string("\n[Marianne loves poetry.]\n"));
+        // A budget that fits the first two: the third is left out, a smaller later one
+        // still goes in.
+        const int two = all.matches[0].tokens + all.matches[1].tokens;
+        lore[3].keys = {"walked"};
+        lore[3].content = "W.";
+        lore[3].order = 40;
+        auto some = selectLore(lore, text, **tokenizer, two + 6);
+        QCOMPARE(some.matches.size(), size_t(5));
+        QVERIFY(some.matches[0].placed && some.matches[1].placed);
+        QVERIFY(!some.matches[2].placed && !some.matches[3].placed); // 1 and 3 do not fit
+        QVERIFY(some.matches[4].placed);                             // "W." does
+        QVERIFY(some.tokens <= two + 6);
+        QCOMPARE(some.recordJson().find("\"id\":1,"), std::string::npos);
+        QVERIFY(some.recordJson().find("\"id\":7,\"key\":\"Marianne + Barton\"") !=
+                std::string::npos);
+        // The scan depth: only the last tokens are searched.
+        lore[1].scanDepth = 4; // Marianne is further back than 4 tokens
+        auto shallow = selectLore(lore, text, **tokenizer, 1000);
+        for (const auto& m : shallow.matches)
+            QVERIFY(m.entry.id != 2);
+        // Placed after the story text, before the note.
+        storage::Story s;
+        s.authorsNote = "Note.";
+        const Prompt p = continuationPrompt(s, path(), 12, MemoryLayout::EveryWindow, all);
+        QCOMPARE(p.segments.size(), size_t(5));
+        QCOMPARE(p.segments[0].kind, SegmentKind::WorldInfo);
+        QCOMPARE(p.segments[0].loreId, int64_t(7));
+        QCOMPARE(p.segments[4].kind, SegmentKind::AuthorsNote);
     }
 };
 

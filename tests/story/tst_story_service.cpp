@@ -1,6 +1,7 @@
 // The story engine (story/story_service.h): one recorded generation per continuation,
-// resuming from the latest saved state, the kept generator, retry after a reopen,
-// and the chunk transaction when the database refuses a write.
+// resuming from the latest saved state, the kept generator, retry after a reopen, the
+// chunk transaction when the database refuses a write; the memory in every window,
+// world info, and the context view (story/context.h) against the generator.
 #include "test_support.h"
 #include "tiny_model.h"
 #include "verify_ok.h"
@@ -12,8 +13,10 @@
 #include <baton/engine/model.h>
 #include <baton/storage/database.h>
 #include <baton/storage/generation_store.h>
+#include <baton/storage/lore_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/story/context.h>
 #include <baton/story/prompt.h>
 #include <baton/story/resume.h>
 #include <baton/story/retry.h>
@@ -84,6 +87,7 @@ private Q_SLOTS:
         const int64_t id = newStory(*db, "The ship is called Tern.", "Keep it short.");
         story::StoryService service(*db);
         auto r = request(id, 3);
+        r.settings.memory = story::MemoryLayout::Once;
         r.userText = "It was a dark night on the sea.";
         std::string streamed;
         auto done = service.continueStory(m_model, r, [&](const engine::GenerationEvent& e) {
@@ -315,6 +319,205 @@ private Q_SLOTS:
         QCOMPARE(r->generation.reason, engine::StopReason::Callback);
         QCOMPARE(*db->stories().passageCount(id), int64_t(5));
         QVERIFY(r->generation.tokens.size() < 64);
+    }
+
+    // The memory starts every window: the continuation is what a generator with the
+    // memory pinned (engine test: pinned tokens start every window) generates from the
+    // same text, and not what one that read it once generates.
+    void memoryIsReadInEveryWindow() {
+        auto db = openDb();
+        const int64_t id = newStory(*db, "Tern.");
+        story::StoryService service(*db);
+        auto r = request(id, 31, 40);
+        r.settings.sampling.temperature = 1; // sampling follows any change of the logits
+        r.settings.sampling.topP = 1;
+        r.userText = "It was a dark night on the sea, and";
+        auto done = service.continueStory(m_model, r);
+        BATON_VERIFY_OK(done);
+        QCOMPARE(done->readText, r.userText); // the memory is not part of the stream
+        QVERIFY(done->generation.rollovers >= 2);
+        const auto tok = m_model->tokenizer();
+        std::vector<int32_t> pinned = {engine::startOfTextToken(m_model->config())};
+        for (int32_t t : tok->encode("Tern.\n\n"))
+            pinned.push_back(t);
+        auto greedy = [&](bool pin) -> std::vector<int32_t> {
+            auto created = engine::Generator::create(m_model, {16, 4});
+            auto& g = *created;
+            const bool read =
+                pin ? g->pin(pinned).ok() : g->appendText(std::string("Tern.\n\n")).ok();
+            if (!read || !g->appendText(r.userText).ok())
+                return {};
+            engine::SamplingOptions o = r.settings.sampling;
+            o.maxTokens = 40;
+            return g->generate(o)->tokens;
+        };
+        QCOMPARE(done->generation.tokens, greedy(true));
+        QVERIFY(done->generation.tokens != greedy(false));
+        // Its states say so, and a reopened story resumes from them.
+        const auto path = *db->stories().currentPath(id);
+        const int fmt = int(engine::kStateFormatVersion);
+        const auto identity = m_model->info().identity;
+        QVERIFY(db->states().latestOnPath(path.back().id, identity, 16, 4, fmt, 1)->has_value());
+        QVERIFY(!db->states().latestOnPath(path.back().id, identity, 16, 4, fmt, 0)->has_value());
+        story::StoryService reopened(*db);
+        auto more = reopened.continueStory(m_model, request(id, 32, 8));
+        BATON_VERIFY_OK(more);
+        QVERIFY(more->resumedFromPassage != 0);
+        // Read once instead: those states do not apply; the story is read again.
+        auto once = request(id, 33, 8);
+        once.settings.memory = story::MemoryLayout::Once;
+        auto readOnce = reopened.continueStory(m_model, once);
+        BATON_VERIFY_OK(readOnce);
+        QCOMPARE(readOnce->resumedFromPassage, int64_t(0));
+        QVERIFY(!readOnce->reusedGenerator);
+        QVERIFY(readOnce->readText.rfind("Tern.\n\nIt was a dark night", 0) == 0);
+    }
+
+    void aMemoryTooLongForEveryWindowIsRefused() {
+        auto db = openDb();
+        const int64_t id = newStory(*db, "The ship is called Tern, and she sails at dawn.");
+        story::StoryService service(*db);
+        auto r = request(id, 1, 8);
+        r.userText = "Typed text";
+        auto refused = service.continueStory(m_model, r);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().kind, story::ErrorKind::InvalidSettings);
+        QVERIFY(refused.error().message.find("read it once") != std::string::npos ||
+                refused.error().message.find("read once") != std::string::npos);
+        QCOMPARE(*db->stories().passageCount(id), int64_t(0)); // nothing saved
+        r.settings.memory = story::MemoryLayout::Once;
+        BATON_VERIFY_OK(service.continueStory(m_model, r));
+    }
+
+    void worldInfoIsReadAndRecorded() {
+        auto db = openDb();
+        const int64_t id = newStory(*db, {}, "Be brief.");
+        storage::LoreEntry e;
+        e.storyId = id;
+        e.keys = {"lighthouse"};
+        e.content = "The lighthouse is dark.";
+        const int64_t lit = *db->lore().add(e);
+        e.keys = {"castle"};
+        e.content = "Not in the text.";
+        QVERIFY(db->lore().add(e).ok());
+        story::StoryService service(*db);
+        auto r = request(id, 41, 8);
+        r.settings.loreBudget = 64; // the default, a quarter of T, is 4 tokens here
+        r.userText = "They rowed to the Lighthouse.";
+        auto done = service.continueStory(m_model, r);
+        BATON_VERIFY_OK(done);
+        QCOMPARE(done->readText,
+                 r.userText + "\n[The lighthouse is dark.]\n" + "\n[Author's note: Be brief.]\n");
+        QCOMPARE(done->lore.matches.size(), size_t(1));
+        auto g = db->generations().get(done->generationId);
+        QVERIFY(g->loreJson.find("\"id\":" + std::to_string(lit)) != std::string::npos);
+        // The kept generator reads it again (after the note it read last time).
+        auto next = request(id, 42, 8);
+        next.settings.loreBudget = 64;
+        auto again = service.continueStory(m_model, next);
+        BATON_VERIFY_OK(again);
+        if (again->reusedGenerator)
+            QCOMPARE(again->readText,
+                     std::string("\n[The lighthouse is dark.]\n\n[Author's note: Be brief.]\n"));
+    }
+
+    // The context view is what the generator holds when it starts to generate: the same
+    // pinned tokens, the same stream tokens in the open window, the same window index.
+    void theContextViewIsWhatTheModelReads_data() {
+        QTest::addColumn<QString>("memory");
+        QTest::addColumn<bool>("once");
+        QTest::addColumn<bool>("resume");
+        QTest::newRow("memory in every window, from the start") << "Tern." << false << false;
+        QTest::newRow("memory in every window, resumed") << "Tern." << false << true;
+        QTest::newRow("memory once, from the start") << "Tern." << true << false;
+        QTest::newRow("memory once, resumed") << "Tern." << true << true;
+        QTest::newRow("no memory, resumed") << "" << false << true;
+    }
+    void theContextViewIsWhatTheModelReads() {
+        QFETCH(QString, memory);
+        QFETCH(bool, once);
+        QFETCH(bool, resume);
+        auto db = openDb();
+        const int64_t id = newStory(*db, memory.toStdString(), "Be brief.");
+        storage::LoreEntry e;
+        e.storyId = id;
+        e.keys = {"lamp"};
+        e.content = "The lamp is lit.";
+        QVERIFY(db->lore().add(e).ok());
+        auto settings = request(id, 0).settings;
+        settings.loreBudget = 64;
+        settings.memory = once ? story::MemoryLayout::Once : story::MemoryLayout::EveryWindow;
+        if (resume) {
+            story::StoryService service(*db);
+            auto r = request(id, 51, 37);
+            r.settings = settings;
+            r.settings.sampling.maxTokens = 37;
+            r.userText = "The keeper trimmed the lamp and watched the sea";
+            BATON_VERIFY_OK(service.continueStory(m_model, r));
+        }
+        const std::string pending = " while the lamp burned low, and the night went on";
+        auto plan = story::planContinuation(*db, *m_model, id, settings, pending);
+        BATON_VERIFY_OK(plan);
+        auto view = story::describeContext(*plan, *m_model);
+        BATON_VERIFY_OK(view);
+        // Rebuild by hand what continueStory builds.
+        std::unique_ptr<engine::Generator> g;
+        std::string read;
+        if (plan->point.state) {
+            auto imported = engine::Generator::importState(m_model, plan->point.state->blob,
+                                                           {16, 4}, {}, plan->pinned);
+            BATON_VERIFY_OK(imported);
+            g = std::move(*imported);
+            read = plan->promptAfter(plan->point.state->passageId).text();
+            QCOMPARE(view->resumedFromPassage, plan->point.state->passageId);
+        } else {
+            auto created = engine::Generator::create(m_model, {16, 4});
+            BATON_VERIFY_OK(created);
+            g = std::move(*created);
+            if (!plan->pinned.empty())
+                BATON_VERIFY_OK(g->pin(plan->pinned));
+            else
+                BATON_VERIFY_OK(g->append({engine::startOfTextToken(m_model->config())}));
+            read = plan->promptAfter(0).text();
+        }
+        QCOMPARE(resume, view->resumedFromPassage != 0);
+        BATON_VERIFY_OK(g->appendText(read));
+        QCOMPARE(view->streamTokens, g->windowTokens());
+        QCOMPARE(view->pinnedTokens, int(g->pinnedTokens().size()));
+        QCOMPARE(view->used, g->windowFill());
+        QCOMPARE(view->room, 16 - g->windowFill());
+        QCOMPARE(view->windowIndex, g->windowIndex());
+        QCOMPARE(view->hasState, g->windowIndex() > 0);
+        QCOMPARE(view->stateFromWindow, g->windowIndex() - 1);
+        int tokens = 0;
+        std::string windowText;
+        for (const auto& s : view->spans) {
+            tokens += s.tokens;
+            if (s.kind != story::SegmentKind::Memory || once)
+                windowText += s.text;
+        }
+        QCOMPARE(tokens, view->used);
+        QCOMPARE(windowText, m_model->tokenizer()->decode(g->windowTokens()));
+        // A window of 16 holds only the end of what is read: the note is last, and the
+        // memory first when it is in every window.
+        QCOMPARE(view->lore.matches.size(), size_t(1));
+        QVERIFY(view->lore.matches.front().placed);
+        QCOMPARE(view->spans.back().kind, story::SegmentKind::AuthorsNote);
+        QCOMPARE(view->spans.front().kind == story::SegmentKind::Memory,
+                 !once && !memory.isEmpty());
+        bool overlap = false;
+        for (const auto& s : view->spans)
+            overlap = overlap || s.overlap;
+        QCOMPARE(overlap, view->windowIndex > 0);
+        // And continueStory reads what the plan says: sent now, it reads the same text.
+        story::StoryService fresh(*db);
+        auto r = request(id, 52, 1);
+        r.settings = settings;
+        r.settings.sampling.maxTokens = 1;
+        r.userText = pending;
+        auto sent = fresh.continueStory(m_model, r);
+        BATON_VERIFY_OK(sent);
+        QCOMPARE(sent->readText, read);
     }
 };
 

@@ -71,8 +71,10 @@ std::string describeStory(storage::Database& db, int64_t storyId, const std::str
             return "states: " + storage::describe(states.error());
         for (const auto& s : *states) {
             out << "  state window " << s.windowIndex << " offset " << s.tokenOffset << " T "
-                << s.window << " o " << s.overlap << " format " << s.formatVersion;
-            auto full = db.states().latestOnPath(p.id, identity, window, overlap, s.formatVersion);
+                << s.window << " o " << s.overlap << " format " << s.formatVersion << " layout "
+                << s.layout;
+            auto full = db.states().latestOnPath(p.id, identity, window, overlap, s.formatVersion,
+                                                 s.layout);
             if (full && *full && (*full)->passageId == p.id && !withBlobs)
                 out << " bytes " << (*full)->blob.size();
             else if (full && *full && (*full)->passageId == p.id)

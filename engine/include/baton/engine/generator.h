@@ -25,7 +25,7 @@ struct GenerationEvent {
     std::string text;         // complete UTF-8 that became final with this token
     int64_t generated = 0;    // tokens generated so far in this call
     int64_t streamLength = 0; // tokens in the whole stream
-    int windowFill = 0;       // tokens in the open window
+    int windowFill = 0;       // positions of the open window in use (pinned tokens included)
     // With SamplingOptions::logprobs >= 0 (NaN otherwise): log p(token) under the
     // model, and the most likely tokens with theirs, most likely first.
     float logprob = std::numeric_limits<float>::quiet_NaN();
@@ -49,6 +49,18 @@ struct GenerationResult {
 // version 1 (one state slot) and refuses others.
 constexpr uint32_t kStateFormatVersion = 2;
 
+// What a state blob says about its stream, read without a model (a story's context
+// view shows where it resumes from).
+struct StateSummary {
+    bool hasState = false;             // a recurrent state enters the open window
+    int64_t windowIndex = 0;           // windows rolled over before the open one
+    int64_t windowStart = 0;           // where the open window's stream tokens begin
+    int64_t streamLength = 0;          // tokens in the stream
+    std::vector<int32_t> windowTokens; // the open window's stream tokens
+};
+// Checks the blob's structure (not which model it belongs to).
+Result<StateSummary> summariseState(const std::vector<uint8_t>& blob);
+
 class Generator {
 public:
     // windows: see resolveWindows(). useState = false runs a recurrent model with its
@@ -62,15 +74,27 @@ public:
     // another format version, or damaged ones. Re-encodes at most the T tokens of
     // the open window.
     // `expected` are the windows the caller runs with (resolved as in create()): a
-    // blob made with another T or o is refused.
+    // blob made with another T or o is refused. `pinned` must be the tokens the exported
+    // generator had pinned (the blob does not hold them: a story's storage keys its
+    // states by layout and drops them when the memory changes).
     static Result<std::unique_ptr<Generator>> importState(std::shared_ptr<const Model> model,
                                                           const std::vector<uint8_t>& blob,
                                                           const WindowSettings& expected = {},
-                                                          const CancelToken& cancel = {});
+                                                          const CancelToken& cancel = {},
+                                                          const std::vector<int32_t>& pinned = {});
     ~Generator();
 
     // An opaque, versioned byte blob of the state at this point.
     Result<std::vector<uint8_t>> exportState() const;
+
+    // Pins tokens to the start of every window, before the stream's (a story's memory,
+    // read in every window instead of once): the state slots, then the pinned tokens,
+    // then the stream. They take their length of T, so a window advances by
+    // T - pinned - o stream tokens; positions and pooling count them like any other.
+    // Only before anything is read; pinned + o must be below T. An empty stream then
+    // generates right after them (no start-of-text token is added).
+    Result<void> pin(const std::vector<int32_t>& ids);
+    const std::vector<int32_t>& pinnedTokens() const;
 
     // Adds context tokens (rolling over as windows fill).
     Result<void> append(const std::vector<int32_t>& ids, const CancelToken& cancel = {});
@@ -85,9 +109,10 @@ public:
 
     const WindowSettings& windows() const;
     int64_t streamLength() const;
-    int64_t windowStart() const;
-    int windowFill() const;
-    const std::vector<int32_t>& windowTokens() const;
+    int64_t windowStart() const;                      // where the open window's stream tokens begin
+    int64_t windowIndex() const;                      // windows rolled over since the stream began
+    int windowFill() const;                           // positions in use, pinned tokens included
+    const std::vector<int32_t>& windowTokens() const; // the open window's stream tokens
     // The logits for the next token given everything so far (empty before any token).
     const std::vector<float>& nextLogits() const;
     // h_prev of the open window (empty for a baseline model or the first window).

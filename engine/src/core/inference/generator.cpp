@@ -39,6 +39,22 @@ Error torchError(const c10::Error& e) {
     return makeError(ErrorCode::Internal, std::string("LibTorch: ") + e.what_without_backtrace());
 }
 
+// Pinned tokens must be in the vocabulary and leave every window room for at least one
+// new token of the stream beside the overlap.
+Result<void> checkPinned(const std::vector<int32_t>& ids, const WindowSettings& w, int vocab) {
+    for (int32_t id : ids)
+        if (id < 0 || id >= vocab)
+            return makeError(ErrorCode::InvalidArgument,
+                             "token id " + std::to_string(id) + " is outside the vocabulary");
+    if (static_cast<int64_t>(ids.size()) + w.overlap >= w.window)
+        return makeError(ErrorCode::InvalidArgument,
+                         std::to_string(ids.size()) + " tokens pinned to every window and an " +
+                             "overlap of " + std::to_string(w.overlap) +
+                             " leave no room for new text in a window of " +
+                             std::to_string(w.window));
+    return {};
+}
+
 } // namespace
 
 class Generator::Impl {
@@ -67,14 +83,14 @@ public:
         }
     }
 
+    // Reads n tokens into the open window's cache, at the positions after what it
+    // holds (the pinned tokens, then the stream's); the caller records them.
     void prefill(const int32_t* ids, int64_t n, bool wantLogits) {
         std::vector<int64_t> v(ids, ids + n);
         auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
-        ForwardArgs args =
-            m.windowArgs(torch::Tensor(), static_cast<int64_t>(window.size()), n, w.window);
+        ForwardArgs args = m.windowArgs(torch::Tensor(), cache.length, n, w.window);
         args.cache = &cache;
         auto out = m.net->forward(input, args);
-        window.insert(window.end(), ids, ids + n);
         if (m.recurrent())
             pooled += out.pooled.to(torch::kFloat32);
         if (wantLogits && m.decoder) { // the decoder's LM head reads packed weights as they are
@@ -104,7 +120,7 @@ public:
             m.decoder->lmHead(hidden.data(), lastLogits.data());
             window.push_back(id);
         } else {
-            prefill(&id, 1, true);
+            readStream(&id, 1, true);
         }
     }
 
@@ -117,34 +133,59 @@ public:
         cache.slotLayer = layer;
     }
 
-    // The open window is full: pool it into h_prev, keep its last o tokens.
+    // Reads stream tokens into the open window.
+    void readStream(const int32_t* ids, int64_t n, bool wantLogits) {
+        prefill(ids, n, wantLogits);
+        window.insert(window.end(), ids, ids + n);
+    }
+
+    // A new window begins: the state (if any), then the pinned tokens.
+    void beginWindow() {
+        if (state.defined())
+            enterState();
+        if (!pinned.empty())
+            prefill(pinned.data(), static_cast<int64_t>(pinned.size()), true);
+    }
+
+    int fill() const { return static_cast<int>(pinned.size() + window.size()); }
+    // The open window's tokens, pinned ones first.
+    std::vector<int32_t> context() const {
+        std::vector<int32_t> all = pinned;
+        all.insert(all.end(), window.begin(), window.end());
+        return all;
+    }
+    bool full() const { return fill() == w.window; }
+
+    // The open window is full: pool it into h_prev, keep its last o stream tokens.
     void rollover() {
         const int64_t keep = w.overlap;
         std::vector<int32_t> tail(window.end() - keep, window.end());
         if (m.recurrent() && useState)
-            state = m.nextState(pooled, static_cast<int64_t>(window.size()));
-        windowStart += w.window - w.overlap;
+            state = m.nextState(pooled, w.window);
+        windowStart += stride();
         cache.clear();
         window.clear();
         if (pooled.defined())
             pooled.zero_();
         ++rollovers;
-        if (state.defined())
-            enterState();
+        beginWindow();
         if (keep > 0)
-            prefill(tail.data(), keep, false);
+            readStream(tail.data(), keep, false);
     }
+
+    // Stream tokens a window advances by: T less the pinned tokens and the overlap.
+    int64_t stride() const { return w.window - w.overlap - static_cast<int64_t>(pinned.size()); }
 
     void append(const std::vector<int32_t>& ids, const CancelToken& cancel) {
         size_t i = 0;
         while (i < ids.size()) {
             if (cancel.cancelled())
                 return;
-            if (static_cast<int>(window.size()) == w.window)
+            if (full())
                 rollover();
-            const size_t room = static_cast<size_t>(w.window) - window.size();
+            const size_t room = static_cast<size_t>(w.window) - pinned.size() - window.size();
             const size_t take = std::min(room, ids.size() - i);
-            prefill(ids.data() + i, static_cast<int64_t>(take), true);
+            readStream(ids.data() + i, static_cast<int64_t>(take), true);
             i += take;
             streamLength += static_cast<int64_t>(take);
         }
@@ -156,7 +197,8 @@ public:
     bool useState = true;
     KvCache cache;
     cpu::CacheView view;
-    std::vector<int32_t> window;
+    std::vector<int32_t> pinned; // at the start of every window (pin())
+    std::vector<int32_t> window; // the open window's stream tokens
     int64_t windowStart = 0;
     int64_t streamLength = 0;
     int64_t rollovers = 0;
@@ -203,6 +245,19 @@ Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model
     }
 }
 
+Result<StateSummary> summariseState(const std::vector<uint8_t>& blob) {
+    auto decoded = decodeStateBlob(blob);
+    if (!decoded)
+        return decoded.error();
+    StateSummary s;
+    s.hasState = decoded->hasState;
+    s.windowIndex = decoded->rollovers;
+    s.windowStart = decoded->windowStart;
+    s.streamLength = decoded->streamLength;
+    s.windowTokens = std::move(decoded->tokens);
+    return s;
+}
+
 Result<std::vector<uint8_t>> Generator::exportState() const {
     const Impl& g = *m_impl;
     try {
@@ -231,7 +286,8 @@ Result<std::vector<uint8_t>> Generator::exportState() const {
 Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const Model> model,
                                                           const std::vector<uint8_t>& blob,
                                                           const WindowSettings& expected,
-                                                          const CancelToken& cancel) {
+                                                          const CancelToken& cancel,
+                                                          const std::vector<int32_t>& pinned) {
     if (!model)
         return makeError(ErrorCode::InvalidArgument, "no model");
     const Model::Impl& m = ModelAccess::of(*model);
@@ -262,23 +318,31 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
         if (t < 0 || t >= info.config.vocabSize)
             return makeError(ErrorCode::StateCorrupt,
                              "the saved state is damaged: a token id is outside the vocabulary");
+    if (auto r = checkPinned(pinned, w, info.config.vocabSize); !r)
+        return r.error();
+    const int64_t stride = w.window - w.overlap - static_cast<int64_t>(pinned.size());
+    if (b.tokens.size() + pinned.size() > static_cast<size_t>(w.window) ||
+        b.windowStart != b.rollovers * stride)
+        return makeError(ErrorCode::StateMismatch,
+                         "the saved state was made with another number of tokens pinned to its "
+                         "windows");
 
     auto created = create(model, w, true);
     if (!created)
         return created.error();
     Impl& g = *(*created)->m_impl;
+    g.pinned = pinned;
     try {
         torch::NoGradGuard noGrad;
         const auto opts = torch::TensorOptions().dtype(torch::kFloat32);
         const int64_t S = b.slots, k = b.width;
-        if (b.hasState) {
+        if (b.hasState)
             g.state = torch::from_blob(const_cast<float*>(b.state.data()), {1, S, k}, opts)
                           .clone()
                           .to(g.m.device, g.m.dtype);
-            g.enterState();
-        }
+        g.beginWindow();
         if (!b.tokens.empty())
-            g.prefill(b.tokens.data(), static_cast<int64_t>(b.tokens.size()), true);
+            g.readStream(b.tokens.data(), static_cast<int64_t>(b.tokens.size()), true);
         if (cancel.cancelled())
             return makeError(ErrorCode::Cancelled, "cancelled while restoring the state");
         // The stored running pool continues the exported one exactly.
@@ -291,6 +355,25 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
         return torchError(e);
     }
     return created;
+}
+
+Result<void> Generator::pin(const std::vector<int32_t>& ids) {
+    Impl& g = *m_impl;
+    if (g.streamLength != 0 || g.rollovers != 0 || g.cache.length != 0 || g.state.defined())
+        return makeError(ErrorCode::InvalidArgument,
+                         "tokens can be pinned to the windows only before anything is read");
+    if (auto r = checkPinned(ids, g.w, g.m.info.config.vocabSize); !r)
+        return r.error();
+    try {
+        torch::NoGradGuard noGrad;
+        g.pinned = ids;
+        g.beginWindow();
+    } catch (const c10::Error& e) {
+        g.pinned.clear();
+        g.cache.clear();
+        return torchError(e);
+    }
+    return {};
 }
 
 void Generator::mark() {
@@ -335,7 +418,13 @@ int64_t Generator::windowStart() const {
     return m_impl->windowStart;
 }
 int Generator::windowFill() const {
-    return static_cast<int>(m_impl->window.size());
+    return m_impl->fill();
+}
+int64_t Generator::windowIndex() const {
+    return m_impl->rollovers;
+}
+const std::vector<int32_t>& Generator::pinnedTokens() const {
+    return m_impl->pinned;
 }
 const std::vector<int32_t>& Generator::windowTokens() const {
     return m_impl->window;
@@ -343,7 +432,7 @@ const std::vector<int32_t>& Generator::windowTokens() const {
 
 const std::vector<float>& Generator::nextLogits() const {
     static const std::vector<float> none;
-    return m_impl->streamLength > 0 ? m_impl->lastLogits : none;
+    return m_impl->streamLength > 0 || !m_impl->pinned.empty() ? m_impl->lastLogits : none;
 }
 
 Result<void> Generator::append(const std::vector<int32_t>& ids, const CancelToken& cancel) {
@@ -405,7 +494,7 @@ Generator::generate(const SamplingOptions& options,
     const ModelConfig& config = g.m.info.config;
     const int eos =
         (g.m.tokenizer && g.m.tokenizer->eosId() >= 0) ? g.m.tokenizer->eosId() : config.eosTokenId;
-    if (g.streamLength == 0) {
+    if (g.streamLength == 0 && g.pinned.empty()) {
         const int start = config.bosTokenId >= 0 ? config.bosTokenId : eos;
         if (start < 0 || start >= config.vocabSize)
             return makeError(ErrorCode::InvalidArgument,
@@ -433,7 +522,9 @@ Generator::generate(const SamplingOptions& options,
             work = g.lastLogits;
             if (eos >= 0 && !options.stopAtEndOfText)
                 work[static_cast<size_t>(eos)] = -std::numeric_limits<float>::infinity();
-            const int32_t token = sampler.sample(work, g.window);
+            // The repetition penalty sees the whole window, pinned tokens included.
+            const int32_t token = g.pinned.empty() ? sampler.sample(work, g.window)
+                                                   : sampler.sample(work, g.context());
             if (token == eos && options.stopAtEndOfText) {
                 result.reason = StopReason::EndOfText;
                 break;
@@ -441,7 +532,7 @@ Generator::generate(const SamplingOptions& options,
             GenerationEvent event;
             if (options.logprobs >= 0)
                 fillLogprobs(g.lastLogits, token, options.logprobs, event);
-            if (static_cast<int>(g.window.size()) == g.w.window)
+            if (g.full())
                 g.rollover();
             g.decode(token);
             g.streamLength += 1;
@@ -452,7 +543,7 @@ Generator::generate(const SamplingOptions& options,
             event.text = stops.feed(decoder.push(token), matched);
             event.generated = static_cast<int64_t>(result.tokens.size());
             event.streamLength = g.streamLength;
-            event.windowFill = static_cast<int>(g.window.size());
+            event.windowFill = g.fill();
             result.text += event.text;
             if (onToken && !onToken(event)) {
                 result.reason = StopReason::Callback;
@@ -483,7 +574,7 @@ Generator::generate(const SamplingOptions& options,
                 event.text = tail;
                 event.generated = static_cast<int64_t>(result.tokens.size());
                 event.streamLength = g.streamLength;
-                event.windowFill = static_cast<int>(g.window.size());
+                event.windowFill = g.fill();
                 onToken(event);
             }
         }

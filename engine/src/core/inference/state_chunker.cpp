@@ -21,8 +21,7 @@ StateChunk StateChunker::take(bool withState) {
         if (auto blob = m_gen.exportState(); blob.ok())
             c.state = std::move(*blob);
     c.streamLength = m_gen.streamLength();
-    const int stride = m_gen.windows().stride();
-    c.windowIndex = stride > 0 ? m_gen.windowStart() / stride : 0;
+    c.windowIndex = m_gen.windowIndex();
     m_text.clear();
     m_decoded.clear();
     m_tokens = 0;

@@ -20,6 +20,7 @@ class RunStore;
 class EvalStore;
 class TopicStore;
 class GenerationStore;
+class LoreStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -56,6 +57,7 @@ public:
     EvalStore& evals();
     TopicStore& topics();
     GenerationStore& generations();
+    LoreStore& lore();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.

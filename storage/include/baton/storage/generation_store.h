@@ -18,8 +18,10 @@ public:
         : m_db(connection) {}
 
     // Records that a generation of storyId continues passage parentId (0: the
-    // beginning) with these settings; returns its id.
-    Result<int64_t> begin(int64_t storyId, int64_t parentId, const std::string& settingsJson);
+    // beginning) with these settings, having read these world-info entries (a JSON
+    // array); returns its id.
+    Result<int64_t> begin(int64_t storyId, int64_t parentId, const std::string& settingsJson,
+                          const std::string& loreJson = "[]");
     Result<Generation> get(int64_t id);
 
 private:

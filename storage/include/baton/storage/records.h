@@ -56,7 +56,24 @@ struct Generation {
     int64_t storyId = 0;
     int64_t parentId = 0;
     std::string settingsJson = "{}"; // the settings it ran with
+    std::string loreJson = "[]";     // the world-info entries it read (schema v4): a JSON
+                                     // array of objects whose "id" is a LoreEntry's
     int64_t createdAt = 0;
+};
+
+// One world-info (lorebook) entry of a story (schema v4). The story layer decides
+// when it is read (story/lore.h); storage keeps it.
+struct LoreEntry {
+    int64_t id = 0;
+    int64_t storyId = 0;
+    std::vector<std::string> keys;          // any one of them in the recent text triggers it
+    std::vector<std::string> secondaryKeys; // when not empty, one of them must occur too
+    std::string content;
+    bool enabled = true;
+    int order = 100;     // entries are placed in ascending order
+    int scanDepth = 256; // how many tokens of recent text are searched for the keys
+    int64_t createdAt = 0;
+    int64_t updatedAt = 0;
 };
 
 // The engine's opaque recurrent-state blob and the keys it is found by. It holds the
@@ -70,6 +87,8 @@ struct StoredState {
     int window = 0;            // T
     int overlap = 0;           // o
     int formatVersion = 0;     // the engine's state format version
+    int layout = 0;            // what every window starts with (schema v4): 0 nothing,
+                               // 1 the story's memory (story/prompt.h)
     int64_t createdAt = 0;
     std::vector<uint8_t> blob; // empty when listed without data
 };

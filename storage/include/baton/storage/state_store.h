@@ -20,17 +20,19 @@ public:
         : m_db(connection) {}
 
     // Saves state (blob included), replacing one with the same passage, model, T, o
-    // and format version. Returns the id.
+    // and format version (whatever its layout: a passage's state is made once, by the
+    // generation that wrote it). Returns the id.
     Result<int64_t> save(const StoredState& state);
     // The states of a passage, without blobs.
     Result<std::vector<StoredState>> forPassage(int64_t passageId);
     // The state (with its blob) of the deepest passage on the path ending at leafId
-    // that matches the model, T, o and format version; nullopt when there is none.
+    // that matches the model, T, o, format version and layout; nullopt when there is none.
     Result<std::optional<StoredState>> latestOnPath(int64_t leafId,
                                                     const std::string& modelIdentity, int window,
-                                                    int overlap, int formatVersion);
+                                                    int overlap, int formatVersion, int layout = 0);
     // Keeps one state per window on a path: deletes the states of the ancestors of
-    // kept.passageId that have the same window index, model, T, o and format version,
+    // kept.passageId that have the same window index, model, T, o, format version and
+    // layout,
     // except at branch points (passages with more than one child), whose state other
     // branches resume from. Resuming any passage then re-encodes at most about one
     // window, and a long story keeps about one state per window instead of one per

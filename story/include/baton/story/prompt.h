@@ -1,11 +1,21 @@
-// What the model reads to continue a story, in order: the memory, the story's
-// passages, the author's note. One definition for the app, baton-cli and the server,
-// because the saved recurrent states depend on it: a state saved at passage P is the
-// generator's state after the memory, the text of the path up to P, and the author's
-// notes read on the way (each generation reads the note once, after the story text
-// and before the model continues). A new memory therefore invalidates a story's
-// states (StoryStore::update deletes them).
+// What the model reads to continue a story, in order. One definition for the app,
+// baton-cli, the server and the context viewer, because the saved recurrent states
+// depend on it byte for byte.
+//
+// With the memory in every window (MemoryLayout::EveryWindow, the default) every window
+// starts with the start-of-text token and the memory (pinnedText), then the story. With
+// the memory read once, it is read before the first passage and later windows see it
+// only through the state. After the story text come the world-info entries that fired
+// (lore.h) and the author's note, read once by each generation just before the model
+// continues (never saved as text).
+//
+// A state saved at passage P is the generator's state after the path up to P and the
+// world info and notes read on the way; it records its layout (stateLayout), and a new
+// memory invalidates a story's states (StoryStore::update deletes them).
 #pragma once
+
+#include "baton/story/lore.h"
+#include "baton/story/settings.h"
 
 #include <baton/storage/records.h>
 
@@ -16,15 +26,18 @@
 namespace baton::story {
 
 enum class SegmentKind {
-    Memory,      // background text, before the first passage
-    Passage,     // story text
-    AuthorsNote, // guidance, read just before the model continues (never saved as text)
+    Memory,      // background text: before the first passage, or in every window
+    Passage,     // story text (passageId 0: text not saved yet)
+    WorldInfo,   // a lore entry that fired (loreId)
+    AuthorsNote, // guidance, read just before the model continues
 };
+const char* segmentKindName(SegmentKind kind); // "memory", "passage", ...
 
 struct Segment {
     SegmentKind kind = SegmentKind::Passage;
     std::string text;
     int64_t passageId = 0; // Passage segments
+    int64_t loreId = 0;    // WorldInfo segments
 };
 
 struct Prompt {
@@ -36,11 +49,19 @@ struct Prompt {
 std::string memoryPrefix(const storage::Story& story);
 // "" without a note; otherwise the note in brackets on a line of its own.
 std::string authorsNoteText(const storage::Story& story);
+// What every window starts with (after start-of-text): the memory prefix in the
+// EveryWindow layout, else "".
+std::string pinnedText(const storage::Story& story, MemoryLayout layout);
+// The layout a saved state records (storage::StoredState::layout): 1 when windows start
+// with pinned text, else 0 (with an empty memory both layouts read the same).
+int stateLayout(const storage::Story& story, MemoryLayout layout);
 
 // What continuing `path` reads after a saved state at passage `afterPassage` (the
-// passages after it), or, with afterPassage 0, from the beginning (the memory and every
-// passage); the author's note ends it either way.
+// passages after it), or, with afterPassage 0, from the beginning (the memory when it
+// is read once, and every passage); then `pending` (text not saved yet) as a passage,
+// the placed world-info entries and the author's note.
 Prompt continuationPrompt(const storage::Story& story, const std::vector<storage::Passage>& path,
-                          int64_t afterPassage);
+                          int64_t afterPassage, MemoryLayout layout, const LoreSelection& lore = {},
+                          const std::string& pending = {});
 
 } // namespace baton::story

@@ -13,13 +13,14 @@
 
 namespace baton::story {
 
-// The saved states a generation can start from: those of this model, T, o and state
-// format.
+// The saved states a generation can start from: those of this model, T, o, state
+// format and window layout.
 struct StateKey {
     std::string modelIdentity;
     int window = 0;
     int overlap = 0;
     int formatVersion = 0;
+    int layout = 0; // storage::StoredState::layout (prompt.h: stateLayout)
 };
 
 // The current path and the deepest saved state on it for the key (none: the whole

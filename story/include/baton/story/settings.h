@@ -5,7 +5,7 @@
 //
 //   {"temperature": 0.8, "top_k": 0, "top_p": 0.95, "repetition_penalty": 1.1,
 //    "max_tokens": 200, "seed": 7, "stop": ["\n>"], "ignore_eos": false,
-//    "window": 128, "overlap": 16}
+//    "window": 128, "overlap": 16, "memory": "every_window", "lore_budget": 32}
 //
 // A key of the wrong type or out of range is an error that names it; unknown keys are
 // kept out of the way (ignored), so a newer build's settings still open.
@@ -22,10 +22,19 @@
 
 namespace baton::story {
 
+// Where the story's memory is read (story/prompt.h).
+enum class MemoryLayout {
+    EveryWindow, // at the start of every window (the default, as in every peer)
+    Once,        // once, before the first passage; later windows see it only through the state
+};
+const char* memoryLayoutName(MemoryLayout layout); // "every_window" / "once"
+
 struct StorySettings {
     engine::SamplingOptions sampling; // see defaultSettings()
     bool fixedSeed = false;           // false: every generation draws a new seed
     engine::WindowSettings windows;   // window 0: the model's default
+    MemoryLayout memory = MemoryLayout::EveryWindow;
+    int loreBudget = 0; // tokens for all world-info entries together; 0: a quarter of T
 };
 
 // A named sampler preset (the app's Focused / Balanced / Creative).
@@ -43,10 +52,11 @@ constexpr int kBalancedPreset = 1;
 StorySettings defaultSettings();
 
 // Parses a story's settings; "" reads as "{}". Checks every value it reads (the
-// sampler's ranges, T >= 1, 0 <= o < T when both are given).
+// sampler's ranges, T >= 1, 0 <= o < T when both are given, the memory layout's name).
 Result<StorySettings> parseSettings(std::string_view json);
 // The JSON for these settings: every sampler value; the seed only when fixed;
-// stop strings and ignore_eos only when set; the windows only when not the model's.
+// stop strings and ignore_eos only when set; the windows only when not the model's;
+// the memory layout only when "once"; the world-info budget only when set.
 std::string settingsJson(const StorySettings& settings);
 
 } // namespace baton::story

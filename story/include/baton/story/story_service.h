@@ -14,6 +14,7 @@
 #pragma once
 
 #include "baton/story/error.h"
+#include "baton/story/lore.h"
 #include "baton/story/settings.h"
 
 #include <baton/engine/cancel.h>
@@ -48,6 +49,7 @@ struct ContinueResult {
     int64_t userPassageId = 0;      // the user's text, when there was any
     int64_t resumedFromPassage = 0; // whose saved state it started from (0: none)
     std::string readText;           // what was read before generating (after the state)
+    LoreSelection lore;             // the world info that fired (placed entries were read)
     bool reusedGenerator = false;   // continued the last continuation's generator
     int64_t chunks = 0, states = 0; // saved
     std::string notice;             // e.g. why a saved state was skipped
