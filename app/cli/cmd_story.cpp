@@ -5,6 +5,7 @@
 #include "common.h"
 #include "database_options.h"
 #include "sampling_options.h"
+#include "story_subcommands.h"
 
 #include <baton/engine/books.h>
 #include <baton/engine/text.h>
@@ -18,7 +19,6 @@
 
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -31,13 +31,7 @@ namespace baton::cli {
 namespace {
 
 int64_t storyId(const Args& args) {
-    const std::string& s = args.positional().at(0);
-    char* end = nullptr;
-    errno = 0;
-    const long long id = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end || errno == ERANGE || id <= 0)
-        throw UsageError("ID must be a story id (a positive integer), not '" + s + "'");
-    return id;
+    return positiveId(args, "ID (a story id)");
 }
 
 std::string isoTime(int64_t ms) {
@@ -263,17 +257,14 @@ int storyGenerate(const std::vector<std::string>& argv) {
               "Without a fixed seed (here or in the story's settings) every run draws a new one "
               "and prints it.");
     args.positionals("ID", "The story's id", 1, 1);
-    args.option("model", "DIR", "Use this model folder instead of the story's")
-        .option("window", "T", "Window size (default: the story's settings, else the model's)")
-        .option("overlap", "O", "Tokens kept from one window to the next (default: as --window)")
-        .flag("retry", "Write an alternative to the last generation instead of continuing")
+    addStoryRunOptions(args);
+    args.flag("retry", "Write an alternative to the last generation instead of continuing")
         .option("chunk-tokens", "N", "Save a chunk (and a state) about every N tokens", "16")
         .option("threads", "N",
                 "Compute threads (default: all cores); decoding uses fewer while other programs "
                 "keep cores busy",
                 "0")
         .flag("quiet", "Do not print statistics to standard error");
-    addSamplingOptions(args);
     addDbOption(args);
     if (!args.parse(argv))
         return 0;
@@ -283,33 +274,17 @@ int storyGenerate(const std::vector<std::string>& argv) {
     checkStorage(story);
 
     // The story's settings, then what the command line gives.
-    auto parsed = story::parseSettings(story->settingsJson);
-    if (!parsed)
-        throw CliError("story " + std::to_string(id) + ": " + parsed.error().message);
+    const StoryRun run = storyRun(args, *story);
     story::ContinueRequest request;
     request.storyId = id;
     request.retry = args.has("retry");
-    request.settings = *parsed;
-    applySamplingArgs(args, request.settings.sampling);
-    if (args.has("seed"))
-        request.settings.fixedSeed = true;
+    request.settings = run.settings;
     if (!request.settings.fixedSeed)
         request.settings.sampling.seed = std::random_device{}() & 0x7fffffff;
-    if (args.has("window"))
-        request.settings.windows.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
-    if (args.has("overlap"))
-        request.settings.windows.overlap = static_cast<int>(args.getInt("overlap", 0, 1 << 20));
     request.chunkTokens = static_cast<int>(args.getInt("chunk-tokens", 1, 1 << 20));
 
-    std::string modelPath = args.has("model") ? args.get("model") : story->modelPath;
-    if (modelPath.empty()) // a story without a model writes with the bundled default
-        modelPath = bundledModelDir(kDefaultModel);
-    if (modelPath.empty())
-        throw UsageError("story " + std::to_string(id) +
-                         " has no model and the bundled default model is not installed: give "
-                         "--model DIR (or create the story with --model)");
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
-    auto loaded = engine::Model::load(modelPath);
+    auto loaded = engine::Model::load(run.modelPath);
     check(loaded);
 
     story::StoryService service(*db);
@@ -320,13 +295,8 @@ int storyGenerate(const std::vector<std::string>& argv) {
     };
     const auto r = service.continueStory(*loaded, request, onToken);
     std::cout << "\n" << std::flush;
-    if (!r) {
-        if (r.error().engine)
-            check(engine::Result<void>(*r.error().engine));
-        if (r.error().kind == story::ErrorKind::InvalidRequest)
-            throw UsageError(r.error().message);
-        throw CliError(story::describe(r.error()));
-    }
+    if (!r)
+        throwStoryError(r.error());
     if (r->saveError)
         throw CliError("the story could not be saved: " + storage::describe(*r->saveError) +
                        " (the text above was generated; the chunks before the error are saved)");
@@ -338,6 +308,9 @@ int storyGenerate(const std::vector<std::string>& argv) {
                       << "; read " << r->readText.size() << " bytes after it]\n";
         else
             std::cerr << "[read " << r->readText.size() << " bytes of story text]\n";
+        for (const auto& m : r->lore.matches)
+            std::cerr << "[world info " << (m.placed ? "read" : "left out (over the budget)")
+                      << ": entry " << m.entry.id << ", key " << m.key << "]\n";
         const auto& g = r->generation;
         char line[240];
         std::snprintf(line, sizeof(line),
@@ -364,7 +337,9 @@ void printStoryUsage(std::ostream& out) {
            "  show ID                                                details and text\n"
            "  export ID --format md|txt [--output FILE]              the current path's text\n"
            "  import FILE [--title T] [--model DIR]                  a story from md, txt or epub\n"
-           "  generate ID [--retry] [--max-tokens N] [sampling ...]  continue and save\n\n"
+           "  generate ID [--retry] [--max-tokens N] [sampling ...]  continue and save\n"
+           "  context ID [--text T] [--json]                         what the model reads next\n"
+           "  lore list|add|edit|remove ...                          world info (lorebook)\n\n"
            "Run 'baton-cli story SUBCOMMAND --help' for a subcommand's options.\n";
 }
 
@@ -393,6 +368,10 @@ int runStory(const std::vector<std::string>& argv) {
         return storyImport(rest);
     if (sub == "generate")
         return storyGenerate(rest);
+    if (sub == "context")
+        return storyContext(rest);
+    if (sub == "lore")
+        return storyLore(rest);
     throw UsageError("unknown story subcommand '" + sub + "' (see baton-cli story --help)");
 }
 

@@ -336,6 +336,105 @@ private Q_SLOTS:
         }
     }
 
+    void worldInfoEntriesAreEditedAndRead() {
+        const qint64 id = newStory("Lore");
+        const QString sid = QString::number(id);
+        auto lore = [&](QStringList args) {
+            return cli(QStringList{"--db", m_db, "story", "lore"} + args);
+        };
+        const Run added = lore({"add", sid, "--keys", "lamp, Lantern", "--content",
+                                "The lamp is lit.", "--order", "7", "--depth", "64"});
+        QVERIFY2(added.exitCode == 0, added.err.constData());
+        const QString entry = QString::fromUtf8(added.out.trimmed());
+        QVERIFY(entry.toLongLong() > 0);
+        QCOMPARE(lore({"add", sid, "--keys", "castle", "--content", "Off.", "--disabled"}).exitCode,
+                 0);
+        Run list = lore({"list", sid, "--json"});
+        QCOMPARE(list.exitCode, 0);
+        auto entries = QJsonDocument::fromJson(list.out).array();
+        QCOMPARE(entries.size(), 2);
+        const auto first = entries[0].toObject();
+        QCOMPARE(QString::number(first["id"].toInteger()), entry);
+        QCOMPARE(first["keys"].toArray().size(), 2);
+        QCOMPARE(first["keys"][1].toString(), QString("Lantern"));
+        QCOMPARE(first["order"].toInt(), 7);
+        QCOMPARE(first["scan_depth"].toInt(), 64);
+        QVERIFY(!entries[1].toObject()["enabled"].toBool());
+        // Refused with a clear error, nothing changed.
+        Run bad = lore({"add", sid, "--keys", " , ", "--content", "x"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("at least one key"), bad.err.constData());
+        QCOMPARE(lore({"add", sid, "--keys", "k"}).exitCode, 2); // no content
+        QCOMPARE(lore({"edit", "987654", "--content", "x"}).exitCode, 1);
+        QCOMPARE(lore({"add", "987654", "--keys", "k", "--content", "x"}).exitCode, 1);
+        QCOMPARE(lore({"remove", "x"}).exitCode, 2);
+        QCOMPARE(lore({"frobnicate"}).exitCode, 2);
+        QCOMPARE(
+            lore({"edit", entry, "--content", "The lamp is lit, and the sea is calm."}).exitCode,
+            0);
+        list = lore({"list", sid});
+        QVERIFY2(list.out.contains("The lamp is lit, and the sea is calm."), list.out.constData());
+
+        // The context view and generation read it when a key occurs in the recent text.
+        const Run context = cli({"--db", m_db, "story", "context", sid, "--text",
+                                 "He raised the lamp.", "--lore-budget", "64", "--json"});
+        QVERIFY2(context.exitCode == 0, context.err.constData());
+        const auto view = QJsonDocument::fromJson(context.out).object();
+        QCOMPARE(view["lore"].toArray().size(), 1);
+        QCOMPARE(view["lore"][0]["key"].toString(), QString("lamp"));
+        QVERIFY(view["lore"][0]["placed"].toBool());
+        int tokens = 0;
+        bool worldInfo = false;
+        for (const auto& span : view["spans"].toArray()) {
+            tokens += span.toObject()["tokens"].toInt();
+            worldInfo = worldInfo || span.toObject()["kind"].toString() == "world-info";
+        }
+        QCOMPARE(tokens, view["used"].toInt());
+        QCOMPARE(view["used"].toInt() + view["room"].toInt(), view["window"].toInt());
+        QVERIFY(worldInfo);
+        const Run quiet = cli({"--db", m_db, "story", "generate", sid, "--max-tokens", "2",
+                               "--lore-budget", "64", "--ignore-eos"});
+        QCOMPARE(quiet.exitCode, 0);
+        QVERIFY2(!quiet.err.contains("world info"), quiet.err.constData()); // no key in the text
+        const QString txt = m_tmp.path() + "/lamp.txt";
+        QVERIFY(baton::test::writeFile(txt, "The keeper lit the LAMP at dusk."));
+        const QString imported = QString::fromUtf8(
+            cli({"--db", m_db, "story", "import", txt, "--model", m_model}).out.trimmed());
+        const Run lampEntry = lore({"add", imported, "--keys", "lamp", "--content", "Lit."});
+        QCOMPARE(lampEntry.exitCode, 0);
+        const Run read =
+            cli({"--db", m_db, "story", "generate", imported, "--max-tokens", "2", "--ignore-eos"});
+        QCOMPARE(read.exitCode, 0);
+        QVERIFY2(
+            read.err.contains("[world info read: entry " + lampEntry.out.trimmed() + ", key lamp]"),
+            read.err.constData());
+        QCOMPARE(lore({"remove", entry}).exitCode, 0);
+        QCOMPARE(lore({"remove", entry}).exitCode, 1);
+    }
+
+    void memoryLayoutIsChosenPerRun() {
+        const Run created = cli({"--db", m_db, "story", "new", "--title", "Layouts", "--model",
+                                 m_model, "--memory", "Ada keeps the lighthouse."});
+        const QString sid = QString::fromUtf8(created.out.trimmed());
+        const Run every = cli({"--db", m_db, "story", "context", sid, "--text", "Night fell."});
+        QVERIFY2(every.exitCode == 0, every.err.constData());
+        QVERIFY2(every.out.contains("memory: in every window"), every.out.constData());
+        const Run once = cli({"--db", m_db, "story", "context", sid, "--text", "Night fell.",
+                              "--memory-layout", "once"});
+        QVERIFY2(once.out.contains("memory: read once"), once.out.constData());
+        QCOMPARE(
+            cli({"--db", m_db, "story", "context", sid, "--memory-layout", "sometimes"}).exitCode,
+            2);
+        // A memory longer than half the window is refused in every window, not once.
+        QCOMPARE(cli({"--db", m_db, "story", "generate", sid, "--window", "8", "--max-tokens", "1"})
+                     .exitCode,
+                 1);
+        QCOMPARE(cli({"--db", m_db, "story", "generate", sid, "--window", "8", "--max-tokens", "1",
+                      "--memory-layout", "once"})
+                     .exitCode,
+                 0);
+    }
+
     void corruptDatabaseIsReportedAndKept() {
         const QString bad = m_tmp.path() + "/notes.db";
         QVERIFY(baton::test::writeFile(bad, "these are my notes, not a database\n"));

@@ -40,6 +40,8 @@ private Q_SLOTS:
         s.sampling.stopStrings = {"\n>", "THE END"};
         s.sampling.stopAtEndOfText = false;
         s.windows = {64, 8};
+        s.memory = MemoryLayout::Once;
+        s.loreBudget = 48;
         auto back = parseSettings(settingsJson(s));
         QVERIFY(back.ok());
         QCOMPARE(back->sampling.temperature, 0.5);
@@ -53,11 +55,19 @@ private Q_SLOTS:
         QVERIFY(!back->sampling.stopAtEndOfText);
         QCOMPARE(back->windows.window, 64);
         QCOMPARE(back->windows.overlap, 8);
+        QCOMPARE(back->memory, MemoryLayout::Once);
+        QCOMPARE(back->loreBudget, 48);
         QCOMPARE(settingsJson(*back), settingsJson(s));
         // Without a fixed seed no seed is written; the model's windows are not written.
         s.fixedSeed = false;
         s.windows = {};
+        s.memory = MemoryLayout::EveryWindow; // the defaults are not written either
+        s.loreBudget = 0;
         const std::string json = settingsJson(s);
+        QVERIFY(json.find("memory") == std::string::npos);
+        QVERIFY(json.find("lore_budget") == std::string::npos);
+        QCOMPARE(parseSettings(json)->memory, MemoryLayout::EveryWindow);
+        QCOMPARE(parseSettings(R"({"memory": "every_window"})")->memory, MemoryLayout::EveryWindow);
         QVERIFY(json.find("seed") == std::string::npos);
         QVERIFY(json.find("window") == std::string::npos);
         QVERIFY(!parseSettings(json)->fixedSeed);
@@ -113,6 +123,12 @@ private Q_SLOTS:
                                           << "overlap";
         QTest::newRow("overlap alone") << R"({"overlap": 4})"
                                        << "overlap";
+        QTest::newRow("unknown memory layout") << R"({"memory": "sometimes"})"
+                                               << "memory";
+        QTest::newRow("memory layout as bool") << R"({"memory": true})"
+                                               << "memory";
+        QTest::newRow("lore budget zero") << R"({"lore_budget": 0})"
+                                          << "lore_budget";
     }
     void badSettingsAreRefusedWithTheirName() {
         QFETCH(QString, json);
