@@ -7,6 +7,7 @@
 #include <baton/storage/book_store.h>
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
+#include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/story_store.h>
@@ -267,6 +268,33 @@ quint64 StorageController::finishRun(qint64 runId, const std::vector<MetricPoint
             return done(db.runs().setStatus(runId, status, message));
         },
         context, std::move(d), std::move(f));
+}
+
+quint64 StorageController::listLore(qint64 storyId, QObject* context,
+                                    Done<std::vector<LoreEntry>> d, Failed f) {
+    return request<std::vector<LoreEntry>>(
+        false, [storyId](Database& db) { return db.lore().list(storyId); }, context, std::move(d),
+        std::move(f));
+}
+
+quint64 StorageController::saveLore(const LoreEntry& entry, QObject* context, Done<int64_t> d,
+                                    Failed f) {
+    return request<int64_t>(
+        true,
+        [entry](Database& db) -> Result<int64_t> {
+            if (entry.id == 0)
+                return db.lore().add(entry);
+            if (auto r = db.lore().update(entry); !r)
+                return r.error();
+            return entry.id;
+        },
+        context, std::move(d), std::move(f));
+}
+
+quint64 StorageController::removeLore(qint64 entryId, QObject* context, Done<bool> d, Failed f) {
+    return request<bool>(
+        true, [entryId](Database& db) { return done(db.lore().remove(entryId)); }, context,
+        std::move(d), std::move(f));
 }
 
 quint64 StorageController::listTopicModels(QObject* context, Done<std::vector<TopicModelRecord>> d,

@@ -6,6 +6,7 @@
 #include <baton/engine/tokenizer.h>
 #include <baton/story/lore.h>
 #include <baton/story/prompt.h>
+#include <baton/story/title.h>
 
 #include <QtTest>
 
@@ -160,6 +161,24 @@ private Q_SLOTS:
         QCOMPARE(p.segments[0].kind, SegmentKind::WorldInfo);
         QCOMPARE(p.segments[0].loreId, int64_t(7));
         QCOMPARE(p.segments[4].kind, SegmentKind::AuthorsNote);
+    }
+
+    void titlesFromOpeningWords() {
+        QVERIFY(isUntitled("Untitled story") && isUntitled("Untitled adventure") && isUntitled(""));
+        QVERIFY(!isUntitled("The Lighthouse"));
+        QCOMPARE(titleFromText("The keeper climbed the stairs."),
+                 std::string("The keeper climbed the stairs."));
+        QCOMPARE(titleFromText("\n\n  It was a bright cold day in April, and the clocks were "
+                               "striking thirteen."),
+                 std::string("It was a bright cold day in April, and\xE2\x80\xA6"));
+        QCOMPARE(titleFromText("> You open the door.\nA draught."),
+                 std::string("You open the door."));
+        QCOMPARE(titleFromText("Dear Sir,\nI write"), std::string("Dear Sir"));
+        QCOMPARE(titleFromText(" \n "), std::string());
+        // One long word is cut at a character, never inside one.
+        const std::string longWord = std::string(39, 'a') + "\xC3\xA9\xC3\xA9";
+        const std::string t = titleFromText(longWord);
+        QCOMPARE(t, std::string(39, 'a') + "\xE2\x80\xA6");
     }
 };
 

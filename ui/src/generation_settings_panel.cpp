@@ -112,9 +112,27 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     wform->addRow(m_windowHint);
     wform->addRow(QString(), reset);
 
-    // The two forms' labels share one width, so their fields line up.
+    m_memoryLayout = new QComboBox;
+    m_memoryLayout->setObjectName(QStringLiteral("memoryLayout"));
+    m_memoryLayout->addItem(tr("In every window"), int(story::MemoryLayout::EveryWindow));
+    m_memoryLayout->addItem(tr("Once, at the start"), int(story::MemoryLayout::Once));
+    m_memoryLayout->setToolTip(
+        tr("In every window: the memory starts every window the model reads (it costs its "
+           "tokens of T; the Context dock shows how many). Once: it is read before the story, "
+           "and later windows know it only through the recurrent state."));
+    m_loreBudget = intSpin(0, 1 << 20, QStringLiteral("loreBudget"));
+    m_loreBudget->setSpecialValueText(tr("a quarter of T"));
+    m_loreBudget->setSuffix(tr(" tokens"));
+    m_loreBudget->setToolTip(tr("The most tokens all world-info entries together may take."));
+    auto* context = new QGroupBox(tr("Context"));
+    auto* cform = new QFormLayout(context);
+    cform->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    cform->addRow(tr("Memory"), m_memoryLayout);
+    cform->addRow(tr("World info"), m_loreBudget);
+
+    // The forms' labels share one width, so their fields line up.
     const int labelWidth = QFontMetrics(font()).horizontalAdvance(tr("Repetition penalty")) + 4;
-    for (QFormLayout* f : {form, wform})
+    for (QFormLayout* f : {form, wform, cform})
         for (int row = 0; row < f->rowCount(); ++row)
             if (QLayoutItem* item = f->itemAt(row, QFormLayout::LabelRole); item && item->widget())
                 item->widget()->setMinimumWidth(labelWidth);
@@ -122,14 +140,17 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(sampler);
     layout->addWidget(windows);
+    layout->addWidget(context);
     layout->addStretch(1);
 
     connect(m_preset, qOverload<int>(&QComboBox::activated), this,
             &GenerationSettingsPanel::applyPreset);
     for (auto* s : {m_temperature, m_topP, m_repetition})
         connect(s, &QDoubleSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
-    for (auto* s : {m_topK, m_maxTokens, m_seed, m_overlap})
+    for (auto* s : {m_topK, m_maxTokens, m_seed, m_overlap, m_loreBudget})
         connect(s, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
+    connect(m_memoryLayout, qOverload<int>(&QComboBox::currentIndexChanged), this,
+            &GenerationSettingsPanel::onEdited);
     connect(m_window, &QSpinBox::valueChanged, this, [this](int t) {
         m_overlap->setMaximum(qMax(0, t - 1));
         onEdited();
@@ -216,6 +237,8 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     s.sampling.repetitionPenalty = m_repetition->value();
     s.sampling.maxTokens = m_maxTokens->value();
     s.fixedSeed = m_fixedSeed->isChecked();
+    s.memory = story::MemoryLayout(m_memoryLayout->currentData().toInt());
+    s.loreBudget = m_loreBudget->value();
     s.sampling.seed =
         s.fixedSeed ? uint64_t(m_seed->value()) : QRandomGenerator::global()->generate64() >> 1;
     s.windows = {};
@@ -244,6 +267,8 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     m_maxTokens->setValue(settings.sampling.maxTokens);
     m_fixedSeed->setChecked(settings.fixedSeed);
     m_seed->setEnabled(settings.fixedSeed);
+    m_memoryLayout->setCurrentIndex(m_memoryLayout->findData(int(settings.memory)));
+    m_loreBudget->setValue(settings.loreBudget);
     if (settings.fixedSeed)
         m_seed->setValue(
             int(std::min<uint64_t>(settings.sampling.seed, uint64_t(m_seed->maximum()))));

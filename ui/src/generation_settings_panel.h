@@ -1,7 +1,8 @@
 // The generation settings (a dock): sampler (temperature, top-k, top-p, repetition
-// penalty, max tokens, seed) with presets, and the window T and overlap o, which
-// default to the loaded model's. A story keeps its settings as JSON through the story
-// module's codec (story/settings.h), the same that baton-cli story generate reads.
+// penalty, max tokens, seed) with presets; the window T and overlap o, which default
+// to the loaded model's; where the memory is read and the world-info budget. A story keeps its
+// settings as JSON through the story module's codec (story/settings.h), the same that baton-cli
+// story generate reads.
 #pragma once
 
 #include <baton/engine/model_info.h>
@@ -58,6 +59,8 @@ private:
     QSpinBox* m_seed;
     QSpinBox* m_window;
     QSpinBox* m_overlap;
+    QComboBox* m_memoryLayout;
+    QSpinBox* m_loreBudget;
     QLabel* m_windowHint;
     QPushButton* m_resetWindows;
     engine::WindowSettings m_modelWindows;

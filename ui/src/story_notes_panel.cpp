@@ -31,9 +31,13 @@ StoryNotesPanel::StoryNotesPanel(QWidget* parent)
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(10, 8, 10, 8);
     l->addWidget(sectionTitle(tr("Memory")));
-    l->addWidget(hint(tr("Read before the story, every time. Changing it makes the next "
-                         "generation read the whole story again.")));
+    l->addWidget(hint(tr("Read at the start of every window (Generation > Context: once, "
+                         "instead). Changing it makes the next generation read the whole "
+                         "story again.")));
     l->addWidget(m_memory, 2);
+    m_cost = hint(QString());
+    m_cost->setObjectName(QStringLiteral("memoryCost"));
+    l->addWidget(m_cost);
     l->addSpacing(6);
     l->addWidget(sectionTitle(tr("Author's note")));
     l->addWidget(hint(tr("Read just before the model writes; never part of the story's text.")));
@@ -57,6 +61,19 @@ void StoryNotesPanel::setNotes(const QString& memory, const QString& authorsNote
     m_memory->setPlainText(memory);
     m_note->setPlainText(authorsNote);
     m_loading = false;
+}
+
+void StoryNotesPanel::setMemoryCost(bool everyWindow, int memoryTokens, int pinnedTokens,
+                                    int window) {
+    if (window <= 0 || memoryTokens == 0)
+        m_cost->clear();
+    else if (everyWindow)
+        m_cost->setText(tr("%1 tokens of every window of %2 (start-of-text included).")
+                            .arg(pinnedTokens)
+                            .arg(window));
+    else
+        m_cost->setText(tr("%1 tokens, read once at the start of the story.").arg(memoryTokens));
+    m_cost->setVisible(!m_cost->text().isEmpty());
 }
 
 QString StoryNotesPanel::memory() const {

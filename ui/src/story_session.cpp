@@ -1,5 +1,7 @@
 #include "story_session.h"
 
+#include <baton/story/title.h>
+
 #include "story_editor.h"
 
 #include <baton/engine/generator.h>
@@ -66,6 +68,10 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
                 Q_EMIT opened(story, path);
             });
     connect(&m_storage, &SC::flushed, this, [this](quint64 request) {
+        if (request != 0 && request == m_contextFlush) {
+            m_contextFlush = 0;
+            runContextJob();
+        }
         if (request != m_flushRequest || request == 0)
             return;
         m_flushRequest = 0;
@@ -113,9 +119,7 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
                     Q_EMIT streamed(toDisplayText(p.text));
                 const engine::ModelInfo* model = m_engine.model() ? &*m_engine.model() : nullptr;
                 const int window = model ? engine::resolveWindows(*model, m_windows).window : 0;
-                const int stride = qMax(1, window - m_windows.overlap);
-                Q_EMIT windowProgress(p.windowStart / stride, p.windowFill, window,
-                                      p.tokensPerSecond);
+                Q_EMIT windowProgress(p.windowIndex, p.windowFill, window, p.tokensPerSecond);
             });
     connect(&m_engine, &EC::generationDone, this,
             [this](engine::JobId job, const engine::GenerationDone& d) {
@@ -123,6 +127,43 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
                     m_lastResult = d.result;
             });
     connect(&m_engine, &EC::jobFinished, this, &StorySession::onJobFinished);
+}
+
+void StorySession::requestContext(const story::StorySettings& settings,
+                                  const QString& pendingText) {
+    if (!isOpen() || !m_workspace || busy())
+        return;
+    m_contextWanted = ContextRequest{settings, pendingText.toStdString()};
+    m_contextWanted->settings.sampling.maxTokens = 0;
+    if (m_contextFlush == 0 && m_contextJob == 0)
+        m_contextFlush = m_storage.flush();
+}
+
+void StorySession::runContextJob() {
+    if (!m_contextWanted || busy() || !isOpen())
+        return;
+    const ContextRequest wanted = std::move(*m_contextWanted);
+    m_contextWanted.reset();
+    auto workspace = m_workspace;
+    auto outcome = std::make_shared<std::optional<story::Result<story::ContextView>>>();
+    m_contextOutcome = outcome;
+    const qint64 id = m_story.id;
+    m_contextJob = m_engine.runGeneration(
+        [workspace, outcome, id,
+         wanted](const std::shared_ptr<const engine::Model>& model,
+                 const std::function<bool(const engine::GenerationEvent&)>&,
+                 const engine::CancelToken&) -> engine::Result<engine::GenerationResult> {
+            auto service = workspace->service();
+            if (!service) {
+                *outcome = service.error();
+                return engine::GenerationResult{};
+            }
+            auto plan = story::planContinuation((*service)->database(), *model, id, wanted.settings,
+                                                wanted.pending);
+            *outcome = plan ? story::describeContext(*plan, *model)
+                            : story::Result<story::ContextView>(plan.error());
+            return engine::GenerationResult{};
+        });
 }
 
 void StorySession::setDatabasePath(const QString& path) {
@@ -214,6 +255,19 @@ void StorySession::start(story::ContinueRequest request, const QString& stepName
 }
 
 void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error& error) {
+    if (job != 0 && job == m_contextJob) {
+        m_contextJob = 0;
+        const auto outcome = std::move(m_contextOutcome);
+        if (!ok || !outcome || !*outcome)
+            Q_EMIT contextFailed(QString::fromStdString(error.message));
+        else if (!**outcome)
+            Q_EMIT contextFailed(QString::fromStdString((**outcome).error().message));
+        else
+            Q_EMIT contextReady(***outcome);
+        if (m_contextWanted) // asked again meanwhile
+            m_contextFlush = m_storage.flush();
+        return;
+    }
     if (job != m_job)
         return;
     m_job = 0;
@@ -304,6 +358,7 @@ void StorySession::reloadPath(bool show, std::function<void()> then) {
                 return;
             m_path = std::move(path);
             computeRetryPoint(m_path);
+            nameFromOpening();
             if (show)
                 Q_EMIT pathChanged(m_path);
             if (then)
@@ -314,6 +369,22 @@ void StorySession::reloadPath(bool show, std::function<void()> then) {
                 then();
             Q_EMIT failed(tr("The story could not be read"), describeStorageError(error));
         });
+}
+
+void StorySession::nameFromOpening() {
+    if (!isOpen() || !story::isUntitled(m_story.title))
+        return;
+    std::string opening;
+    for (size_t i = 0; i < m_path.size() && opening.size() < 400; ++i)
+        opening += m_path[i].text;
+    const std::string title = story::titleFromText(opening);
+    if (title.empty())
+        return;
+    m_story.title = title;
+    storage::StoryChange change;
+    change.title = title;
+    m_writes.insert(m_storage.updateStory(m_story.id, change), tr("Naming the story"));
+    Q_EMIT retitled(m_story.id, QString::fromStdString(title));
 }
 
 void StorySession::applyMove(qint64 leafId) {

@@ -22,6 +22,7 @@
 #include <baton/engine/engine_controller.h>
 #include <baton/storage/records.h>
 #include <baton/storage/storage_controller.h>
+#include <baton/story/context.h>
 #include <baton/story/settings.h>
 #include <baton/story/story_service.h>
 
@@ -90,6 +91,12 @@ public:
     void redo();
     void setChunkTokens(int tokens) { m_chunkTokens = tokens; }
 
+    // Lays out what the next continuation reads, with pendingText sent along
+    // (story/context.h: the plan continueStory runs), on the engine thread after the
+    // storage thread's pending writes; answered by contextReady or contextFailed. Not
+    // while a generation runs; a request made while one is computed runs after it.
+    void requestContext(const story::StorySettings& settings, const QString& pendingText);
+
     // The passage whose saved state the last generation continued from (0: none, the
     // text was encoded), and how many characters of text it encoded after it.
     qint64 resumedFromPassage() const { return m_resumedFrom; }
@@ -113,6 +120,10 @@ Q_SIGNALS:
     // A failure for the user: what failed and why.
     void failed(QString what, baton::ui::ErrorText error);
     void message(QString text);
+    void contextReady(baton::story::ContextView view);
+    // An untitled story was named from its opening words (story/title.h).
+    void retitled(qint64 storyId, QString title);
+    void contextFailed(QString message);
 
 private:
     // What the engine thread's continuation leaves for the GUI thread; read only after
@@ -128,6 +139,9 @@ private:
     // Flushes the storage thread's writes, then runs the continuation.
     void start(story::ContinueRequest request, const QString& stepName);
     void onJobFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void runContextJob();
+    // Names an untitled story from its opening words once it has some.
+    void nameFromOpening();
     void onStorageFailed(quint64 request, const storage::StorageError& error);
     void computeRetryPoint(const std::vector<storage::Passage>& path);
     qint64 leaf() const { return m_path.empty() ? 0 : m_path.back().id; }
@@ -163,6 +177,15 @@ private:
     QUndoStack* m_undo = nullptr;
     qint64 m_leafBefore = 0; // the current leaf when the generation began
     QString m_stepName;      // what the generation is called in the undo history
+    // The context view: the request waiting for the flush or for the running one.
+    struct ContextRequest {
+        story::StorySettings settings;
+        std::string pending;
+    };
+    std::optional<ContextRequest> m_contextWanted;
+    quint64 m_contextFlush = 0;
+    engine::JobId m_contextJob = 0;
+    std::shared_ptr<std::optional<story::Result<story::ContextView>>> m_contextOutcome;
 };
 
 } // namespace baton::ui

@@ -1,6 +1,7 @@
 #include "write_page.h"
 
 #include "adventure_bar.h"
+#include "context_panel.h"
 #include "generation_settings_panel.h"
 #include "library_panel.h"
 #include "loss_view.h"
@@ -10,6 +11,7 @@
 #include "story_session.h"
 #include "story_tree_panel.h"
 #include "window_ruler.h"
+#include "world_info_panel.h"
 #include "write_actions.h"
 
 #include <baton/engine/engine_controller.h>
@@ -19,13 +21,11 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
-#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QFrame>
 #include <QLabel>
 #include <QMainWindow>
-#include <QScrollArea>
 #include <QSplitter>
 #include <QTextDocument>
 #include <QTimer>
@@ -56,6 +56,8 @@ WritePage::WritePage(storage::StorageController& storage, engine::EngineControll
     m_settings = new GenerationSettingsPanel;
     m_tree = new StoryTreePanel(storage);
     m_notes = new StoryNotesPanel;
+    m_worldInfo = new WorldInfoPanel(storage);
+    m_context = new ContextPanel;
     m_adventure = new AdventureBar;
     m_adventure->hide();
     m_editTimer = new QTimer(this);
@@ -104,6 +106,7 @@ WritePage::WritePage(storage::StorageController& storage, engine::EngineControll
     m_library->setActions(m_actions.newStory, m_actions.rename, m_actions.remove,
                           m_actions.undoRemove);
     connectParts();
+    connectDocks();
     m_editor->setEnabled(false);
     m_editor->setPlaceholderText(noStoryHint());
 }
@@ -112,28 +115,6 @@ WritePage::~WritePage() {
     m_session->undoStack()->disconnect(this);
     m_session->disconnect(this);
     delete m_session;
-}
-
-void WritePage::createDocks(QMainWindow& window) {
-    auto dock = [&window](const QString& title, const QString& name, QWidget* widget) {
-        auto* d = new QDockWidget(title, &window);
-        d->setObjectName(name);
-        d->setWidget(widget);
-        d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
-        window.addDockWidget(Qt::RightDockWidgetArea, d);
-        return d;
-    };
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(m_settings);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    m_settings->setMinimumWidth(240);
-    m_settingsDock = dock(tr("Generation"), QStringLiteral("generationDock"), scroll);
-    m_treeDock = dock(tr("Branches"), QStringLiteral("branchesDock"), m_tree);
-    m_notesDock = dock(tr("Memory and note"), QStringLiteral("notesDock"), m_notes);
-    window.tabifyDockWidget(m_treeDock, m_notesDock);
-    m_treeDock->raise();
-    window.resizeDocks({m_settingsDock, m_treeDock}, {500, 280}, Qt::Vertical);
 }
 
 void WritePage::createActions(QMainWindow& window) {
@@ -171,7 +152,7 @@ void WritePage::connectParts() {
     connect(m_library, &LibraryPanel::storyActivated, this, [this](qint64 id) {
         if (id != m_session->storyId()) {
             saveDraft();
-            m_notes->flush();
+            flushNotes();
             m_session->open(id);
         }
     });
@@ -182,6 +163,10 @@ void WritePage::connectParts() {
     connect(m_library, &LibraryPanel::storyRenamed, this, [this](qint64 id, const QString& t) {
         if (id == m_session->storyId())
             Q_EMIT titleChanged(t);
+    });
+    connect(m_session, &StorySession::retitled, this, [this](qint64, const QString& title) {
+        m_library->refresh(); // after the rename: requests run in order
+        Q_EMIT titleChanged(title);
     });
     connect(m_library, &LibraryPanel::selectionChanged, this, &WritePage::updateActions);
     connect(m_library, &LibraryPanel::pendingDeleteChanged, this, &WritePage::updateActions);
@@ -374,7 +359,7 @@ void WritePage::prepareToClose() {
             QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     }
     saveDraft();
-    m_notes->flush();
+    flushNotes();
     m_library->commitPendingDelete();
 }
 
@@ -399,7 +384,7 @@ void WritePage::newStory(bool adventure) {
     if (!m_databaseOpen || m_session->busy())
         return;
     saveDraft();
-    m_notes->flush();
+    flushNotes();
     storage::Story s;
     s.title = (adventure ? tr("Untitled adventure") : tr("Untitled story")).toStdString();
     s.mode = adventure ? storage::StoryMode::Adventure : storage::StoryMode::Story;
@@ -506,7 +491,7 @@ void WritePage::generate() {
     if (!m_actions.generate->isEnabled())
         return;
     commitEdits();
-    m_notes->flush();
+    flushNotes();
     const story::StorySettings s = generationSettings();
     m_session->saveSettings(m_settings->toJson());
     // The typed text becomes saved text only when the generation starts.
@@ -518,7 +503,7 @@ void WritePage::continueStory() {
     if (!m_actions.continueStory->isEnabled())
         return;
     commitEdits();
-    m_notes->flush();
+    flushNotes();
     m_session->saveSettings(m_settings->toJson());
     m_session->generate(QString(), generationSettings());
 }
@@ -527,7 +512,7 @@ void WritePage::retry() {
     if (!m_actions.retry->isEnabled())
         return;
     commitEdits();
-    m_notes->flush();
+    flushNotes();
     m_session->saveSettings(m_settings->toJson());
     m_session->retry(generationSettings());
 }
@@ -567,6 +552,7 @@ void WritePage::updateActions() {
     m_library->setEnabled(!busy);
     // The memory is read at the start of a generation: it changes between them.
     m_notes->setEnabled(open && !busy);
+    m_worldInfo->setEnabled(open && !busy);
     m_noModelBar->setVisible(!m_engine.model().has_value());
 }
 

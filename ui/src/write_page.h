@@ -1,6 +1,7 @@
 // The Write page: the library on the left, the story in the centre (a notice while no
 // model is loaded, the editor, the adventure bar, the window ruler), and its docks on
-// the right of the main window (generation settings, branches, memory and note). It
+// the right of the main window (generation settings, branches, memory and note, world
+// info, and the context viewer: write_page_docks.cpp). It
 // owns the story's actions (new, undo/redo, generate, continue, retry, stop,
 // alternatives, windows and loss) and wires the library, the editor and the story
 // session together; the main window hosts it and shows what it reports.
@@ -41,6 +42,7 @@ struct StorySettings;
 namespace baton::ui {
 
 class AdventureBar;
+class ContextPanel;
 class GenerationSettingsPanel;
 class LibraryPanel;
 class LossView;
@@ -50,6 +52,7 @@ class StoryNotesPanel;
 class StorySession;
 class StoryTreePanel;
 class WindowRuler;
+class WorldInfoPanel;
 
 class WritePage : public QWidget {
     Q_OBJECT
@@ -68,8 +71,12 @@ public:
     WindowRuler* ruler() const { return m_ruler; }
     StoryTreePanel* storyTree() const { return m_tree; }
     StoryNotesPanel* notesPanel() const { return m_notes; }
+    WorldInfoPanel* worldInfoPanel() const { return m_worldInfo; }
+    ContextPanel* contextPanel() const { return m_context; }
     AdventureBar* adventureBar() const { return m_adventure; }
-    std::vector<QDockWidget*> docks() const { return {m_settingsDock, m_treeDock, m_notesDock}; }
+    std::vector<QDockWidget*> docks() const {
+        return {m_settingsDock, m_treeDock, m_notesDock, m_worldInfoDock, m_contextDock};
+    }
 
     const WriteActions& actions() const { return m_actions; }
 
@@ -104,6 +111,12 @@ private:
     void createActions(QMainWindow& window);
     void createDocks(QMainWindow& window);
     void connectParts();
+    // The memory, world info and context docks (write_page_docks.cpp).
+    void connectDocks();
+    // Saves the memory, the note and world info being typed.
+    void flushNotes();
+    // Lays out the next continuation again after a pause, when the Context dock shows.
+    void refreshContext();
     void newStory(bool adventure);
     // Saves the edits of saved text the editor holds (before anything that reads or
     // moves the story).
@@ -131,6 +144,8 @@ private:
     GenerationSettingsPanel* m_settings = nullptr;
     StoryTreePanel* m_tree = nullptr;
     StoryNotesPanel* m_notes = nullptr;
+    WorldInfoPanel* m_worldInfo = nullptr;
+    ContextPanel* m_context = nullptr;
     AdventureBar* m_adventure = nullptr;
     WindowRuler* m_ruler = nullptr;
     LossView* m_loss = nullptr;
@@ -138,6 +153,9 @@ private:
     QDockWidget* m_settingsDock = nullptr;
     QDockWidget* m_treeDock = nullptr;
     QDockWidget* m_notesDock = nullptr;
+    QDockWidget* m_worldInfoDock = nullptr;
+    QDockWidget* m_contextDock = nullptr;
+    QTimer* m_contextTimer = nullptr;
     QTimer* m_editTimer = nullptr;
     WriteActions m_actions{};
     bool m_databaseOpen = false;

@@ -54,7 +54,7 @@ void EngineWorker::ProgressStream::flush() {
     m_pending.generated = m_last.generated;
     m_pending.streamLength = m_last.streamLength;
     m_pending.windowFill = m_last.windowFill;
-    m_pending.windowStart = m_last.streamLength - m_last.windowFill;
+    m_pending.windowIndex = m_last.windowIndex;
     const double s = double(m_clock.nsecsElapsed()) / 1e9;
     m_pending.tokensPerSecond = s > 0 ? double(m_last.generated) / s : 0.0;
     Q_EMIT m_worker.generationProgress(m_job, m_pending);

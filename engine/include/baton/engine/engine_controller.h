@@ -61,8 +61,8 @@ struct GenerationProgress {
     std::string text;
     int64_t generated = 0;    // tokens so far in this job
     int64_t streamLength = 0; // tokens in the whole stream
-    int windowFill = 0;       // tokens in the open window
-    int64_t windowStart = 0;  // stream offset of the open window
+    int windowFill = 0;       // positions of the open window in use
+    int64_t windowIndex = 0;  // windows rolled over before the open one
     double tokensPerSecond = 0;
 };
 

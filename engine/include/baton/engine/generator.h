@@ -26,6 +26,7 @@ struct GenerationEvent {
     int64_t generated = 0;    // tokens generated so far in this call
     int64_t streamLength = 0; // tokens in the whole stream
     int windowFill = 0;       // positions of the open window in use (pinned tokens included)
+    int64_t windowIndex = 0;  // windows rolled over before the open one
     // With SamplingOptions::logprobs >= 0 (NaN otherwise): log p(token) under the
     // model, and the most likely tokens with theirs, most likely first.
     float logprob = std::numeric_limits<float>::quiet_NaN();

@@ -544,6 +544,7 @@ Generator::generate(const SamplingOptions& options,
             event.generated = static_cast<int64_t>(result.tokens.size());
             event.streamLength = g.streamLength;
             event.windowFill = g.fill();
+            event.windowIndex = g.rollovers;
             result.text += event.text;
             if (onToken && !onToken(event)) {
                 result.reason = StopReason::Callback;
@@ -575,6 +576,7 @@ Generator::generate(const SamplingOptions& options,
                 event.generated = static_cast<int64_t>(result.tokens.size());
                 event.streamLength = g.streamLength;
                 event.windowFill = g.fill();
+                event.windowIndex = g.rollovers;
                 onToken(event);
             }
         }

@@ -128,6 +128,13 @@ public:
     quint64 finishRun(qint64 runId, const std::vector<MetricPoint>& points,
                       const std::string& checkpoint, RunStatus status, const std::string& message,
                       QObject* context, Done<bool> done, Failed failedWith = {});
+    // World info (lore_store.h): a story's entries in the order they are placed; an
+    // entry saved (added when its id is 0, else rewritten), answered with its id.
+    quint64 listLore(qint64 storyId, QObject* context, Done<std::vector<LoreEntry>> done,
+                     Failed failedWith = {});
+    quint64 saveLore(const LoreEntry& entry, QObject* context, Done<int64_t> done,
+                     Failed failedWith = {});
+    quint64 removeLore(qint64 entryId, QObject* context, Done<bool> done, Failed failedWith = {});
     // Topic models
     quint64 listTopicModels(QObject* context, Done<std::vector<TopicModelRecord>> done,
                             Failed failedWith = {});

@@ -1,0 +1,250 @@
+// The Write page's docks, driven through their widgets: world info edited in its dock
+// and saved; the Context dock showing what the model reads, computed by the plan a
+// continuation runs (compared with story::describeContext on the saved story); and the
+// first launch at 1280 x 800 and 1920 x 1080, where no visible widget is smaller than
+// it needs and no tab's title is cut. Screenshots go to the build tree.
+#include "app_harness.h"
+#include "test_support.h"
+
+#include "context_panel.h"
+#include "story_editor.h"
+#include "story_notes_panel.h"
+#include "story_session.h"
+#include "world_info_panel.h"
+
+#include <baton/engine/model.h>
+#include <baton/storage/lore_store.h>
+#include <baton/storage/story_store.h>
+#include <baton/story/context.h>
+#include <baton/ui/main_window.h>
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace baton;
+
+class TestWriteDocks : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_tmp;
+    QString m_db;
+    test::AppHarness m_app;
+
+    template <typename T>
+    T* child(const char* name) const {
+        auto* w = m_app.window->findChild<T*>(QLatin1String(name));
+        if (!w)
+            qWarning("no widget %s", name);
+        return w;
+    }
+    ui::StorySession* session() const { return m_app.window->session(); }
+    void raiseDock(const char* name) {
+        auto* dock = child<QDockWidget>(name);
+        QVERIFY(dock);
+        dock->show();
+        dock->raise();
+        QTRY_VERIFY(!dock->visibleRegion().isEmpty());
+    }
+
+    // Every visible widget at least as large as it needs, every tab title whole.
+    static QStringList layoutProblems(QWidget* top) {
+        QStringList problems;
+        for (QWidget* w : top->findChildren<QWidget*>()) {
+            // Shown widgets only (not a dock's hidden tab), and not Qt's own parts of a
+            // widget (a spin box's line edit, a dock's title buttons).
+            if (!w->isVisible() || w->isWindow() || w->visibleRegion().isEmpty() ||
+                w->objectName().startsWith(QLatin1String("qt_")))
+                continue;
+            const QSize need = w->minimumSizeHint();
+            const QSize min = w->minimumSize();
+            const QSize want(qMax(need.width(), min.width()), qMax(need.height(), min.height()));
+            // The children of a scroll area's viewport scroll instead.
+            if (w->parentWidget() &&
+                w->parentWidget()->objectName() == QLatin1String("qt_scrollarea_viewport"))
+                continue;
+            if ((want.width() > 0 && w->width() < want.width()) ||
+                (want.height() > 0 && w->height() < want.height()))
+                problems << QStringLiteral("%1 (%2) is %3x%4, needs %5x%6")
+                                .arg(w->objectName(), QLatin1String(w->metaObject()->className()))
+                                .arg(w->width())
+                                .arg(w->height())
+                                .arg(want.width())
+                                .arg(want.height());
+        }
+        for (QTabBar* bar : top->findChildren<QTabBar*>()) {
+            if (!bar->isVisible())
+                continue;
+            for (int i = 0; i < bar->count(); ++i) {
+                const int text = bar->fontMetrics().horizontalAdvance(bar->tabText(i));
+                if (bar->tabRect(i).width() < text + 8)
+                    problems << QStringLiteral("tab '%1' is cut (%2 px for %3)")
+                                    .arg(bar->tabText(i))
+                                    .arg(bar->tabRect(i).width())
+                                    .arg(text);
+            }
+        }
+        return problems;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        baton::test::initTestProcess();
+        QVERIFY(m_tmp.isValid());
+        m_db = m_tmp.filePath(QStringLiteral("baton.db"));
+        m_app.start(m_db);
+        QVERIFY(!QTest::currentTestFailed());
+        QSignalSpy ready(m_app.window.get(), &ui::MainWindow::modelReady);
+        m_app.window->loadModel(baton::test::fixtureDir());
+        QVERIFY(ready.wait(60000));
+    }
+    void cleanupTestCase() { m_app.stop(); }
+
+    void firstLaunchFits_data() {
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("height");
+        QTest::newRow("1280x800") << 1280 << 800;
+        QTest::newRow("1920x1080") << 1920 << 1080;
+    }
+    void firstLaunchFits() {
+        QFETCH(int, width);
+        QFETCH(int, height);
+        m_app.window->resize(width, height);
+        QTRY_COMPARE(m_app.window->size(), QSize(width, height));
+        QTest::qWait(100);
+        const QStringList problems = layoutProblems(m_app.window.get());
+        m_app.screenshot(QStringLiteral("first_launch_%1x%2.png").arg(width).arg(height));
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        // The empty library says what to do next.
+        auto* editor = m_app.window->editor();
+        QVERIFY(editor->placeholderText().contains(QStringLiteral("New story")));
+        m_app.window->resize(1280, 820);
+    }
+
+    void worldInfoIsEditedInItsDock() {
+        QTRY_VERIFY(child<QAction>("actionNewStory")->isEnabled());
+        child<QAction>("actionNewStory")->trigger();
+        QTRY_VERIFY(session()->isOpen());
+        const qint64 story = session()->storyId();
+        raiseDock("worldInfoDock");
+        auto* panel = m_app.window->findChild<ui::WorldInfoPanel*>();
+        QVERIFY(panel);
+        QTRY_VERIFY(child<QLabel>("loreEmpty")->isVisible()); // says what to do
+        QTest::mouseClick(child<QPushButton>("addLore"), Qt::LeftButton);
+        QTRY_COMPARE(panel->entries().size(), size_t(1));
+        auto* keys = child<QLineEdit>("loreKeys");
+        QTRY_VERIFY(keys->hasFocus());
+        keys->selectAll();
+        QTest::keyClicks(keys, QStringLiteral("lighthouse, lamp"));
+        child<QPlainTextEdit>("loreContent")->setPlainText(QStringLiteral("The lamp is lit."));
+        panel->flush();
+        QVERIFY(m_app.flush());
+        auto db = test::AppHarness::openReadOnly(m_db);
+        QVERIFY(db);
+        auto saved = *db->lore().list(story);
+        QCOMPARE(saved.size(), size_t(1));
+        QCOMPARE(saved[0].keys, (std::vector<std::string>{"lighthouse", "lamp"}));
+        QCOMPARE(saved[0].content, std::string("The lamp is lit."));
+        QVERIFY(saved[0].enabled);
+        // An entry without keys is not saved (the dock says why).
+        keys->clear();
+        QTest::keyClicks(keys, QStringLiteral(" , "));
+        panel->flush();
+        QVERIFY(m_app.flush());
+        QVERIFY(!child<QLabel>("loreProblem")->text().isEmpty());
+        QCOMPARE(db->lore().list(story)->front().keys.size(), size_t(2));
+        keys->clear();
+        QTest::keyClicks(keys, QStringLiteral("lighthouse, lamp"));
+        child<QCheckBox>("loreEnabled")->setChecked(false);
+        panel->flush();
+        QVERIFY(m_app.flush());
+        QVERIFY(!db->lore().list(story)->front().enabled);
+        child<QCheckBox>("loreEnabled")->setChecked(true);
+        panel->flush();
+        QVERIFY(m_app.flush());
+        m_app.screenshot(QStringLiteral("write_world_info.png"));
+    }
+
+    void contextDockShowsWhatTheModelReads() {
+        const qint64 story = session()->storyId();
+        QVERIFY(story != 0);
+        child<QPlainTextEdit>("memoryEdit")->setPlainText(QStringLiteral("Ada keeps the light."));
+        m_app.window->findChild<ui::StoryNotesPanel*>()->flush();
+        auto* editor = m_app.window->editor();
+        editor->setFocus();
+        QTest::keyClicks(editor, QStringLiteral("At dusk the keeper climbed to the lamp."));
+        raiseDock("contextDock");
+        auto* panel = m_app.window->findChild<ui::ContextPanel*>();
+        QVERIFY(panel);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view().has_value() && !panel->view()->lore.matches.empty(),
+                                 20000);
+        const story::ContextView shown = *panel->view();
+        // The same plan, computed here on the saved story with the typed text pending.
+        QVERIFY(m_app.flush());
+        auto db = test::AppHarness::openReadOnly(m_db);
+        auto model = engine::Model::load(baton::test::fixture());
+        QVERIFY(model.ok());
+        auto settings = story::defaultSettings();
+        settings.windows = {128, 0};
+        auto plan = story::planContinuation(*db, **model, story, settings,
+                                            editor->typedText().toStdString());
+        QVERIFY(plan.ok());
+        auto expected = story::describeContext(*plan, **model);
+        QVERIFY(expected.ok());
+        QCOMPARE(shown.streamTokens, expected->streamTokens);
+        QCOMPARE(shown.pinnedTokens, expected->pinnedTokens);
+        QCOMPARE(shown.spans.size(), expected->spans.size());
+        QCOMPARE(shown.spans.front().kind, story::SegmentKind::Memory); // in every window
+        QCOMPARE(shown.lore.matches.front().key, std::string("lamp"));
+        QVERIFY(child<QLabel>("contextSummary")
+                    ->text()
+                    .contains(QStringLiteral("Memory: in every "
+                                             "window")));
+        QVERIFY(child<QLabel>("memoryCost")->text().contains(QString::number(shown.pinnedTokens)));
+        // Read once instead: the view follows the setting.
+        auto* layout = child<QComboBox>("memoryLayout");
+        layout->setCurrentIndex(1);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view() && panel->view()->pinnedTokens == 0, 20000);
+        QCOMPARE(panel->view()->spans.front().label, std::string("start of text"));
+        layout->setCurrentIndex(0);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view() && panel->view()->pinnedTokens > 0, 20000);
+        m_app.screenshot(QStringLiteral("write_context.png"));
+    }
+
+    // Until the user names it, a story takes its title from its opening words.
+    void anUntitledStoryIsNamedFromItsOpeningWords() {
+        const qint64 before = session()->storyId();
+        child<QAction>("actionNewStory")->trigger();
+        QTRY_VERIFY(session()->isOpen() && session()->storyId() != before);
+        const qint64 story = session()->storyId();
+        QCOMPARE(QString::fromStdString(session()->story().title),
+                 QStringLiteral("Untitled story"));
+        auto* editor = m_app.window->editor();
+        editor->setFocus();
+        QTest::keyClicks(editor, QStringLiteral("The keeper climbed the stairs at dusk."));
+        // Saved after a pause in typing, then named.
+        QTRY_COMPARE_WITH_TIMEOUT(session()->story().title,
+                                  std::string("The keeper climbed the stairs at dusk."), 10000);
+        QVERIFY(m_app.flush());
+        auto db = test::AppHarness::openReadOnly(m_db);
+        QCOMPARE(db->stories().get(story)->title,
+                 std::string("The keeper climbed the stairs at dusk."));
+        QTRY_VERIFY(m_app.window->windowTitle().contains(QStringLiteral("The keeper climbed")));
+        // A named story keeps its name.
+        QTest::keyClicks(editor, QStringLiteral(" More."));
+        QVERIFY(m_app.flush());
+        QCOMPARE(db->stories().get(story)->title,
+                 std::string("The keeper climbed the stairs at dusk."));
+    }
+};
+
+QTEST_MAIN(TestWriteDocks)
+#include "tst_write_docks.moc"
