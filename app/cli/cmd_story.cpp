@@ -12,6 +12,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/story/import.h>
 #include <baton/story/settings.h>
 #include <baton/story/story_service.h>
 
@@ -197,30 +198,19 @@ int storyImport(const std::vector<std::string>& argv) {
     if (!args.parse(argv))
         return 0;
     const std::string file = args.positional()[0];
-    std::string text, title;
-    if (engine::isEpubFile(file)) {
-        auto book = engine::readEpub(file);
-        check(book);
-        title = book->title;
-        text = book->text;
+    const bool unwrap = !args.has("keep-line-breaks");
+    story::ImportedStory imported;
+    if (file == "-") { // standard input: text only
+        std::string text = readText(file);
+        imported = story::storyFromText(unwrap ? engine::unwrapText(text) : text, "");
     } else {
-        text = readText(file); // refuses invalid UTF-8 with the offset
-        if (!args.has("keep-line-breaks"))
-            text = engine::unwrapText(text);
+        auto read = story::importBook(file, unwrap);
+        if (!read)
+            throwStoryError(read.error());
+        imported = std::move(*read);
     }
-    if (!title.empty()) {
-        // the EPUB's own
-    } else if (text.rfind("# ", 0) == 0) {
-        const size_t eol = text.find('\n');
-        title = text.substr(2, eol == std::string::npos ? std::string::npos : eol - 2);
-        text = eol == std::string::npos ? std::string() : text.substr(eol + 1);
-        if (text.rfind("\n", 0) == 0)
-            text.erase(0, 1);
-    } else {
-        title = file.substr(file.find_last_of('/') + 1);
-        if (const auto dot = title.find_last_of('.'); dot != std::string::npos && dot > 0)
-            title = title.substr(0, dot);
-    }
+    std::string title = std::move(imported.title);
+    const std::string text = std::move(imported.text);
     if (args.has("title"))
         title = args.get("title");
     if (title.empty())

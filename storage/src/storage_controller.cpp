@@ -124,15 +124,25 @@ quint64 StorageController::listStories() {
     });
 }
 
-quint64 StorageController::createStory(const Story& story) {
+quint64 StorageController::createStory(const Story& story, const std::string& text) {
     StorageWorker* w = m_worker;
-    return post(true, [w, story](Database* db, quint64 id) -> Result<std::function<void()>> {
+    return post(true, [w, story, text](Database* db, quint64 id) -> Result<std::function<void()>> {
         if (!db)
             return notOpen();
-        auto r = db->stories().create(story);
+        int64_t created = 0;
+        auto r = db->transaction([&]() -> Result<void> {
+            auto s = db->stories().create(story);
+            if (!s)
+                return s.error();
+            created = *s;
+            if (!text.empty())
+                if (auto p = db->stories().append(created, text, PassageAuthor::User); !p)
+                    return p.error();
+            return {};
+        });
         if (!r)
             return r.error();
-        return std::function<void()>([w, id, v = *r] { Q_EMIT w->storyCreated(id, v); });
+        return std::function<void()>([w, id, created] { Q_EMIT w->storyCreated(id, created); });
     });
 }
 

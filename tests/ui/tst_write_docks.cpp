@@ -4,6 +4,7 @@
 // first launch at 1280 x 800 and 1920 x 1080, where no visible widget is smaller than
 // it needs and no tab's title is cut. Screenshots go to the build tree.
 #include "app_harness.h"
+#include "epub_fixture.h"
 #include "test_support.h"
 
 #include "context_panel.h"
@@ -11,6 +12,7 @@
 #include "story_notes_panel.h"
 #include "story_session.h"
 #include "world_info_panel.h"
+#include "write_page.h"
 
 #include <baton/engine/model.h>
 #include <baton/storage/lore_store.h>
@@ -126,6 +128,8 @@ private Q_SLOTS:
         // The empty library says what to do next.
         auto* editor = m_app.window->editor();
         QVERIFY(editor->placeholderText().contains(QStringLiteral("New story")));
+        QTRY_VERIFY(child<QLabel>("libraryEmpty")->isVisible());
+        QVERIFY(child<QLabel>("libraryEmpty")->text().contains(QStringLiteral("Import story")));
         m_app.window->resize(1280, 820);
     }
 
@@ -243,6 +247,34 @@ private Q_SLOTS:
         QVERIFY(m_app.flush());
         QCOMPARE(db->stories().get(story)->title,
                  std::string("The keeper climbed the stairs at dusk."));
+    }
+
+    // File > Import story: an EPUB becomes a story titled and filled from the book.
+    void aBookIsImportedAsAStory() {
+        const std::string epub = m_tmp.filePath(QStringLiteral("tern.epub")).toStdString();
+        QVERIFY(test::epub::writeZip(epub, test::epub::goodBook()));
+        const qint64 before = session()->storyId();
+        auto* page = m_app.window->findChild<ui::WritePage*>();
+        QVERIFY(page);
+        page->importStory(QString::fromStdString(epub));
+        QTRY_VERIFY_WITH_TIMEOUT(session()->storyId() != before, 20000);
+        QTRY_COMPARE(QString::fromStdString(session()->story().title),
+                     QStringLiteral("The Voyage of the Tern"));
+        QTRY_VERIFY(
+            m_app.window->editor()->storyText().contains(QStringLiteral("Land — at last.")));
+        QVERIFY(!m_app.window->editor()->storyText().contains(QStringLiteral("<p>")));
+        // A broken file is refused with the reason, and nothing is created.
+        const QString bad = m_tmp.filePath(QStringLiteral("broken.epub"));
+        QVERIFY(baton::test::writeFile(bad, "not a zip"));
+        QSignalSpy failed(page, &ui::WritePage::failed);
+        const qint64 current = session()->storyId();
+        page->importStory(bad);
+        QVERIFY(failed.wait(10000));
+        QVERIFY(failed.first().at(0).toString().contains(QStringLiteral("broken.epub")));
+        QCOMPARE(session()->storyId(), current);
+        // The dialog is closed by the window (offscreen, no one clicks it).
+        if (auto* box = m_app.window->findChild<QWidget*>(QStringLiteral("errorDialog")))
+            box->close();
     }
 };
 

@@ -179,6 +179,13 @@ LibraryPanel::LibraryPanel(storage::StorageController& storage, QWidget* parent)
     layout->setSpacing(8);
     layout->addWidget(heading);
     layout->addWidget(m_search);
+    m_empty = new QLabel(tr("No stories yet. Start one with New story (Ctrl+N), or make one "
+                            "from a book with File > Import story (Ctrl+I)."));
+    m_empty->setObjectName(QStringLiteral("libraryEmpty"));
+    m_empty->setWordWrap(true);
+    m_empty->setForegroundRole(QPalette::PlaceholderText);
+    m_empty->hide();
+    layout->addWidget(m_empty);
     layout->addWidget(m_list, 1);
     layout->addWidget(m_undoBar);
     layout->addLayout(buttons);
@@ -311,6 +318,7 @@ void LibraryPanel::showStories() {
     for (const auto& s : m_all)
         if (!m_pending || s.id != m_pending->id)
             shown.push_back(s);
+    m_empty->setVisible(shown.empty());
     {
         const QSignalBlocker block(m_list->selectionModel());
         m_model->setStories(std::move(shown));
@@ -320,8 +328,8 @@ void LibraryPanel::showStories() {
     Q_EMIT selectionChanged();
 }
 
-void LibraryPanel::createStory(const storage::Story& story) {
-    m_requests.insert(m_storage.createStory(story), tr("Creating the story"));
+void LibraryPanel::createStory(const storage::Story& story, const std::string& text) {
+    m_requests.insert(m_storage.createStory(story, text), tr("Creating the story"));
 }
 
 void LibraryPanel::select(qint64 storyId) {

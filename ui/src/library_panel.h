@@ -36,7 +36,8 @@ public:
     // Reads the list again (the selection stays on the same story).
     void refresh();
     // Creates a story; storyCreated follows.
-    void createStory(const storage::Story& story);
+    // With text: its first passage (an imported book).
+    void createStory(const storage::Story& story, const std::string& text = {});
     // Starts editing the selected story's title in place.
     void renameSelected();
     // Copies the selected story (tree, settings, states) and selects the copy.
@@ -90,6 +91,7 @@ private:
     QToolButton* m_undo;
     QFrame* m_undoBar;
     QLabel* m_undoLabel;
+    QLabel* m_empty; // what to do while there is no story
     QTimer* m_undoTimer;
     std::vector<storage::Story> m_all;
     std::optional<storage::Story> m_pending; // deleted, not yet written

@@ -292,6 +292,7 @@ void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(w.newStory);
     file->addAction(w.newAdventure);
+    file->addAction(w.importStory);
     file->addAction(m_openModelAction);
     file->addSeparator();
     file->addAction(m_quitAction);

@@ -32,6 +32,10 @@ WriteActions WriteActions::create(QObject* owner, QWidget& window) {
                           QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N),
                           tr("A text adventure: you act and speak, the model tells what happens "
                              "(Ctrl+Shift+N)"));
+    a.importStory = make(tr("&Import story…"), QStringLiteral("actionImportStory"),
+                         QKeySequence(Qt::CTRL | Qt::Key_I),
+                         tr("A new story from a book: UTF-8 text, Markdown or a DRM-free EPUB "
+                            "(Ctrl+I)"));
     a.undo = make(tr("&Undo"), QStringLiteral("actionUndo"), QKeySequence::Undo);
     a.redo = make(tr("&Redo"), QStringLiteral("actionRedo"), QKeySequence::Redo);
     a.previousAlternative =

@@ -7,6 +7,7 @@
 #include "loss_view.h"
 #include "notice_bar.h"
 #include "story_editor.h"
+#include "story_importer.h"
 #include "story_notes_panel.h"
 #include "story_session.h"
 #include "story_tree_panel.h"
@@ -22,6 +23,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFrame>
 #include <QLabel>
@@ -56,6 +58,7 @@ WritePage::WritePage(storage::StorageController& storage, engine::EngineControll
     m_settings = new GenerationSettingsPanel;
     m_tree = new StoryTreePanel(storage);
     m_notes = new StoryNotesPanel;
+    m_importer = new StoryImporter(this);
     m_worldInfo = new WorldInfoPanel(storage);
     m_context = new ContextPanel;
     m_adventure = new AdventureBar;
@@ -125,6 +128,13 @@ void WritePage::createActions(QMainWindow& window) {
     };
     on(a.newStory, [this] { newStory(false); });
     on(a.newAdventure, [this] { newStory(true); });
+    on(a.importStory, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Import a story"), QString(),
+                                         tr("Books (*.txt *.md *.markdown *.epub);;All files (*)"));
+        if (!path.isEmpty())
+            importStory(path);
+    });
     on(a.undo, &WritePage::storyUndo);
     on(a.redo, &WritePage::storyRedo);
     on(a.previousAlternative, [this] { switchAlternative(-1); });
@@ -168,6 +178,17 @@ void WritePage::connectParts() {
         m_library->refresh(); // after the rename: requests run in order
         Q_EMIT titleChanged(title);
     });
+    connect(m_importer, &StoryImporter::imported, this,
+            [this](const QString& title, const std::string& text, const QString& path) {
+                storage::Story s;
+                s.title = title.toStdString();
+                if (m_engine.model())
+                    s.modelPath = m_engine.model()->path;
+                s.settingsJson = m_settings->toJson();
+                m_library->createStory(s, text);
+                Q_EMIT statusMessage(tr("Imported %1").arg(QFileInfo(path).fileName()), 5000);
+            });
+    connect(m_importer, &StoryImporter::failed, this, &WritePage::failed);
     connect(m_library, &LibraryPanel::selectionChanged, this, &WritePage::updateActions);
     connect(m_library, &LibraryPanel::pendingDeleteChanged, this, &WritePage::updateActions);
     connect(m_library, &LibraryPanel::storageFailed, this,
@@ -380,6 +401,12 @@ void WritePage::showLoss(bool on) {
     updateActions();
 }
 
+void WritePage::importStory(const QString& path) {
+    if (!m_databaseOpen || !m_importer->import(path))
+        return;
+    Q_EMIT statusMessage(tr("Reading %1…").arg(QFileInfo(path).fileName()), 0);
+}
+
 void WritePage::newStory(bool adventure) {
     if (!m_databaseOpen || m_session->busy())
         return;
@@ -524,6 +551,7 @@ void WritePage::updateActions() {
     const bool typed = !m_editor->typedText().isEmpty();
     m_actions.newStory->setEnabled(m_databaseOpen && !busy);
     m_actions.newAdventure->setEnabled(m_databaseOpen && !busy);
+    m_actions.importStory->setEnabled(m_databaseOpen && !busy);
     const bool editing = m_editor->hasPendingEdits();
     m_actions.undo->setEnabled(open && !busy && (m_session->canUndo() || editing));
     m_actions.redo->setEnabled(open && !busy && m_session->canRedo());

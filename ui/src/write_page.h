@@ -48,6 +48,7 @@ class LibraryPanel;
 class LossView;
 class NoticeBar;
 class StoryEditor;
+class StoryImporter;
 class StoryNotesPanel;
 class StorySession;
 class StoryTreePanel;
@@ -90,6 +91,8 @@ public:
     void onModelLoaded(const engine::ModelInfo& info);
     void setModelLoading(bool loading);
     void setNoModelHint(const QString& text);
+    // A new story from a book file, read off the GUI thread (File > Import story).
+    void importStory(const QString& path);
     // The open story continues with this model from now on.
     void setStoryModel(const QString& folder);
     bool busy() const;
@@ -147,6 +150,7 @@ private:
     WorldInfoPanel* m_worldInfo = nullptr;
     ContextPanel* m_context = nullptr;
     AdventureBar* m_adventure = nullptr;
+    StoryImporter* m_importer = nullptr;
     WindowRuler* m_ruler = nullptr;
     LossView* m_loss = nullptr;
     NoticeBar* m_noModelBar = nullptr;

@@ -56,7 +56,8 @@ public:
 
     quint64 open(const QString& path);
     quint64 listStories();
-    quint64 createStory(const Story& story);
+    // With text: the story's first passage (the user's), in the same transaction.
+    quint64 createStory(const Story& story, const std::string& text = {});
     // The story and its current path.
     quint64 loadStory(qint64 storyId);
     // Changes the fields the change sets, leaving the rest as the database has them
