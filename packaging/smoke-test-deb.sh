@@ -11,7 +11,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 (cd "$build" && cpack -G DEB >"$scratch/cpack.log" 2>&1) || { cat "$scratch/cpack.log"; exit 1; }
-deb=$(ls -t "$build"/baton_*.deb | head -1)
+deb=$(ls -t "$build"/baton_*.deb | sed -n 1p) # sed reads it all: no SIGPIPE under pipefail
 dpkg-deb -x "$deb" "$scratch/root"
 for f in usr/bin/baton usr/bin/baton-cli usr/lib/baton/baton_spm.so \
          usr/share/applications/baton.desktop usr/share/icons/hicolor/scalable/apps/baton.svg \

@@ -1,5 +1,6 @@
 #include "commands.h"
 #include "common.h"
+#include "database_options.h"
 
 #include <baton/engine/windows.h>
 #include <baton/server/server.h>
@@ -34,7 +35,14 @@ int runServe(const std::vector<std::string>& argv) {
         .option("max-length", "N", "The most tokens one request may generate", "2048")
         .option("max-queue", "N", "Generations running or waiting; more are answered 503", "8")
         .option("cache-mb", "MB", "Memory for saved prompt states", "256")
+        .option("saved-mb", "MB",
+                "Room for prompt states saved in the database, so a restarted server reads "
+                "only what follows the longest saved prefix",
+                "1024")
+        .flag("memory-only", "Keep prompt states in memory only (nothing is written to the "
+                             "database)")
         .option("name", "NAME", "The model name reported to clients (default: its folder's)");
+    addDbOption(args);
     if (!args.parse(argv))
         return 0;
     server::ServerOptions options;
@@ -50,6 +58,9 @@ int runServe(const std::vector<std::string>& argv) {
     options.maxGenerateTokens = int(args.getInt("max-length", 1, 1000000));
     options.maxQueue = int(args.getInt("max-queue", 1, 256));
     options.cacheBytes = size_t(args.getInt("cache-mb", 1, 1 << 20)) << 20;
+    options.savedStateBytes = args.getInt("saved-mb", 1, 1 << 24) << 20;
+    if (!args.has("memory-only")) // the database is opened (and created) once, here
+        options.statesDatabase = openDatabase(args)->path();
     if (args.has("name"))
         options.modelName = args.get("name");
     if (auto r = server::validateServerOptions(options); !r)

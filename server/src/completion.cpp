@@ -15,9 +15,11 @@ struct CompletionEngine::Live {
     size_t promptLength = 0;     // of those, the prompt's (the generator's mark)
 };
 
-CompletionEngine::CompletionEngine(engine::WindowSettings windows, size_t cacheBytes)
+CompletionEngine::CompletionEngine(engine::WindowSettings windows, size_t cacheBytes,
+                                   std::unique_ptr<SavedStates> saved)
     : m_windows(windows)
-    , m_cache(cacheBytes) {}
+    , m_cache(cacheBytes)
+    , m_saved(std::move(saved)) {}
 
 CompletionEngine::~CompletionEngine() = default;
 
@@ -57,16 +59,35 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
         if (start > 0)
             return generator;
     }
-    while (auto hit = m_cache.longest(keys)) {
+    for (;;) {
+        // The longest saved prefix, in memory or, longer, in the database.
+        auto hit = m_cache.longest(keys);
+        bool fromDatabase = false;
+        if (m_saved)
+            if (auto saved = m_saved->longest(m_cacheOwner, keys, hit ? hit->length + 1 : 0)) {
+                hit = std::move(saved);
+                fromDatabase = true;
+            }
+        if (!hit)
+            break;
+        const PrefixHasher::Key& key = keys[size_t(hit->length)];
         auto generator = engine::Generator::importState(model, hit->blob, w, cancel);
         if (generator) {
             start = hit->length;
             reread = (*generator)->windowFill(); // an imported state re-reads its window
+            if (fromDatabase) {
+                std::lock_guard lock(m_statsMutex);
+                ++m_stats.savedHits;
+                m_cache.put(key, std::move(hit->blob));
+            }
             return std::move(*generator);
         }
         if (generator.error().code == ErrorCode::Cancelled)
             return generator.error();
-        m_cache.erase(keys[size_t(hit->length)]); // another build's state, or damaged
+        if (fromDatabase) // another build's state, or damaged
+            m_saved->erase(m_cacheOwner, key);
+        else
+            m_cache.erase(key);
     }
     start = 0;
     return engine::Generator::create(model, w);
@@ -129,8 +150,11 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     // Read the rest of the prompt a window at a time, saving the state of every full
     // window, and the state at the end of the prompt (a retry of the same prompt).
     auto save = [&](const PrefixHasher::Key& key) {
-        if (auto blob = gen->exportState())
+        if (auto blob = gen->exportState()) {
+            if (m_saved)
+                m_saved->put(m_cacheOwner, key, *blob);
             m_cache.put(key, std::move(*blob));
+        }
     };
     size_t pos = size_t(start);
     while (pos < ids.size()) {

@@ -21,7 +21,11 @@ const char* finishReason(const engine::GenerationResult& result) {
 ServerCore::ServerCore(ModelHost& host, const ServerOptions& options)
     : m_host(host)
     , m_options(options)
-    , m_engine(options.windows, options.cacheBytes) {}
+    , m_engine(
+          options.windows, options.cacheBytes,
+          options.statesDatabase.empty()
+              ? nullptr
+              : std::make_unique<SavedStates>(options.statesDatabase, options.savedStateBytes)) {}
 
 std::shared_ptr<const engine::Model> ServerCore::model() const {
     auto model = m_host.current();

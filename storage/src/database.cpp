@@ -4,6 +4,7 @@
 #include <baton/storage/generation_store.h>
 #include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
+#include <baton/storage/prompt_state_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
@@ -45,7 +46,8 @@ public:
         , evals(*connection)
         , topics(*connection)
         , generations(*connection)
-        , lore(*connection) {}
+        , lore(*connection)
+        , promptStates(*connection) {}
 
     std::unique_ptr<Connection> connection;
     StoryStore stories;
@@ -57,6 +59,7 @@ public:
     TopicStore topics;
     GenerationStore generations;
     LoreStore lore;
+    PromptStateStore promptStates;
     int version = 0;
 };
 
@@ -271,6 +274,9 @@ GenerationStore& Database::generations() {
 }
 LoreStore& Database::lore() {
     return m_impl->lore;
+}
+PromptStateStore& Database::promptStates() {
+    return m_impl->promptStates;
 }
 Connection& Database::connection() {
     return *m_impl->connection;

@@ -209,15 +209,30 @@ ALTER TABLE recurrent_states ADD COLUMN layout INTEGER NOT NULL DEFAULT 0
     CHECK (layout IN (0, 1));
 )sql";
 
+// Version 5: saved states of raw prompts for the HTTP server's prefix cache (issue 17),
+// so a restarted server reads only what follows the longest saved prefix. Older builds
+// ignore the table (compatible_version stays 4).
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE prompt_states (
+    id INTEGER PRIMARY KEY,
+    owner TEXT NOT NULL,
+    prefix_hash TEXT NOT NULL,
+    tokens INTEGER NOT NULL CHECK (tokens >= 0),
+    data BLOB NOT NULL,
+    bytes INTEGER NOT NULL CHECK (bytes >= 0),
+    used_at INTEGER NOT NULL,
+    UNIQUE (owner, prefix_hash, tokens)
+) STRICT;
+CREATE INDEX prompt_states_by_use ON prompt_states (used_at, id);
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
     // Append only. Each entry is one version.
     static const std::vector<Migration> list = {
-        {1, 1, kSchemaV1},
-        {2, 1, kSchemaV2},
-        {3, 1, kSchemaV3},
-        {4, 4, kSchemaV4},
+        {1, 1, kSchemaV1}, {2, 1, kSchemaV2}, {3, 1, kSchemaV3},
+        {4, 4, kSchemaV4}, {5, 4, kSchemaV5},
     };
     return list;
 }

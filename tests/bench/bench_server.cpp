@@ -2,7 +2,9 @@
 // with every request, grown by G tokens each time, R requests, and then one request
 // whose last E tokens were edited. Time to first token (the first streamed SSE event of
 // /api/extra/generate/stream) of every request, against a cold server reading the same
-// story. Several rounds, each on a fresh server; medians.
+// story, and against a restarted server that finds the states the first one saved in
+// its database (as baton-cli serve does by default). Several rounds, each on a fresh
+// server and database; medians.
 //
 //   bench_server [--model DIR] [--book FILE] [--story-tokens 20000] [--grow 50]
 //                [--requests 20] [--edit 200] [--rounds 3]
@@ -15,9 +17,12 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace baton;
 
@@ -82,12 +87,18 @@ int main(int argc, char** argv) {
                                ", \"grow\": " + std::to_string(grow) +
                                ", \"requests\": " + std::to_string(requests);
 
-    std::vector<double> cold, second, last, edited, coldFull, maxWarm;
+    std::vector<double> cold, second, last, edited, coldFull, maxWarm, restarted;
     server::ExclusiveModelHost host(*model);
     for (int round = 0; round < rounds; ++round) {
         server::ServerOptions o;
         o.port = 0;
-        server::Server warm(host, o);
+        const std::string states = (std::filesystem::temp_directory_path() /
+                                    ("bench_server_states_" + std::to_string(::getpid()) + "_" +
+                                     std::to_string(round) + ".db"))
+                                       .string();
+        o.statesDatabase = states;
+        auto warmServer = std::make_unique<server::Server>(host, o);
+        server::Server& warm = *warmServer;
         if (!warm.start()) {
             std::cerr << "error: cannot start the server\n";
             return 1;
@@ -105,10 +116,19 @@ int main(int argc, char** argv) {
         changed.insert(changed.end(), ids.begin() + long(needed),
                        ids.begin() + long(needed + edit));
         edited.push_back(timeToFirstToken(warm.port(), tok->decode(changed)));
-        server::Server fresh(host, o);
+        warmServer.reset();
+        server::Server again(host, o); // the same database: the saved states
+        if (!again.start())
+            return 1;
+        restarted.push_back(timeToFirstToken(again.port(), prefix(end)));
+        server::ServerOptions memoryOnly;
+        memoryOnly.port = 0;
+        server::Server fresh(host, memoryOnly);
         if (!fresh.start())
             return 1;
         coldFull.push_back(timeToFirstToken(fresh.port(), prefix(end)));
+        for (const char* suffix : {"", "-wal", "-shm"})
+            std::filesystem::remove(states + suffix);
     }
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     const double mSecond = bench::median(second), mLast = bench::median(last);
@@ -122,6 +142,8 @@ int main(int argc, char** argv) {
                   fields + ", \"edited_tokens\": " + std::to_string(edit));
     bench::report("server_prefix_cache", "ttft_same_story_cold_server", bench::median(coldFull),
                   "s", fields);
+    bench::report("server_prefix_cache", "ttft_same_story_restarted_server",
+                  bench::median(restarted), "s", fields);
     bench::report("server_prefix_cache", "last_over_second", ratio(mLast, mSecond), "ratio",
                   fields + ", \"target_at_most\": 1.3");
     bench::report("server_prefix_cache", "edited_over_second",

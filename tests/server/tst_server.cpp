@@ -9,6 +9,8 @@
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
 #include <baton/server/server.h>
+#include <baton/storage/database.h>
+#include <baton/storage/prompt_state_store.h>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -333,6 +335,54 @@ private Q_SLOTS:
         QVERIFY(edited["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>() >=
                 tokens - 30 - 2 * T);
         QCOMPARE(edited["choices"][0]["text"], ask(cl, story, 20)["choices"][0]["text"]);
+    }
+
+    // Prompt states saved in the database outlast the server: a new server on the same
+    // database reads only what follows the longest saved prefix, and writes what a
+    // server that reads the whole prompt writes.
+    void savedStatesOutlastTheServer() {
+        server::ServerOptions o;
+        o.statesDatabase = m_tmp.filePath("states.db").toStdString();
+        std::string story = kPrompt;
+        for (int i = 0; i < 7; ++i)
+            story += std::string(" ") + kPrompt;
+        auto ask = [&](const server::Server& srv, const std::string& prompt) {
+            auto c = client(srv);
+            auto [status, a] =
+                post(c, "/v1/completions",
+                     json{{"prompt", prompt}, {"max_tokens", 12}, {"temperature", 0}}.dump());
+            return status == 200 ? a : json(nullptr);
+        };
+        {
+            auto first = start(o);
+            QVERIFY(first);
+            QVERIFY(!ask(*first, story).is_null());
+        } // stopped: its memory is gone
+        auto db = storage::Database::open(o.statesDatabase);
+        BATON_VERIFY_OK(db);
+        QVERIFY(*(*db)->promptStates().totalBytes() > 0);
+        db->reset();
+        story += " The wind rose in the night.";
+        auto second = start(o);
+        auto cold = start(); // memory only, nothing saved: reads everything
+        QVERIFY(second && cold);
+        const json a = ask(*second, story);
+        QVERIFY(!a.is_null());
+        const int64_t tokens = a["usage"]["prompt_tokens"].get<int64_t>();
+        const int64_t cached = a["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+        QVERIFY2(cached >= tokens - 10 - 2 * 16,
+                 qPrintable(QString("%1 of %2 cached").arg(cached).arg(tokens)));
+        QCOMPARE(second->stats().completions.savedHits, int64_t(1));
+        QCOMPARE(a["choices"][0]["text"], ask(*cold, story)["choices"][0]["text"]);
+        QCOMPARE(cold->stats().completions.savedHits, int64_t(0));
+        // A database that cannot be opened does not fail requests: memory only.
+        server::ServerOptions bad;
+        bad.statesDatabase = m_tmp.filePath("no-such-folder/states.db").toStdString();
+        QVERIFY(QFile::exists(m_tmp.path()));
+        QVERIFY(baton::test::writeFile(m_tmp.filePath("no-such-folder"), "a file, not a folder"));
+        auto degraded = start(bad);
+        QVERIFY(degraded);
+        QVERIFY(!ask(*degraded, story).is_null());
     }
 
     // A client that keeps its own text and not what was generated: the kept generator

@@ -9,6 +9,7 @@
 #include <baton/storage/generation_store.h>
 #include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
+#include <baton/storage/prompt_state_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
@@ -77,6 +78,8 @@ inline std::string fillSampleData(storage::Database& db) {
     s.blob = sampleBlob(2);
     if (!db.states().save(s))
         return "state with the memory in every window";
+    if (!db.promptStates().save("0123456789abcdef/128/16", "00ff", 128, sampleBlob(3), 1 << 20))
+        return "prompt state";
     auto book = db.books().add(Book{0, "Emma", "/books/emma.txt", "sum", "Emma Woodhouse.", 0, 0});
     if (!book || !db.books().createCorpus("Austen", {*book}))
         return "books";
@@ -176,6 +179,11 @@ inline std::string checkSampleData(storage::Database& db, int dumpVersion = 1 <<
     } else if (dumpVersion >= 3 && (!readLore || readLore->loreJson != "[]")) {
         return "the lore of an old generation";
     }
+    // Prompt states of the server (v5).
+    auto prompt = db.promptStates().find("0123456789abcdef/128/16", "00ff", 128);
+    if (!prompt || prompt->has_value() != (dumpVersion >= 5) ||
+        (dumpVersion >= 5 && **prompt != sampleBlob(3)))
+        return "prompt state";
     auto books = db.books().list();
     if (!books || books->size() != 1 ||
         db.books().get(books->front().id)->text != "Emma Woodhouse.")

@@ -12,6 +12,7 @@
 #include <baton/storage/generation_store.h>
 #include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
+#include <baton/storage/prompt_state_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
@@ -364,6 +365,35 @@ private Q_SLOTS:
         QCOMPARE(states.forPassage(e)->size(), size_t(1));
         QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
                  m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+    }
+
+    void promptStatesKeepTheMostRecentWithinTheirSize() {
+        auto& p = m_db->promptStates();
+        const std::vector<uint8_t> kb(1000, 7);
+        BATON_VERIFY_OK(p.save("m/128/0", "aa", 128, kb, 10000));
+        BATON_VERIFY_OK(p.save("m/128/0", "bb", 256, kb, 10000));
+        BATON_VERIFY_OK(p.save("other/128/0", "aa", 128, kb, 10000));
+        QCOMPARE(*p.lengths("m/128/0"), (std::vector<int64_t>{256, 128}));
+        QCOMPARE(p.find("m/128/0", "aa", 128)->value(), kb);
+        QVERIFY(!p.find("m/128/0", "aa", 256)->has_value()); // another length
+        QVERIFY(!p.find("m/64/0", "aa", 128)->has_value());  // another owner
+        // Replaced, not added.
+        BATON_VERIFY_OK(p.save("m/128/0", "aa", 128, std::vector<uint8_t>(500, 1), 10000));
+        QCOMPARE(*p.totalBytes(), int64_t(2500));
+        // Over the size: the least recently used go ("bb" was used longest ago).
+        QTest::qSleep(2); // distinct use times (milliseconds)
+        QVERIFY(p.find("other/128/0", "aa", 128)->has_value());
+        QTest::qSleep(2);
+        BATON_VERIFY_OK(p.save("m/128/0", "cc", 384, kb, 2600));
+        QVERIFY(!p.find("m/128/0", "bb", 256)->has_value());
+        QVERIFY(*p.totalBytes() <= 2600);
+        QVERIFY(p.find("m/128/0", "cc", 384)->has_value()); // the newest stays
+        BATON_VERIFY_OK(p.remove("m/128/0", "cc", 384));
+        QVERIFY(!p.find("m/128/0", "cc", 384)->has_value());
+        // A state larger than the whole size still stays, alone.
+        BATON_VERIFY_OK(p.save("m/128/0", "dd", 512, std::vector<uint8_t>(5000, 2), 100));
+        QCOMPARE(*p.totalBytes(), int64_t(5000));
+        BATON_VERIFY_OK(p.remove("m/128/0", "dd", 512));
     }
 
     void worldInfo() {

@@ -121,7 +121,8 @@ private Q_SLOTS:
         QFETCH(int, height);
         m_app.window->resize(width, height);
         QTRY_COMPARE(m_app.window->size(), QSize(width, height));
-        QTest::qWait(100);
+        // Until the layouts have settled (a busy machine takes longer), then for good.
+        QTRY_VERIFY_WITH_TIMEOUT(layoutProblems(m_app.window.get()).isEmpty(), 5000);
         const QStringList problems = layoutProblems(m_app.window.get());
         m_app.screenshot(QStringLiteral("first_launch_%1x%2.png").arg(width).arg(height));
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));

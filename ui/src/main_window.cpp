@@ -342,6 +342,7 @@ void MainWindow::createMenus() {
 void MainWindow::openDatabase(const QString& path) {
     m_databasePath = path;
     m_write->setDatabasePath(path);
+    m_server->setDatabasePath(path);
     // Fine-tuned models and their runs live beside the database.
     m_fineTune->setRunsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/runs"));
     m_topics->setTopicsFolder(QFileInfo(path).absolutePath() + QStringLiteral("/topics"));

@@ -102,6 +102,7 @@ bool ServerPanel::startServer() {
     options.host = m_address->text().trimmed().toStdString();
     options.port = m_port->value();
     options.apiKey = m_key->text().toStdString();
+    options.statesDatabase = m_databasePath.toStdString();
     if (auto ok = server::validateServerOptions(options); !ok) {
         m_status->setText(QString::fromStdString(ok.error().message));
         return false;

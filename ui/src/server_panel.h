@@ -36,6 +36,8 @@ public:
     bool running() const { return m_server != nullptr; }
     // http://host:port while running, else "".
     QString url() const;
+    // The story database: prompt states are saved there too (from the next start).
+    void setDatabasePath(const QString& path) { m_databasePath = path; }
 
 private:
     void updateStatus();
@@ -51,6 +53,7 @@ private:
     QLabel* m_model = nullptr;
     QLabel* m_served = nullptr;
     QTimer* m_refresh = nullptr;
+    QString m_databasePath;
 };
 
 } // namespace baton::ui

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "baton/server/prefix_cache.h"
+#include "baton/server/saved_states.h"
 
 #include <baton/engine/cancel.h>
 #include <baton/engine/generator.h>
@@ -47,11 +48,14 @@ struct CompletionStats {
     int64_t promptTokens = 0, reusedTokens = 0, encodedTokens = 0;
     int64_t generatedTokens = 0;
     size_t cacheEntries = 0, cacheBytes = 0;
+    int64_t savedHits = 0; // prompts resumed from a state saved in the database
 };
 
 class CompletionEngine {
 public:
-    CompletionEngine(engine::WindowSettings windows, size_t cacheBytes);
+    // saved: the lasting level below the memory cache (none: memory only).
+    CompletionEngine(engine::WindowSettings windows, size_t cacheBytes,
+                     std::unique_ptr<SavedStates> saved = nullptr);
     ~CompletionEngine();
 
     // Runs with the model on the thread the model host gives it (one at a time).
@@ -75,6 +79,7 @@ private:
 
     engine::WindowSettings m_windows;
     PrefixStateCache m_cache;
+    std::unique_ptr<SavedStates> m_saved;
     std::unique_ptr<Live> m_live;
     std::string m_cacheOwner; // model identity and windows the cached states belong to
     mutable std::mutex m_statsMutex;

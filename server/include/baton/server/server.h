@@ -35,7 +35,11 @@ struct ServerOptions {
     size_t maxBodyBytes = 8u << 20; // larger request bodies get 413
     int maxQueue = 8;               // generations running or waiting; more get 503
     size_t cacheBytes = 256u << 20; // saved prompt states kept in memory
-    std::string modelName;          // reported to clients (default: the model folder's name)
+    // Baton's database, where prompt states are also saved to outlast the server ("":
+    // in memory only), and the most bytes they may take there.
+    std::string statesDatabase;
+    int64_t savedStateBytes = int64_t(1) << 30;
+    std::string modelName; // reported to clients (default: the model folder's name)
 };
 
 struct ServerStats {

@@ -21,6 +21,7 @@ class EvalStore;
 class TopicStore;
 class GenerationStore;
 class LoreStore;
+class PromptStateStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -58,6 +59,7 @@ public:
     TopicStore& topics();
     GenerationStore& generations();
     LoreStore& lore();
+    PromptStateStore& promptStates();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.
