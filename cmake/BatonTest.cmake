@@ -19,5 +19,8 @@ function(baton_add_test)
   set_tests_properties(${T_NAME} PROPERTIES
     LABELS "${T_LABELS}"
     TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HOME=${CMAKE_BINARY_DIR}/test-home;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/test-home/data;XDG_CONFIG_HOME=${CMAKE_BINARY_DIR}/test-home/config")
+    # OMP_WAIT_POLICY=PASSIVE: LibTorch's OpenMP workers sleep instead of spinning, so a
+    # suite does not slow down a hundredfold when another program keeps a core busy
+    # (issue 16; tst_cli sets the policy itself where it tests it).
+    ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;QT_QPA_PLATFORM=offscreen;HOME=${CMAKE_BINARY_DIR}/test-home;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/test-home/data;XDG_CONFIG_HOME=${CMAKE_BINARY_DIR}/test-home/config")
 endfunction()
