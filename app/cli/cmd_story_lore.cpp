@@ -8,6 +8,7 @@
 #include <baton/engine/text.h>
 #include <baton/storage/lore_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/story/lore.h>
 
 #include <nlohmann/json.hpp>
 
@@ -16,31 +17,6 @@
 namespace baton::cli {
 
 namespace {
-
-// "a, b ,c" -> {"a", "b", "c"}; empty pieces dropped.
-std::vector<std::string> splitKeys(const std::string& list) {
-    std::vector<std::string> keys;
-    size_t start = 0;
-    while (start <= list.size()) {
-        size_t comma = list.find(',', start);
-        if (comma == std::string::npos)
-            comma = list.size();
-        std::string key = list.substr(start, comma - start);
-        const size_t b = key.find_first_not_of(" \t");
-        const size_t e = key.find_last_not_of(" \t");
-        if (b != std::string::npos)
-            keys.push_back(key.substr(b, e - b + 1));
-        start = comma + 1;
-    }
-    return keys;
-}
-
-std::string joinKeys(const std::vector<std::string>& keys) {
-    std::string out;
-    for (const auto& k : keys)
-        out += (out.empty() ? "" : ", ") + k;
-    return out;
-}
 
 void addEntryOptions(Args& args) {
     args.option("keys", "K1,K2", "Keys (comma-separated): any one in the recent text reads it")
@@ -59,9 +35,9 @@ void applyEntryOptions(const Args& args, storage::LoreEntry& e) {
         if (args.has(name) && engine::firstInvalidUtf8(args.get(name)) != std::string::npos)
             throw UsageError(std::string("--") + name + " is not valid UTF-8");
     if (args.has("keys"))
-        e.keys = splitKeys(args.get("keys"));
+        e.keys = story::splitKeys(args.get("keys"));
     if (args.has("secondary"))
-        e.secondaryKeys = splitKeys(args.get("secondary"));
+        e.secondaryKeys = story::splitKeys(args.get("secondary"));
     if (args.has("content"))
         e.content = args.get("content");
     if (args.has("order"))
@@ -99,8 +75,9 @@ int loreList(const std::vector<std::string>& argv) {
     }
     for (const auto& e : *entries)
         std::cout << e.id << "\t" << (e.enabled ? "on" : "off") << "\t" << e.order << "\t"
-                  << e.scanDepth << "\t" << escapeTsv(joinKeys(e.keys))
-                  << (e.secondaryKeys.empty() ? "" : " + " + escapeTsv(joinKeys(e.secondaryKeys)))
+                  << e.scanDepth << "\t" << escapeTsv(story::joinKeys(e.keys))
+                  << (e.secondaryKeys.empty() ? ""
+                                              : " + " + escapeTsv(story::joinKeys(e.secondaryKeys)))
                   << "\t" << escapeTsv(e.content) << "\n";
     return 0;
 }

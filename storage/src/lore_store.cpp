@@ -27,6 +27,17 @@ std::string keysJson(const std::vector<std::string>& keys) {
     return nlohmann::json(keys).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Binds an entry's editable fields as ?1 to ?6 (keys, secondary keys, content, enabled,
+// order, scan depth).
+Statement& bindFields(Statement& s, const LoreEntry& e) {
+    return s.bind(1, keysJson(e.keys))
+        .bind(2, keysJson(e.secondaryKeys))
+        .bind(3, e.content)
+        .bind(4, static_cast<int64_t>(e.enabled ? 1 : 0))
+        .bind(5, static_cast<int64_t>(e.order))
+        .bind(6, static_cast<int64_t>(e.scanDepth));
+}
+
 LoreEntry readEntry(const Statement& s) {
     LoreEntry e;
     e.id = s.columnInt(0);
@@ -62,18 +73,11 @@ Result<int64_t> LoreStore::add(const LoreEntry& entry) {
         return *e;
     return guard<int64_t>([&]() -> Result<int64_t> {
         const int64_t now = nowMs();
-        m_db.prepare("INSERT INTO lore_entries (story_id, keys_json, secondary_keys_json, "
-                     "content, enabled, sort_order, scan_depth, created_at, updated_at) VALUES "
-                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)")
-            .bind(1, entry.storyId)
-            .bind(2, keysJson(entry.keys))
-            .bind(3, keysJson(entry.secondaryKeys))
-            .bind(4, entry.content)
-            .bind(5, static_cast<int64_t>(entry.enabled ? 1 : 0))
-            .bind(6, static_cast<int64_t>(entry.order))
-            .bind(7, static_cast<int64_t>(entry.scanDepth))
-            .bind(8, now)
-            .run();
+        Statement s =
+            m_db.prepare("INSERT INTO lore_entries (keys_json, secondary_keys_json, content, "
+                         "enabled, sort_order, scan_depth, story_id, created_at, updated_at) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)");
+        bindFields(s, entry).bind(7, entry.storyId).bind(8, now).run();
         return m_db.lastInsertId();
     });
 }
@@ -82,18 +86,11 @@ Result<void> LoreStore::update(const LoreEntry& entry) {
     if (auto e = invalid(entry))
         return *e;
     return guard<void>([&]() -> Result<void> {
-        m_db.prepare("UPDATE lore_entries SET keys_json = ?1, secondary_keys_json = ?2, "
-                     "content = ?3, enabled = ?4, sort_order = ?5, scan_depth = ?6, "
-                     "updated_at = ?7 WHERE id = ?8")
-            .bind(1, keysJson(entry.keys))
-            .bind(2, keysJson(entry.secondaryKeys))
-            .bind(3, entry.content)
-            .bind(4, static_cast<int64_t>(entry.enabled ? 1 : 0))
-            .bind(5, static_cast<int64_t>(entry.order))
-            .bind(6, static_cast<int64_t>(entry.scanDepth))
-            .bind(7, nowMs())
-            .bind(8, entry.id)
-            .run();
+        Statement s =
+            m_db.prepare("UPDATE lore_entries SET keys_json = ?1, secondary_keys_json = ?2, "
+                         "content = ?3, enabled = ?4, sort_order = ?5, scan_depth = ?6, "
+                         "updated_at = ?7 WHERE id = ?8");
+        bindFields(s, entry).bind(7, nowMs()).bind(8, entry.id).run();
         if (m_db.changes() == 0)
             throwNotFound("world-info entry", entry.id);
         return {};

@@ -12,6 +12,33 @@ Prompt ContinuationPlan::promptAfter(int64_t afterPassage) const {
     return continuationPrompt(story, point.path, afterPassage, layout, lore, pending);
 }
 
+Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Model& model,
+                                  const StorySettings& settings) {
+    WindowLayout out;
+    const engine::ModelInfo& info = model.info();
+    out.windows = engine::resolveWindows(info, settings.windows);
+    if (auto r = engine::validateWindows(out.windows, info.config.nPositions); !r)
+        return engineError(r.error());
+    const auto tokenizer = model.tokenizer();
+    if (!tokenizer)
+        return requestError("the model has no tokenizer");
+    if (const std::string pinned = pinnedText(story, settings.memory); !pinned.empty()) {
+        if (const int bos = engine::startOfTextToken(info.config); bos >= 0)
+            out.pinned.push_back(bos);
+        const auto memory = tokenizer->encode(pinned);
+        out.pinned.insert(out.pinned.end(), memory.begin(), memory.end());
+        const int most = std::min(out.windows.window / kMaxPinnedShare,
+                                  out.windows.window - out.windows.overlap - 1);
+        if (static_cast<int>(out.pinned.size()) > most)
+            return settingsError(
+                "the memory is " + std::to_string(out.pinned.size()) +
+                " tokens; read in every window it may take at most " + std::to_string(most) +
+                " of the window's " + std::to_string(out.windows.window) +
+                " tokens. Shorten it, or have it read once (memory layout \"once\")");
+    }
+    return out;
+}
+
 Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::Model& model,
                                           int64_t storyId, const StorySettings& settings,
                                           const std::string& pending) {
@@ -20,29 +47,14 @@ Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::M
     if (!story)
         return storageError(story.error());
     plan.story = std::move(*story);
-    const engine::ModelInfo& info = model.info();
-    plan.windows = engine::resolveWindows(info, settings.windows);
-    if (auto r = engine::validateWindows(plan.windows, info.config.nPositions); !r)
-        return engineError(r.error());
-    const auto tokenizer = model.tokenizer();
-    if (!tokenizer)
-        return requestError("the model has no tokenizer");
-
+    auto windows = windowLayout(plan.story, model, settings);
+    if (!windows)
+        return windows.error();
+    plan.windows = windows->windows;
+    plan.pinned = std::move(windows->pinned);
     plan.layout = settings.memory;
-    if (const std::string pinned = pinnedText(plan.story, plan.layout); !pinned.empty()) {
-        if (const int bos = engine::startOfTextToken(info.config); bos >= 0)
-            plan.pinned.push_back(bos);
-        const auto memory = tokenizer->encode(pinned);
-        plan.pinned.insert(plan.pinned.end(), memory.begin(), memory.end());
-        const int most = std::min(plan.windows.window / kMaxPinnedShare,
-                                  plan.windows.window - plan.windows.overlap - 1);
-        if (static_cast<int>(plan.pinned.size()) > most)
-            return settingsError(
-                "the memory is " + std::to_string(plan.pinned.size()) +
-                " tokens; read in every window it may take at most " + std::to_string(most) +
-                " of the window's " + std::to_string(plan.windows.window) +
-                " tokens. Shorten it, or have it read once (memory layout \"once\")");
-    }
+    const engine::ModelInfo& info = model.info();
+    const auto tokenizer = model.tokenizer();
 
     plan.key = {info.identity, plan.windows.window, plan.windows.overlap,
                 static_cast<int>(engine::kStateFormatVersion),

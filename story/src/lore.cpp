@@ -45,6 +45,26 @@ std::string firstOccurring(std::string_view text, const std::vector<std::string>
 
 } // namespace
 
+std::vector<std::string> splitKeys(std::string_view list) {
+    std::vector<std::string> keys;
+    size_t start = 0;
+    while (start <= list.size()) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        std::string key = trimmed(std::string(list.substr(start, comma - start)));
+        if (!key.empty())
+            keys.push_back(std::move(key));
+        start = comma + 1;
+    }
+    return keys;
+}
+
+std::string joinKeys(const std::vector<std::string>& keys) {
+    std::string out;
+    for (const auto& k : keys)
+        out += (out.empty() ? "" : ", ") + k;
+    return out;
+}
+
 std::string loreText(const storage::LoreEntry& entry) {
     return bracketLine(trimmed(entry.content));
 }

@@ -60,14 +60,15 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     if (!model)
         return requestError("no model is loaded");
     const int64_t id = request.storyId;
-    if (auto story = m_db.stories().get(id); !story)
-        return storageError(story.error());
+    auto stored = m_db.stories().get(id);
+    if (!stored)
+        return storageError(stored.error());
     const engine::ModelInfo& info = model->info();
     if (auto r = engine::validateSampling(request.settings.sampling); !r)
         return engineError(r.error());
     // Checked before anything is saved: the windows and the memory's room in them.
-    if (auto plan = planContinuation(m_db, *model, id, request.settings); !plan)
-        return plan.error();
+    if (auto layout = windowLayout(*stored, *model, request.settings); !layout)
+        return layout.error();
 
     ContinueResult out;
     // 1. The user's text, or back to where the last generation began.

@@ -82,6 +82,15 @@ private Q_SLOTS:
         QCOMPARE(stateLayout(s, MemoryLayout::EveryWindow), 0); // both read the same
     }
 
+    void keysAreTypedCommaSeparated() {
+        QCOMPARE(splitKeys(" Elinor, Miss Dashwood ,, \t"),
+                 (std::vector<std::string>{"Elinor", "Miss Dashwood"}));
+        QVERIFY(splitKeys(" , ").empty());
+        QVERIFY(splitKeys("").empty());
+        QCOMPARE(joinKeys({"Elinor", "Miss Dashwood"}), std::string("Elinor, Miss Dashwood"));
+        QCOMPARE(splitKeys(joinKeys({"a", "b c"})), (std::vector<std::string>{"a", "b c"}));
+    }
+
     void keysMatchWholeWords() {
         QVERIFY(keyOccurs("Then Elinor, smiling", "elinor"));
         QVERIFY(keyOccurs("ELINOR", "Elinor"));

@@ -3,6 +3,7 @@
 #include "panel_util.h"
 
 #include <baton/storage/storage_controller.h>
+#include <baton/story/lore.h>
 
 #include <QCheckBox>
 #include <QFormLayout>
@@ -23,18 +24,11 @@ namespace baton::ui {
 namespace {
 
 QString joinKeys(const std::vector<std::string>& keys) {
-    QStringList out;
-    for (const auto& k : keys)
-        out << QString::fromStdString(k);
-    return out.join(QStringLiteral(", "));
+    return QString::fromStdString(story::joinKeys(keys));
 }
 
 std::vector<std::string> splitKeys(const QString& text) {
-    std::vector<std::string> keys;
-    for (const QString& k : text.split(QLatin1Char(',')))
-        if (!k.trimmed().isEmpty())
-            keys.push_back(k.trimmed().toStdString());
-    return keys;
+    return story::splitKeys(text.toStdString());
 }
 
 QString itemText(const storage::LoreEntry& e) {

@@ -38,9 +38,19 @@ struct ContinuationPlan {
 // The memory read in every window may take at most half of T.
 constexpr int kMaxPinnedShare = 2;
 
+// The windows a story runs with for this model and what every window starts with
+// (start-of-text and the memory, in the EveryWindow layout). Refuses bad windows, and a
+// memory too long to be read in every window (the error says to shorten it or read it
+// once). Cheap: no database reads (what a continuation checks before it saves anything).
+struct WindowLayout {
+    engine::WindowSettings windows;
+    std::vector<int32_t> pinned;
+};
+Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Model& model,
+                                  const StorySettings& settings);
+
 // Plans the next continuation of storyId. `pending` is text to be sent with it (it
-// triggers world info and is read after the path). Refuses bad windows, and a memory
-// too long to be read in every window (the error says to shorten it or read it once).
+// triggers world info and is read after the path). Refuses what windowLayout refuses.
 Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::Model& model,
                                           int64_t storyId, const StorySettings& settings,
                                           const std::string& pending = {});

@@ -34,6 +34,11 @@ struct LoreSelection {
     std::string recordJson() const;
 };
 
+// Keys as people type them, comma-separated ("Elinor, Miss Dashwood"): trimmed, empty
+// ones dropped; and back.
+std::vector<std::string> splitKeys(std::string_view list);
+std::string joinKeys(const std::vector<std::string>& keys);
+
 // What the model reads for an entry: its content in brackets on a line of its own.
 std::string loreText(const storage::LoreEntry& entry);
 
