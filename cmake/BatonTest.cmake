@@ -1,15 +1,22 @@
-# baton_add_test(NAME tst_foo SOURCES ... LIBS ... LABELS unit|golden|gui|slow|gpu [TIMEOUT s])
+# baton_add_test(NAME tst_foo SOURCES ... LIBS ... LABELS unit|golden|gui|slow|gpu [TIMEOUT s]
+#                [TORCH_FREE])
+# TORCH_FREE: the suite does not link LibTorch (the sanitizer build runs it).
 # One Qt Test executable per unit; every test runs offscreen, in test mode, with the
 # shared data folder passed in and a private temporary HOME (never the user's profile).
 function(baton_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "TORCH_FREE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE Qt6::Test Qt6::Core ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests/support)
   target_compile_definitions(${T_NAME} PRIVATE
     BATON_SHARED_DIR="${BATON_SHARED_DIR}"
-    BATON_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-    BATON_CLI_PATH="$<TARGET_FILE:baton-cli>")
+    BATON_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  if(T_TORCH_FREE)
+    target_compile_definitions(${T_NAME} PRIVATE BATON_TEST_TORCH_FREE)
+  endif()
+  if(NOT BATON_TORCH_FREE)
+    target_compile_definitions(${T_NAME} PRIVATE BATON_CLI_PATH="$<TARGET_FILE:baton-cli>")
+  endif()
   set_target_properties(${T_NAME} PROPERTIES AUTOMOC ON)
   baton_set_warnings(${T_NAME})
   add_test(NAME ${T_NAME} COMMAND ${T_NAME})

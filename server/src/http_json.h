@@ -1,52 +1,16 @@
-// Reading request bodies and writing answers as JSON, for both APIs: a request that
-// is not what it should be becomes a RequestError, answered with its status and
-// {"error": {"message", "type"}} (the shape OpenAI clients read; KoboldAI clients show
-// the message).
+// Writing answers as JSON, for both APIs: a RequestError (request_fields.h) is answered
+// with its status and {"error": {"message", "type"}} (the shape OpenAI clients read;
+// KoboldAI clients show the message).
 #pragma once
+
+#include "request_fields.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
-#include <optional>
-#include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace baton::server {
-
-class RequestError : public std::runtime_error {
-public:
-    RequestError(int status, const std::string& message)
-        : std::runtime_error(message)
-        , m_status(status) {}
-    int status() const { return m_status; }
-
-private:
-    int m_status;
-};
-
-// The body as a JSON object: 400 for invalid UTF-8, invalid JSON or another type.
-nlohmann::ordered_json parseJsonObject(const httplib::Request& request);
-
-// Typed optional fields of a JSON object: absent or null gives nullopt; a wrong type or
-// a value out of range is a 400 naming the field.
-class Fields {
-public:
-    explicit Fields(const nlohmann::ordered_json& object)
-        : m_object(object) {}
-    bool has(const char* name) const;
-    std::optional<std::string> string(const char* name) const;
-    std::optional<bool> boolean(const char* name) const;
-    std::optional<double> number(const char* name, double lo, double hi) const;
-    std::optional<int64_t> integer(const char* name, int64_t lo, int64_t hi) const;
-    // A string or an array of at most maxCount non-empty strings.
-    std::vector<std::string> strings(const char* name, size_t maxCount) const;
-
-private:
-    const nlohmann::ordered_json* field(const char* name) const;
-    const nlohmann::ordered_json& m_object;
-};
 
 // Serialises with invalid UTF-8 (a token that is part of a character) replaced.
 std::string dumpJson(const nlohmann::ordered_json& value);

@@ -1,6 +1,7 @@
 // The KoboldAI API as KoboldCpp serves it (the field names its clients send:
 // SillyTavern, KoboldAI Lite, and others).
 #include "http_json.h"
+#include "requests.h"
 #include "server_core.h"
 
 namespace baton::server {
@@ -8,46 +9,6 @@ namespace baton::server {
 using json = nlohmann::ordered_json;
 
 namespace {
-
-// The sampling settings and prompt of a /api/v1/generate body.
-struct KoboldGenerate {
-    CompletionRequest request;
-    std::string genkey;
-    bool trimStop = true;
-    bool logprobs = false;
-};
-
-KoboldGenerate parseGenerate(const httplib::Request& http, const ServerOptions& options) {
-    const json body = parseJsonObject(http);
-    const Fields f(body);
-    KoboldGenerate g;
-    auto prompt = f.string("prompt");
-    if (!prompt)
-        throw RequestError(400, "'prompt' is required");
-    g.request.prompt = f.string("memory").value_or("") + *prompt;
-    auto& s = g.request.sampling;
-    s.maxTokens = int(f.integer("max_length", 1, options.maxGenerateTokens).value_or(100));
-    g.request.maxContextTokens =
-        f.integer("max_context_length", 1, options.maxContextTokens).value_or(0);
-    s.temperature = f.number("temperature", 0, 10).value_or(0.7);
-    s.topP = f.number("top_p", 0, 1).value_or(0.92);
-    if (s.topP == 0)
-        s.topP = 1; // KoboldAI clients send 0 for "off"
-    s.topK = int(f.integer("top_k", 0, 1 << 30).value_or(100));
-    s.repetitionPenalty = f.number("rep_pen", 0, 10).value_or(1.1);
-    if (s.repetitionPenalty < 1)
-        throw RequestError(400, "'rep_pen' must be >= 1 (1 turns it off)");
-    s.repetitionRange = int(f.integer("rep_pen_range", 0, 1 << 30).value_or(320));
-    const int64_t seed = f.integer("sampler_seed", -1, INT64_MAX).value_or(-1);
-    s.seed = seed >= 0 ? uint64_t(seed) : randomSeed();
-    s.stopStrings = f.strings("stop_sequence", 64);
-    g.trimStop = f.boolean("trim_stop").value_or(true);
-    g.genkey = f.string("genkey").value_or("");
-    g.logprobs = f.boolean("logprobs").value_or(false);
-    if (g.logprobs)
-        s.logprobs = 5;
-    return g;
-}
 
 json tokenLogprobs(const engine::Model& model, const engine::GenerationEvent& e) {
     const auto tokenizer = model.tokenizer();
@@ -70,7 +31,7 @@ std::string sseEvent(const json& data) {
 }
 
 void generate(ServerCore& core, const httplib::Request& http, httplib::Response& res, bool stream) {
-    auto g = std::make_shared<KoboldGenerate>(parseGenerate(http, core.options()));
+    auto g = std::make_shared<KoboldGenerate>(parseKoboldGenerate(http.body, core.options()));
     auto model = core.model();
     CompletionCall call;
     call.requests = {g->request};
@@ -151,29 +112,20 @@ void addKoboldRoutes(httplib::Server& http, ServerCore& core) {
                   generate(core, req, res, true);
               });
     http.Post("/api/extra/abort", [&core](const httplib::Request& req, httplib::Response& res) {
-        std::string genkey;
-        if (!req.body.empty())
-            genkey = Fields(parseJsonObject(req)).string("genkey").value_or("");
-        const bool stopped = core.abort(genkey);
+        const bool stopped = core.abort(parseGenkey(req.body));
         sendJson(res, {{"success", stopped ? "true" : "false"}, {"done", "true"}});
     });
     auto check = [&core](const httplib::Request& req, httplib::Response& res) {
-        std::string genkey;
-        if (!req.body.empty())
-            genkey = Fields(parseJsonObject(req)).string("genkey").value_or("");
-        sendJson(res, {{"results", json::array({{{"text", core.partialText(genkey)}}})}});
+        const std::string text = core.partialText(parseGenkey(req.body));
+        sendJson(res, {{"results", json::array({{{"text", text}}})}});
     };
     http.Post("/api/extra/generate/check", check);
     http.Get("/api/extra/generate/check", check);
-    http.Post("/api/extra/tokencount",
-              [&core](const httplib::Request& req, httplib::Response& res) {
-                  const json body = parseJsonObject(req);
-                  auto prompt = Fields(body).string("prompt");
-                  if (!prompt)
-                      throw RequestError(400, "'prompt' is required");
-                  const auto ids = CompletionEngine::tokenize(*core.model(), *prompt);
-                  sendJson(res, {{"value", ids.size()}, {"ids", ids}});
-              });
+    http.Post("/api/extra/tokencount", [&core](const httplib::Request& req,
+                                               httplib::Response& res) {
+        const auto ids = CompletionEngine::tokenize(*core.model(), parseTokenCountPrompt(req.body));
+        sendJson(res, {{"value", ids.size()}, {"ids", ids}});
+    });
 }
 
 } // namespace baton::server

@@ -1,6 +1,7 @@
 // OpenAI-compatible completions (the legacy /v1/completions that text front ends and
 // the official client libraries speak) and /v1/models.
 #include "http_json.h"
+#include "requests.h"
 #include "server_core.h"
 
 #include <chrono>
@@ -11,51 +12,6 @@ namespace baton::server {
 using json = nlohmann::ordered_json;
 
 namespace {
-
-struct OpenAiCompletion {
-    CompletionRequest request;
-    int n = 1;
-    bool stream = false;
-    bool echo = false;
-    int logprobs = -1;
-};
-
-OpenAiCompletion parseCompletion(const httplib::Request& http, const ServerOptions& options) {
-    const json body = parseJsonObject(http);
-    const Fields f(body);
-    OpenAiCompletion c;
-    // A prompt is a string, or an array of one string.
-    const auto p = body.find("prompt");
-    if (p == body.end() || p->is_null())
-        throw RequestError(400, "'prompt' is required");
-    if (p->is_string())
-        c.request.prompt = p->get<std::string>();
-    else if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
-        c.request.prompt = (*p)[0].get<std::string>();
-    else
-        throw RequestError(400, "'prompt' must be a string or an array of one string (token "
-                                "arrays and batches are not supported)");
-    f.string("model"); // any name is accepted: one model is served
-    auto& s = c.request.sampling;
-    s.maxTokens = int(f.integer("max_tokens", 0, options.maxGenerateTokens).value_or(16));
-    s.temperature = f.number("temperature", 0, 2).value_or(1.0);
-    s.topP = f.number("top_p", 0, 1).value_or(1.0);
-    if (s.topP == 0)
-        throw RequestError(400, "'top_p' must be in (0, 1]");
-    s.topK = 0;
-    s.stopStrings = f.strings("stop", 4);
-    const auto seed = f.integer("seed", INT64_MIN, INT64_MAX);
-    s.seed = seed ? uint64_t(*seed) : randomSeed();
-    c.stream = f.boolean("stream").value_or(false);
-    c.echo = f.boolean("echo").value_or(false);
-    c.n = int(f.integer("n", 1, 8).value_or(1));
-    c.logprobs = int(f.integer("logprobs", 0, 5).value_or(-1));
-    if (c.echo && c.logprobs >= 0)
-        throw RequestError(400, "'echo' with 'logprobs' is not supported (the prompt's "
-                                "log-probabilities are not computed)");
-    s.logprobs = c.logprobs;
-    return c;
-}
 
 std::string randomId() {
     static const char* hex = "0123456789abcdef";
@@ -93,7 +49,7 @@ struct Logprobs {
 };
 
 void completions(ServerCore& core, const httplib::Request& http, httplib::Response& res) {
-    auto c = std::make_shared<OpenAiCompletion>(parseCompletion(http, core.options()));
+    auto c = std::make_shared<OpenAiCompletion>(parseOpenAiCompletion(http.body, core.options()));
     auto model = core.model();
     struct Answer {
         std::string id = randomId();

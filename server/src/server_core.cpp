@@ -9,11 +9,6 @@
 
 namespace baton::server {
 
-uint64_t randomSeed() {
-    std::random_device device;
-    return (uint64_t(device()) << 32) ^ device();
-}
-
 const char* finishReason(const engine::GenerationResult& result) {
     return result.reason == engine::StopReason::MaxTokens ? "length" : "stop";
 }

@@ -75,9 +75,6 @@ private:
 void addKoboldRoutes(httplib::Server& http, ServerCore& core);
 void addOpenAiRoutes(httplib::Server& http, ServerCore& core);
 
-// A seed for a request that gives none.
-uint64_t randomSeed();
-
 // "stop" for an end-of-text token, a stop string or a stop by the client; "length"
 // when it ran out of tokens.
 const char* finishReason(const engine::GenerationResult& result);

@@ -41,10 +41,13 @@ inline QString missingMessage(const QString& path) {
            " (the tests read ../shared beside the checkout; set BATON_SHARED_DIR at configure)";
 }
 
-// Call from initTestCase(): test mode for QStandardPaths, all cores for LibTorch.
+// Call from initTestCase(): test mode for QStandardPaths, all cores for LibTorch (a
+// suite built TORCH_FREE has no LibTorch to set up).
 inline void initTestProcess() {
     QStandardPaths::setTestModeEnabled(true);
+#ifndef BATON_TEST_TORCH_FREE
     engine::initializeRuntime();
+#endif
 }
 
 inline QByteArray readFile(const QString& path) {

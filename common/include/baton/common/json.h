@@ -37,6 +37,16 @@ inline std::optional<Json> parse(std::string_view text, std::string* error) {
     }
 }
 
+// The string at key, or "" when the value is not an object, the key is missing or its
+// value is not a string. Never throws: for format tags, where any other value simply
+// means "not this format" (Json::value throws for a key of another type).
+inline std::string stringOrEmpty(const Json& object, const char* key) {
+    if (!object.is_object())
+        return {};
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // Reads the fields of one JSON object. Each call reads key into out when it is present
 // (or fails when it is missing and required) and returns whether it did; the first
 // failure is kept in error() and every later call does nothing and returns false.

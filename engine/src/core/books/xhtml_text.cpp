@@ -1,6 +1,7 @@
 #include "books/xhtml_text.h"
 
 #include "books/xml_names.h"
+#include "util/utf8.h"
 
 #include <pugixml.hpp>
 
@@ -112,6 +113,10 @@ void walk(const pugi::xml_node& node, Collector& out, int depth) {
 
 Result<std::vector<std::string>> xhtmlParagraphs(const std::string& bytes,
                                                  const std::string& name) {
+    if (const size_t bad = utf8::firstInvalid(bytes); bad != std::string::npos)
+        return makeError(ErrorCode::BookInvalid, "the EPUB's " + name +
+                                                     " is not valid UTF-8 (first bad byte at " +
+                                                     std::to_string(bad) + ")");
     pugi::xml_document doc;
     const auto parsed =
         doc.load_buffer(bytes.data(), bytes.size(), pugi::parse_default | pugi::parse_ws_pcdata,

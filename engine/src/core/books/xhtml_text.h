@@ -10,7 +10,8 @@
 
 namespace baton::engine::books {
 
-// BookInvalid (naming `name`) when the document is not well-formed XML.
+// BookInvalid (naming `name`) when the document is not valid UTF-8 or not well-formed
+// XML; the paragraphs are valid UTF-8.
 Result<std::vector<std::string>> xhtmlParagraphs(const std::string& bytes, const std::string& name);
 
 } // namespace baton::engine::books

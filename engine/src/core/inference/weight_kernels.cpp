@@ -2,7 +2,10 @@
 #include "inference/weight_kernels.h"
 
 // GCC 12 reports a false positive inside _mm512_reduce_add_ps.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -427,13 +430,18 @@ constexpr Kernels kAvx512{{rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightForma
                            unpackAvx512<WeightFormat::BF16>, unpackAvx512<WeightFormat::Int8>},
                           axpyAvx512};
 
+// F16C from CPUID (clang's __builtin_cpu_supports does not know "f16c").
+bool hasF16c() {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
 Isa detectIsa() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl"))
         return Isa::Avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && hasF16c())
         return Isa::Avx2;
     return Isa::Scalar;
 }

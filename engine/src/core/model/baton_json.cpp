@@ -13,7 +13,7 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
     auto bad = [&](const std::string& what) {
         return makeError(ErrorCode::BadConfig, path + ": " + what);
     };
-    if (!j.is_object() || j.value("format", "") != "baton-recurrent")
+    if (json::stringOrEmpty(j, "format") != "baton-recurrent")
         return bad("not a Baton recurrent checkpoint description (\"format\" must be "
                    "\"baton-recurrent\")");
     if (!j.contains("format_version") || !j["format_version"].is_number_integer())

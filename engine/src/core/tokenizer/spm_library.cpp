@@ -13,6 +13,13 @@
 namespace baton::engine {
 
 namespace {
+// RTLD_DEEPBIND keeps the module's protobuf apart from LibTorch's. The sanitizer and
+// fuzzing builds have no LibTorch, and their runtime refuses RTLD_DEEPBIND.
+#ifdef BATON_NO_DEEPBIND
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
 
 std::string executableDir() {
     char buf[PATH_MAX];
@@ -50,7 +57,7 @@ Result<const SpmLibrary*> loadOnce() {
     for (const std::string& path : candidates()) {
         if (!files::exists(path))
             continue;
-        void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+        void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
         if (handle == nullptr) {
             tried += std::string(" ") + path + " (" + ::dlerror() + ")";
             continue;

@@ -382,7 +382,7 @@ Result<TopicModel> TopicModel::load(const std::string& path) {
     auto damaged = [&](const std::string& what) {
         return makeError(ErrorCode::BadHeader, path + ": " + what);
     };
-    if (!j.is_object() || j.value("format", "") != "baton-topics")
+    if (json::stringOrEmpty(j, "format") != "baton-topics")
         return makeError(ErrorCode::BadHeader, path + " is not a Baton topic model");
     json::FieldReader f(j);
     int version = 0, K = 0;

@@ -47,6 +47,8 @@ void ContentHash::consumeBlock(const unsigned char* block) {
 }
 
 void ContentHash::update(const void* data, size_t size) {
+    if (size == 0)
+        return; // data may be null (an empty vector's data()): memcpy must not see it
     auto p = static_cast<const unsigned char*>(data);
     m_total += size;
     if (m_buffered > 0) {

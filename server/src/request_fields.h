@@ -1,0 +1,50 @@
+// Reading request bodies: a body that is not what it should be becomes a RequestError,
+// answered with its status (http_json.h writes the answer). Torch- and HTTP-free, so the
+// fuzzing build reads request bodies exactly as the server does.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace baton::server {
+
+class RequestError : public std::runtime_error {
+public:
+    RequestError(int status, const std::string& message)
+        : std::runtime_error(message)
+        , m_status(status) {}
+    int status() const { return m_status; }
+
+private:
+    int m_status;
+};
+
+// The body as a JSON object: 400 for invalid UTF-8, invalid JSON or another type.
+nlohmann::ordered_json parseJsonObject(std::string_view body);
+
+// Typed optional fields of a JSON object: absent or null gives nullopt; a wrong type or
+// a value out of range is a 400 naming the field.
+class Fields {
+public:
+    explicit Fields(const nlohmann::ordered_json& object)
+        : m_object(object) {}
+    bool has(const char* name) const;
+    std::optional<std::string> string(const char* name) const;
+    std::optional<bool> boolean(const char* name) const;
+    std::optional<double> number(const char* name, double lo, double hi) const;
+    std::optional<int64_t> integer(const char* name, int64_t lo, int64_t hi) const;
+    // A string or an array of at most maxCount non-empty strings.
+    std::vector<std::string> strings(const char* name, size_t maxCount) const;
+
+private:
+    const nlohmann::ordered_json* field(const char* name) const;
+    const nlohmann::ordered_json& m_object;
+};
+
+} // namespace baton::server

@@ -1,0 +1,97 @@
+#include "requests.h"
+
+#include <random>
+
+namespace baton::server {
+
+using json = nlohmann::ordered_json;
+
+KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& options) {
+    const json body = parseJsonObject(text);
+    const Fields f(body);
+    KoboldGenerate g;
+    auto prompt = f.string("prompt");
+    if (!prompt)
+        throw RequestError(400, "'prompt' is required");
+    g.request.prompt = f.string("memory").value_or("") + *prompt;
+    auto& s = g.request.sampling;
+    s.maxTokens = int(f.integer("max_length", 1, options.maxGenerateTokens).value_or(100));
+    g.request.maxContextTokens =
+        f.integer("max_context_length", 1, options.maxContextTokens).value_or(0);
+    s.temperature = f.number("temperature", 0, 10).value_or(0.7);
+    s.topP = f.number("top_p", 0, 1).value_or(0.92);
+    if (s.topP == 0)
+        s.topP = 1; // KoboldAI clients send 0 for "off"
+    s.topK = int(f.integer("top_k", 0, 1 << 30).value_or(100));
+    s.repetitionPenalty = f.number("rep_pen", 0, 10).value_or(1.1);
+    if (s.repetitionPenalty < 1)
+        throw RequestError(400, "'rep_pen' must be >= 1 (1 turns it off)");
+    s.repetitionRange = int(f.integer("rep_pen_range", 0, 1 << 30).value_or(320));
+    const int64_t seed = f.integer("sampler_seed", -1, INT64_MAX).value_or(-1);
+    s.seed = seed >= 0 ? uint64_t(seed) : randomSeed();
+    s.stopStrings = f.strings("stop_sequence", 64);
+    g.trimStop = f.boolean("trim_stop").value_or(true);
+    g.genkey = f.string("genkey").value_or("");
+    g.logprobs = f.boolean("logprobs").value_or(false);
+    if (g.logprobs)
+        s.logprobs = 5;
+    return g;
+}
+
+OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOptions& options) {
+    const json body = parseJsonObject(text);
+    const Fields f(body);
+    OpenAiCompletion c;
+    // A prompt is a string, or an array of one string.
+    const auto p = body.find("prompt");
+    if (p == body.end() || p->is_null())
+        throw RequestError(400, "'prompt' is required");
+    if (p->is_string())
+        c.request.prompt = p->get<std::string>();
+    else if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
+        c.request.prompt = (*p)[0].get<std::string>();
+    else
+        throw RequestError(400, "'prompt' must be a string or an array of one string (token "
+                                "arrays and batches are not supported)");
+    f.string("model"); // any name is accepted: one model is served
+    auto& s = c.request.sampling;
+    s.maxTokens = int(f.integer("max_tokens", 0, options.maxGenerateTokens).value_or(16));
+    s.temperature = f.number("temperature", 0, 2).value_or(1.0);
+    s.topP = f.number("top_p", 0, 1).value_or(1.0);
+    if (s.topP == 0)
+        throw RequestError(400, "'top_p' must be in (0, 1]");
+    s.topK = 0;
+    s.stopStrings = f.strings("stop", 4);
+    const auto seed = f.integer("seed", INT64_MIN, INT64_MAX);
+    s.seed = seed ? uint64_t(*seed) : randomSeed();
+    c.stream = f.boolean("stream").value_or(false);
+    c.echo = f.boolean("echo").value_or(false);
+    c.n = int(f.integer("n", 1, 8).value_or(1));
+    c.logprobs = int(f.integer("logprobs", 0, 5).value_or(-1));
+    if (c.echo && c.logprobs >= 0)
+        throw RequestError(400, "'echo' with 'logprobs' is not supported (the prompt's "
+                                "log-probabilities are not computed)");
+    s.logprobs = c.logprobs;
+    return c;
+}
+
+std::string parseGenkey(std::string_view body) {
+    if (body.empty())
+        return {};
+    return Fields(parseJsonObject(body)).string("genkey").value_or("");
+}
+
+std::string parseTokenCountPrompt(std::string_view body) {
+    const json object = parseJsonObject(body);
+    auto prompt = Fields(object).string("prompt");
+    if (!prompt)
+        throw RequestError(400, "'prompt' is required");
+    return *prompt;
+}
+
+uint64_t randomSeed() {
+    std::random_device device;
+    return (uint64_t(device()) << 32) ^ device();
+}
+
+} // namespace baton::server

@@ -1,0 +1,100 @@
+// What the fuzzers (tests/fuzz) found, each kept fixed: the input that found it is in
+// tests/fuzz/corpus/<target>/regress-*, replayed by the fuzz build; these tests state
+// the fixed behaviour in the ordinary suites (and under the sanitize preset).
+#include "test_support.h"
+
+#include "books/xhtml_text.h"
+#include "model/baton_json.h"
+#include "training/run_progress.h"
+#include "util/hash.h"
+
+#include <baton/engine/topics.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <vector>
+
+using namespace baton::engine;
+
+class TestFuzzFindings : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private Q_SLOTS:
+    // fuzz_state_blob: hashing nothing passed a null pointer to memcpy (undefined
+    // behaviour; UBSan stops the sanitize build here if it comes back).
+    void hashOfNothing() {
+        ContentHash a, b;
+        const std::vector<uint8_t> none;
+        a.update(none.data(), none.size());
+        a.update(nullptr, 0);
+        QCOMPARE(a.hex(), b.hex());
+        a.update("x", 1);
+        QVERIFY(a.hex() != b.hex());
+    }
+
+    // fuzz_model_config: a baton.json whose "format" is not a string threw out of
+    // parseBatonJson (Json::value), which would have ended the app loading the model.
+    void batonJsonFormatOfAnotherType_data() {
+        QTest::addColumn<QByteArray>("text");
+        QTest::newRow("number") << QByteArray(R"({"format": 7, "format_version": 1})");
+        QTest::newRow("object") << QByteArray(R"({"format": {"a": 1}})");
+        QTest::newRow("null") << QByteArray(R"({"format": null})");
+        QTest::newRow("array") << QByteArray(R"([1, 2])");
+    }
+    void batonJsonFormatOfAnotherType() {
+        QFETCH(QByteArray, text);
+        ModelConfig model;
+        model.nLayer = 2;
+        model.nHead = 2;
+        model.nEmbd = 8;
+        model.nPositions = 16;
+        model.vocabSize = 10;
+        auto r = parseBatonJson(text.toStdString(), "baton.json", model);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::BadConfig);
+        QVERIFY(QString::fromStdString(r.error().message).contains("baton-recurrent"));
+    }
+
+    // The same pattern in topic model files.
+    void topicFileFormatOfAnotherType() {
+        const QString path = m_dir.filePath("topics.json");
+        QVERIFY(baton::test::writeFile(path, R"({"format": ["baton-topics"], "version": 1})"));
+        auto r = TopicModel::load(path.toStdString());
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::BadHeader);
+    }
+
+    // fuzz_epub: a chapter with invalid UTF-8 inside CDATA gave paragraphs that were not
+    // UTF-8; a chapter is now refused with its name (readEpub refused the book later).
+    void chapterWithInvalidUtf8() {
+        auto r = books::xhtmlParagraphs("<html><body><p><![CDATA[\x8e\x9bw]]></p></body></html>",
+                                        "ch1.xhtml");
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::BookInvalid);
+        QVERIFY(QString::fromStdString(r.error().message).contains("ch1.xhtml"));
+        QVERIFY(QString::fromStdString(r.error().message).contains("UTF-8"));
+    }
+
+    // fuzz_run_folder (found by reading its target): LATEST is read from the run's folder
+    // and joined to checkpoints/; "../x" led outside the run, so --resume would have
+    // loaded a model folder from anywhere.
+    void latestStaysInsideTheRun() {
+        const QString run = m_dir.filePath("run");
+        QVERIFY(QDir().mkpath(run + "/checkpoints/step-000000007"));
+        QVERIFY(QDir().mkpath(m_dir.filePath("elsewhere")));
+        const std::string dir = run.toStdString();
+        for (const char* latest : {"../../elsewhere\n", "/etc\n", "step-7/../../..", "", "step-"}) {
+            QVERIFY(baton::test::writeFile(run + "/LATEST", latest));
+            QCOMPARE(latestCheckpoint(dir), std::string());
+        }
+        QVERIFY(baton::test::writeFile(run + "/LATEST", "step-000000007\n"));
+        QCOMPARE(latestCheckpoint(dir), dir + "/checkpoints/step-000000007");
+        QVERIFY(isCheckpointName(checkpointName(42)));
+        QCOMPARE(checkpointName(42), std::string("step-000000042"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFuzzFindings)
+#include "tst_fuzz_findings.moc"
