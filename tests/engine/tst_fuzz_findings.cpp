@@ -2,14 +2,17 @@
 // tests/fuzz/corpus/<target>/regress-*, replayed by the fuzz build; these tests state
 // the fixed behaviour in the ordinary suites (and under the sanitize preset).
 #include "test_support.h"
+#include "verify_ok.h"
 
 #include "books/xhtml_text.h"
 #include "model/baton_json.h"
+#include "training/run_config.h"
 #include "training/run_progress.h"
 #include "util/hash.h"
 
 #include <baton/engine/topics.h>
 
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -75,6 +78,61 @@ private Q_SLOTS:
         QCOMPARE(r.error().code, ErrorCode::BookInvalid);
         QVERIFY(QString::fromStdString(r.error().message).contains("ch1.xhtml"));
         QVERIFY(QString::fromStdString(r.error().message).contains("UTF-8"));
+    }
+
+    // fuzz_epub: a character reference to a surrogate gave bytes that are not UTF-8.
+    void surrogateReference() {
+        auto r = books::xhtmlParagraphs("<html><body><p>a&#xdd48;b</p></body></html>", "ch.xhtml");
+        QVERIFY(r);
+        QCOMPARE(r->size(), size_t(1));
+        // Each byte of the non-character becomes U+FFFD (utf8::sanitize).
+        QCOMPARE(QString::fromStdString(r->front()), QString::fromUtf8("a\uFFFD\uFFFD\uFFFDb"));
+    }
+
+    // fuzz_run_folder: a run.json number too large for its field (bptt_windows = 2e97)
+    // was converted to int (undefined behaviour), and no setting of a resumed run was
+    // checked. Now every field is type- and range-checked and the settings validated.
+    void runJsonThatLies_data() {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("value");
+        QTest::newRow("huge") << "bptt_windows"
+                              << "2e97";
+        QTest::newRow("negative") << "batch_size"
+                                  << "-3";
+        QTest::newRow("zero window") << "window"
+                                     << "0";
+        QTest::newRow("string") << "lr"
+                                << "\"fast\"";
+        QTest::newRow("unknown mode") << "mode"
+                                      << "\"sideways\"";
+        QTest::newRow("overlap") << "overlap"
+                                 << "500";
+        QTest::newRow("seed") << "seed"
+                              << "-1";
+    }
+    void runJsonThatLies() {
+        QFETCH(QString, field);
+        QFETCH(QString, value);
+        TrainConfig c;
+        c.outDir = m_dir.filePath("run-lies").toStdString();
+        c.baseModel = "/models/base";
+        c.corpus = {"/books"};
+        c.validation = {"/val"};
+        const QString good = QString::fromStdString(runConfigText(c));
+        QVERIFY(QDir().mkpath(QString::fromStdString(c.outDir)));
+        const QString runJson = QString::fromStdString(c.outDir) + "/run.json";
+        QVERIFY(baton::test::writeFile(runJson, good.toUtf8()));
+        BATON_VERIFY_OK(readRunConfig(c.outDir));
+        QRegularExpression line("\"" + field + "\": [^,\n]*");
+        QVERIFY(good.contains(line));
+        QString bad = good;
+        bad.replace(line, "\"" + field + "\": " + value);
+        QVERIFY(baton::test::writeFile(runJson, bad.toUtf8()));
+        auto r = readRunConfig(c.outDir);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::BadConfig);
+        QVERIFY2(QString::fromStdString(r.error().message).contains("run.json is damaged"),
+                 r.error().message.c_str());
     }
 
     // fuzz_run_folder (found by reading its target): LATEST is read from the run's folder

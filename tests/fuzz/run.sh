@@ -33,16 +33,22 @@ fuzz_one() {
   local name=$1 exe=$build/tests/fuzz/$1 log=$build/fuzz-logs/$1.log rc=0
   mkdir -p "$build/fuzz-work/$name"
   # -rss_limit_mb: an input that makes a reader allocate without bound is a finding.
-  "$exe" "$build/fuzz-work/$name" "$here/corpus/$name" -max_total_time="$seconds" \
-    -timeout=20 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
-    -artifact_prefix="$build/fuzz-artifacts/$name-" >"$log" 2>&1 || rc=$?
+  local cpu=$build/fuzz-logs/$1.cpu
+  # CPU seconds (user + system) of the fuzzer, beside the wall-clock limit.
+  TIMEFORMAT='%U %S'
+  { time "$exe" "$build/fuzz-work/$name" "$here/corpus/$name" -max_total_time="$seconds" \
+      -timeout=20 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
+      -artifact_prefix="$build/fuzz-artifacts/$name-" >"$log" 2>&1 || rc=$?; } 2>"$cpu"
   local execs cov ft corpus
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
   corpus=$(find "$build/fuzz-work/$name" -type f | wc -l)
+  local cpu_s
+  cpu_s=$(awk '{printf "%.0f", $1 + $2}' "$cpu")
   if ((rc == 0)); then
-    echo "ok    $name executions=${execs:-0} cov=${cov:-0} ft=${ft:-0} corpus=$corpus seconds=$seconds"
+    echo "ok    $name executions=${execs:-0} cov=${cov:-0} ft=${ft:-0} corpus=$corpus" \
+      "seconds=$seconds cpu_seconds=$cpu_s"
   else
     echo "FAIL  $name rc=$rc (log: $log; input: $build/fuzz-artifacts/$name-*)"
     grep -m 5 -E 'ERROR|SUMMARY|fuzz property' "$log" | sed 's/^/      /' || true

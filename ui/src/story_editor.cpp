@@ -201,6 +201,14 @@ void StoryEditor::appendTyped(const QString& text) {
     Q_EMIT typedTextChanged();
 }
 
+void StoryEditor::restoreTyped(const QString& text) {
+    if (text.isEmpty())
+        return;
+    insertAt(m_saved, text, m_userFormat);
+    m_lastTyped = typedText();
+    Q_EMIT typedTextChanged();
+}
+
 QString StoryEditor::commitTypedText() {
     const QString typed = typedText();
     if (typed.isEmpty())

@@ -44,6 +44,9 @@ public:
     QString typedText() const;
     // Adds to the typed text (an adventure turn, framed for the model).
     void appendTyped(const QString& text);
+    // Puts text back at the start of the typed text (a save that failed: it was marked
+    // saved by commitTypedText, and the path shown since does not hold it).
+    void restoreTyped(const QString& text);
     // Marks the typed text as saved user text; returns it.
     QString commitTypedText();
     // Removes everything from this character on (saved and typed).

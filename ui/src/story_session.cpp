@@ -104,7 +104,11 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
         setPhase(Phase::Generating);
     });
     auto done = [this](quint64 request) { m_writes.remove(request); };
-    connect(&m_storage, &SC::passageAppended, this, [done](quint64 r, qint64) { done(r); });
+    connect(&m_storage, &SC::passageAppended, this, [this, done](quint64 r, qint64) {
+        done(r);
+        if (m_typedWrites.remove(r) > 0)
+            Q_EMIT typedTextSaved();
+    });
     connect(&m_storage, &SC::currentPassageSet, this,
             [done](quint64 r, qint64, qint64) { done(r); });
     connect(&m_storage, &SC::storyUpdated, this, [done](quint64 r, qint64) { done(r); });
@@ -442,9 +446,10 @@ void StorySession::saveTyped(const QString& text) {
     if (text.isEmpty() || !isOpen() || busy())
         return;
     const qint64 before = leaf();
-    m_writes.insert(
-        m_storage.appendPassage(m_story.id, text.toStdString(), storage::PassageAuthor::User),
-        tr("Saving your text"));
+    const quint64 request =
+        m_storage.appendPassage(m_story.id, text.toStdString(), storage::PassageAuthor::User);
+    m_writes.insert(request, tr("Saving your text"));
+    m_typedWrites.insert(request, text);
     // The step is on the stack at once (an Undo right away must find it); the new
     // passage's id arrives with the path, before any later request is answered.
     auto after = std::make_shared<qint64>(0);
@@ -499,6 +504,15 @@ void StorySession::onStorageFailed(quint64 request, const storage::StorageError&
         return;
     const QString what = it.value();
     m_writes.erase(it);
+    if (const auto typed = m_typedWrites.find(request); typed != m_typedWrites.end()) {
+        // Typed text is never dropped: once the path without it is shown, it goes back
+        // to the editor as typed text (what is typed meanwhile stays after it).
+        const QString text = typed.value();
+        m_typedWrites.erase(typed);
+        const ErrorText why = describeStorageError(error);
+        reloadPath(true, [this, text, why] { Q_EMIT typedTextNotSaved(text, why); });
+        return;
+    }
     Q_EMIT failed(tr("%1 failed; the story shows what is saved").arg(what),
                   describeStorageError(error));
     if (m_story.id != 0 && !busy())

@@ -124,6 +124,12 @@ Q_SIGNALS:
     // An untitled story was named from its opening words (story/title.h).
     void retitled(qint64 storyId, QString title);
     void contextFailed(QString message);
+    // Typed text that saveTyped could not save (a full disk, an I/O error): the path
+    // without it has been shown; the editor takes the text back as typed text, and the
+    // owner saves it again later.
+    void typedTextNotSaved(QString text, baton::ui::ErrorText error);
+    // A saveTyped write went in.
+    void typedTextSaved();
 
 private:
     // What the engine thread's continuation leaves for the GUI thread; read only after
@@ -168,6 +174,7 @@ private:
     quint64 m_flushRequest = 0;
     std::optional<story::ContinueRequest> m_pending; // waits for the flush
     QHash<quint64, QString> m_writes;                // pending writes -> what they do, for errors
+    QHash<quint64, QString> m_typedWrites;           // pending saveTyped writes -> their text
     int m_retryChars = -1; // editor characters before the last generation; -1: none
     qint64 m_resumedFrom = 0;
     qint64 m_encodedChars = 0;

@@ -298,11 +298,7 @@ void WritePage::connectParts() {
     connect(m_session, &StorySession::message, this,
             [this](const QString& text) { Q_EMIT statusMessage(text, 10000); });
     connect(m_session, &StorySession::failed, this, &WritePage::failed);
-    connect(m_editor, &StoryEditor::typedTextChanged, this, [this] {
-        if (!m_editor->typedText().isEmpty())
-            m_editTimer->start(); // autosave after a pause in typing
-        updateActions();
-    });
+    connectSaving();
 }
 
 QString WritePage::storyText() const {
@@ -441,29 +437,6 @@ story::StorySettings WritePage::generationSettings() const {
     if (m_session->isOpen() && m_session->story().mode == storage::StoryMode::Adventure)
         s.sampling.stopStrings.push_back(adventureStopString());
     return s;
-}
-
-void WritePage::commitEdits() {
-    m_editTimer->stop();
-    if (!m_editor->hasPendingEdits())
-        return;
-    const auto edits = m_editor->pendingEdits();
-    if (m_session->isOpen())
-        m_session->saveEdits(edits);
-    m_editor->acceptEdits();
-    if (!edits.empty())
-        Q_EMIT statusMessage(tr("Edit saved; the model reads the story again from the "
-                                "edit on (Ctrl+Z undoes it)."),
-                             6000);
-}
-
-void WritePage::saveDraft() {
-    commitEdits();
-    const QString typed = m_editor->typedText();
-    if (typed.isEmpty() || !m_session->isOpen() || m_session->busy() || m_editor->isReadOnly())
-        return;
-    m_session->saveTyped(typed);
-    m_editor->commitTypedText();
 }
 
 void WritePage::storyUndo() {

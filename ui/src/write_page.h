@@ -47,6 +47,7 @@ class GenerationSettingsPanel;
 class LibraryPanel;
 class LossView;
 class NoticeBar;
+class SaveRetry;
 class StoryEditor;
 class StoryImporter;
 class StoryNotesPanel;
@@ -114,6 +115,7 @@ private:
     void createActions(QMainWindow& window);
     void createDocks(QMainWindow& window);
     void connectParts();
+    void connectSaving(); // write_page_saving.cpp
     // The memory, world info and context docks (write_page_docks.cpp).
     void connectDocks();
     // Saves the memory, the note and world info being typed.
@@ -161,6 +163,7 @@ private:
     QDockWidget* m_contextDock = nullptr;
     QTimer* m_contextTimer = nullptr;
     QTimer* m_editTimer = nullptr;
+    SaveRetry* m_saveRetry = nullptr;
     WriteActions m_actions{};
     bool m_databaseOpen = false;
     bool m_modelLoading = false;

@@ -61,7 +61,9 @@ public:
             m_current.pop_back();
         if (!m_current.empty()) {
             replaceEntities(m_current);
-            m_paragraphs.push_back(std::move(m_current));
+            // A character reference to a surrogate (&#xD800;) is not a character: pugixml
+            // writes its bytes as they are, and they are not UTF-8.
+            m_paragraphs.push_back(utf8::sanitize(m_current));
         }
         m_current.clear();
         m_space = false;

@@ -4,6 +4,7 @@
 #include "util/files.h"
 #include "util/json.h"
 
+#include <limits>
 #include <tuple>
 
 namespace baton::engine {
@@ -71,69 +72,109 @@ Json toJson(const TrainConfig& c) {
     return j;
 }
 
+// Every field type- and range-checked (a run.json that lies gets an error, never an
+// exception or a number that does not fit); validateTrainConfig checks the settings.
 Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
-    try {
-        TrainConfig c;
-        c.outDir = outDir;
-        c.resume = true;
-        c.baseModel = j.at("base_model").get<std::string>();
-        c.scratch = j.at("scratch").get<bool>();
-        auto sm = parseHfConfig(j.at("scratch_model").dump(), "run.json");
-        if (c.scratch && !sm)
-            return sm.error();
-        if (sm)
-            c.scratchModel = *sm;
-        c.scratchTokenizer = j.at("scratch_tokenizer").get<std::string>();
-        c.mode = j.at("mode") == "recurrent" ? TrainMode::Recurrent : TrainMode::Baseline;
-        c.recurrence.insertBlock = j.at("insert_block").get<int>();
-        c.recurrence.ffnWidth = j.at("ffn_width").get<int>();
-        c.recurrence.ffnDepth = j.at("ffn_depth").get<int>();
-        c.recurrence.residual = j.at("residual").get<bool>();
-        c.recurrence.slotBias = j.at("slot_bias").get<bool>();
-        c.slotBiasInit = j.at("slot_bias_init").get<double>();
-        // Added later: runs written before them used the defaults of that time.
-        c.recurrence.slots = j.value("slots", 1);
-        c.recurrence.poolLast = j.value("pool_last", 0);
-        c.recurrence.sink = j.value("sink", false);
-        c.unwrap = j.value("unwrap", false);
-        c.episodesPerSequence = j.value("episodes_per_sequence", 0);
-        c.corpus = j.at("corpus").get<std::vector<std::string>>();
-        c.validation = j.at("validation").get<std::vector<std::string>>();
-        c.validationFraction = j.at("validation_fraction").get<double>();
-        c.window = j.at("window").get<int>();
-        c.overlap = j.at("overlap").get<int>();
-        c.bpttWindows = j.at("bptt_windows").get<int>();
-        c.batchSize = j.at("batch_size").get<int>();
-        c.accumulate = j.at("accumulate").get<int>();
-        c.steps = j.at("steps").get<int64_t>();
-        c.epochs = j.at("epochs").get<double>();
-        c.optimizer = j.at("optimizer") == "adam" ? OptimizerKind::Adam : OptimizerKind::AdamW;
-        c.lr = j.at("lr").get<double>();
-        c.moduleLrScale = j.at("module_lr_scale").get<double>();
-        c.minLrRatio = j.at("min_lr_ratio").get<double>();
-        c.warmupSteps = j.at("warmup_steps").get<int>();
-        c.schedule = j.at("schedule") == "cosine" ? LrSchedule::Cosine : LrSchedule::Constant;
-        c.weightDecay = j.at("weight_decay").get<double>();
-        c.beta1 = j.at("beta1").get<double>();
-        c.beta2 = j.at("beta2").get<double>();
-        c.adamEps = j.at("adam_eps").get<double>();
-        c.clipNorm = j.at("clip_norm").get<double>();
-        c.seed = j.at("seed").get<uint64_t>();
-        const std::string scope = j.at("scope").get<std::string>();
-        c.scope = scope == "all" ? TrainScope::All
-                                 : (scope == "recurrence" ? TrainScope::Recurrence
-                                                          : TrainScope::RecurrenceAndTopBlocks);
-        c.topBlocks = j.at("top_blocks").get<int>();
-        c.validateEveryTokens = j.at("validate_every_tokens").get<int64_t>();
-        c.validationMaxTokens = j.at("validation_max_tokens").get<int64_t>();
-        c.patience = j.at("patience").get<int>();
-        c.checkpointEverySteps = j.at("checkpoint_every_steps").get<int64_t>();
-        c.keepCheckpoints = j.at("keep_checkpoints").get<int>();
-        c.saveDtype = j.at("save_dtype").get<std::string>();
-        return c;
-    } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::BadConfig, outDir + "/run.json is damaged: " + e.what());
-    }
+    constexpr int kInt = std::numeric_limits<int>::max();
+    constexpr int64_t kInt64 = std::numeric_limits<int64_t>::max();
+    constexpr double kHuge = std::numeric_limits<double>::max();
+    const auto R = json::FieldReader::Required;
+    TrainConfig c;
+    c.outDir = outDir;
+    c.resume = true;
+    json::FieldReader f(j);
+    f.string("base_model", c.baseModel, R);
+    f.boolean("scratch", c.scratch, R);
+    f.string("scratch_tokenizer", c.scratchTokenizer, R);
+    std::string mode, optimizer, schedule, scope;
+    f.string("mode", mode, R);
+    f.integer("insert_block", 0, kInt, c.recurrence.insertBlock, R);
+    f.integer("ffn_width", 1, kInt, c.recurrence.ffnWidth, R);
+    f.integer("ffn_depth", 0, kInt, c.recurrence.ffnDepth, R);
+    f.boolean("residual", c.recurrence.residual, R);
+    f.boolean("slot_bias", c.recurrence.slotBias, R);
+    f.number("slot_bias_init", -kHuge, kHuge, c.slotBiasInit, R);
+    // Added later: runs written before them used the defaults of that time.
+    c.recurrence.slots = 1;
+    c.recurrence.poolLast = 0;
+    c.recurrence.sink = false;
+    c.unwrap = false;
+    c.episodesPerSequence = 0;
+    f.integer("slots", 1, 64, c.recurrence.slots);
+    f.integer("pool_last", 0, kInt, c.recurrence.poolLast);
+    f.boolean("sink", c.recurrence.sink);
+    f.boolean("unwrap", c.unwrap);
+    f.integer("episodes_per_sequence", 0, kInt, c.episodesPerSequence);
+    f.strings("corpus", c.corpus, true, R);
+    f.strings("validation", c.validation, true, R);
+    f.number("validation_fraction", 0, 1, c.validationFraction, R);
+    f.integer("window", 0, kInt, c.window, R);
+    f.integer("overlap", 0, kInt, c.overlap, R);
+    f.integer("bptt_windows", 0, kInt, c.bpttWindows, R);
+    f.integer("batch_size", 0, kInt, c.batchSize, R);
+    f.integer("accumulate", 0, kInt, c.accumulate, R);
+    f.integer("steps", 0, kInt64, c.steps, R);
+    f.number("epochs", 0, kHuge, c.epochs, R);
+    f.string("optimizer", optimizer, R);
+    f.number("lr", 0, kHuge, c.lr, R);
+    f.number("module_lr_scale", 0, kHuge, c.moduleLrScale, R);
+    f.number("min_lr_ratio", 0, 1, c.minLrRatio, R);
+    f.integer("warmup_steps", 0, kInt, c.warmupSteps, R);
+    f.string("schedule", schedule, R);
+    f.number("weight_decay", 0, kHuge, c.weightDecay, R);
+    f.number("beta1", 0, 1, c.beta1, R);
+    f.number("beta2", 0, 1, c.beta2, R);
+    f.number("adam_eps", 0, kHuge, c.adamEps, R);
+    f.number("clip_norm", 0, kHuge, c.clipNorm, R);
+    f.string("scope", scope, R);
+    f.integer("top_blocks", 0, kInt, c.topBlocks, R);
+    f.integer("validate_every_tokens", 0, kInt64, c.validateEveryTokens, R);
+    f.integer("validation_max_tokens", 0, kInt64, c.validationMaxTokens, R);
+    f.integer("patience", 0, kInt, c.patience, R);
+    f.integer("checkpoint_every_steps", 0, kInt64, c.checkpointEverySteps, R);
+    f.integer("keep_checkpoints", 0, kInt, c.keepCheckpoints, R);
+    f.string("save_dtype", c.saveDtype, R);
+    auto damaged = [&](const std::string& what) {
+        return makeError(ErrorCode::BadConfig, outDir + "/run.json is damaged: " + what);
+    };
+    if (!f.ok())
+        return damaged(f.error());
+    const auto seed = j.find("seed"); // any 64-bit unsigned number
+    if (seed == j.end() || !seed->is_number_integer() ||
+        (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))
+        return damaged("seed must be a non-negative integer");
+    c.seed = seed->get<uint64_t>();
+    if (mode != "recurrent" && mode != "baseline")
+        return damaged("mode must be recurrent or baseline");
+    c.mode = mode == "recurrent" ? TrainMode::Recurrent : TrainMode::Baseline;
+    if (optimizer != "adam" && optimizer != "adamw")
+        return damaged("optimizer must be adam or adamw");
+    c.optimizer = optimizer == "adam" ? OptimizerKind::Adam : OptimizerKind::AdamW;
+    if (schedule != "cosine" && schedule != "constant")
+        return damaged("schedule must be cosine or constant");
+    c.schedule = schedule == "cosine" ? LrSchedule::Cosine : LrSchedule::Constant;
+    if (scope == "all")
+        c.scope = TrainScope::All;
+    else if (scope == "recurrence")
+        c.scope = TrainScope::Recurrence;
+    else if (scope == "recurrence+top")
+        c.scope = TrainScope::RecurrenceAndTopBlocks;
+    else
+        return damaged("scope must be all, recurrence or recurrence+top");
+    const auto model = j.find("scratch_model");
+    if (model == j.end())
+        return damaged("scratch_model is missing");
+    auto sm = parseHfConfig(model->dump(), outDir + "/run.json");
+    if (c.scratch && !sm)
+        return sm.error();
+    if (sm)
+        c.scratchModel = *sm;
+    // The settings a new run would be refused for are refused here too.
+    TrainConfig check = c;
+    check.resume = false;
+    if (auto v = validateTrainConfig(check); !v)
+        return damaged(v.error().message);
+    return c;
 }
 
 } // namespace

@@ -1,0 +1,99 @@
+// The Write page when the disk is full: typed text that cannot be saved stays in the
+// editor as typed text, the writer is told once, Baton saves it again by itself, and
+// it goes in once there is room (the fault comes from the test VFS of
+// tests/storage/fault_vfs.h, under the app's own storage thread).
+#include "app_harness.h"
+#include "fault_vfs.h"
+#include "test_support.h"
+#include "verify_ok.h"
+
+#include "story_editor.h"
+#include "story_session.h"
+
+#include <baton/storage/story_store.h>
+
+#include <QDir>
+#include <QMessageBox>
+#include <QTemporaryDir>
+
+using namespace baton;
+
+class TestWriteFaults : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_db;
+    qint64 m_story = 0;
+    test::FaultVfs m_vfs; // before the app: its storage thread opens through it
+    test::AppHarness m_app;
+
+    ui::StoryEditor* editor() const { return m_app.window->editor(); }
+
+private Q_SLOTS:
+    void initTestCase() {
+        test::initTestProcess();
+        m_db = m_dir.filePath("faults.db");
+        {
+            auto db = storage::Database::open(m_db.toStdString());
+            BATON_VERIFY_OK(db);
+            storage::Story s;
+            s.title = "Full disk";
+            m_story = *(*db)->stories().create(s);
+            BATON_VERIFY_OK(
+                (*db)->stories().append(m_story, "It began. ", storage::PassageAuthor::User));
+        }
+        m_app.start(m_db);
+        if (QTest::currentTestFailed())
+            return;
+        m_app.window->session()->open(m_story);
+        QTRY_COMPARE(editor()->storyText(), QStringLiteral("It began. "));
+    }
+
+    void cleanupTestCase() {
+        m_vfs.disarm();
+        m_app.stop();
+    }
+
+    void typedTextSurvivesAFullDisk() {
+        m_vfs.arm(test::Fault::DiskFull, 1, true); // every write fails from now on
+        editor()->setFocus();
+        editor()->moveCursor(QTextCursor::End);
+        QTest::keyClicks(editor(), QStringLiteral("Then the sea rose."));
+        // The autosave fails; the text comes back as typed (unsaved) text, and the
+        // writer is told once.
+        QTRY_VERIFY_WITH_TIMEOUT(m_vfs.fired(), 10000);
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (box = m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog"))), 10000);
+        QVERIFY2(box->text().contains(QStringLiteral("could not be saved")),
+                 qPrintable(box->text()));
+        QVERIFY2(box->informativeText().contains(QStringLiteral("full")),
+                 qPrintable(box->informativeText()));
+        QTRY_COMPARE_WITH_TIMEOUT(editor()->typedText(), QStringLiteral("Then the sea rose."),
+                                  10000);
+        QCOMPARE(editor()->storyText(), QStringLiteral("It began. Then the sea rose."));
+        QDir().mkpath(QStringLiteral(BATON_SCREENSHOT_DIR));
+        QVERIFY(box->grab().save(QStringLiteral(BATON_SCREENSHOT_DIR "/write_full_disk.png")));
+        box->close();
+        // Typing goes on meanwhile; the next attempt fails too (still full) without
+        // another message box.
+        QTest::keyClicks(editor(), QStringLiteral(" Again."));
+        QTest::qWait(8000);
+        QVERIFY(!m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
+        QCOMPARE(editor()->typedText(), QStringLiteral("Then the sea rose. Again."));
+        auto db = test::AppHarness::openReadOnly(m_db);
+        QVERIFY(db);
+        QCOMPARE(*db->stories().currentText(m_story), std::string("It began. "));
+        // Room again: the retry saves everything, in order, once.
+        m_vfs.disarm();
+        QTRY_VERIFY_WITH_TIMEOUT(editor()->typedText().isEmpty(), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(*db->stories().currentText(m_story),
+                                  std::string("It began. Then the sea rose. Again."), 10000);
+        QCOMPARE(editor()->storyText(), QStringLiteral("It began. Then the sea rose. Again."));
+        QVERIFY(m_app.flush());
+        QCOMPARE(*(*storage::Database::open(m_db.toStdString()))->integrityCheck(),
+                 std::string("ok"));
+    }
+};
+
+QTEST_MAIN(TestWriteFaults)
+#include "tst_write_faults.moc"
