@@ -15,6 +15,7 @@ packages=(
   libzip-dev libpugixml-dev
   libgl-dev libxkbcommon-dev fonts-dejavu-core
   xvfb xauth
+  clang # the fuzz targets (tests/fuzz); its libFuzzer runtime is found below
 )
 
 missing=()
@@ -26,6 +27,17 @@ done
 # Node.js from elsewhere (NodeSource ships npm inside it) is used as it is.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+# libFuzzer ships in the runtime package of the installed clang's version
+# (libclang-rt-14-dev on Debian 12, libclang-rt-18-dev on Ubuntu 24.04).
+rt_package() {
+  local version
+  version=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+  [[ -n $version ]] && echo "libclang-rt-$version-dev"
+}
+
+installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) == "install ok installed" ]]; }
+rt=$(rt_package || true)
+[[ -z $rt ]] || installed "$rt" || missing+=("$rt")
 
 if [[ "${1:-}" == "--check" ]]; then
   if ((${#missing[@]})); then echo "missing: ${missing[*]}"; exit 1; fi
@@ -39,6 +51,11 @@ if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+rt=$(rt_package || true) # known now if clang was only just installed
+if [[ -n $rt ]] && ! installed "$rt"; then
+  echo "installing: $rt"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$rt"
 fi
 
 # LibTorch's float32 GEMM goes to whatever libblas.so.3 points at; the reference
