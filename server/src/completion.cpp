@@ -123,7 +123,13 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     CompletionResult out;
     std::vector<int32_t> ids{startToken};
     {
-        std::vector<int32_t> text = tokenizer->encode(request.prompt);
+        std::vector<int32_t> text =
+            request.promptIds ? *request.promptIds : tokenizer->encode(request.prompt);
+        for (int32_t id : text)
+            if (id < 0 || id >= info.config.vocabSize)
+                return makeError(ErrorCode::InvalidArgument,
+                                 "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                     std::to_string(info.config.vocabSize) + " tokens)");
         if (request.maxContextTokens > 0) {
             const int64_t keep = std::max<int64_t>(1, request.maxContextTokens -
                                                           int64_t(request.sampling.maxTokens));

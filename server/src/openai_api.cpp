@@ -51,6 +51,16 @@ struct Logprobs {
 void completions(ServerCore& core, const httplib::Request& http, httplib::Response& res) {
     auto c = std::make_shared<OpenAiCompletion>(parseOpenAiCompletion(http.body, core.options()));
     auto model = core.model();
+    if (c->request.promptIds) {
+        // Token ids: checked against the vocabulary here (a 400), echoed as their text.
+        const int vocab = model->info().config.vocabSize;
+        for (int32_t id : *c->request.promptIds)
+            if (id >= vocab)
+                throw RequestError(400, "'prompt' token id " + std::to_string(id) +
+                                            " is outside the vocabulary (" + std::to_string(vocab) +
+                                            " tokens)");
+        c->request.prompt = model->tokenizer()->decode(*c->request.promptIds);
+    }
     struct Answer {
         std::string id = randomId();
         int64_t created = std::chrono::duration_cast<std::chrono::seconds>(

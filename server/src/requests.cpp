@@ -42,17 +42,29 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     const json body = parseJsonObject(text);
     const Fields f(body);
     OpenAiCompletion c;
-    // A prompt is a string, or an array of one string.
+    // A prompt is a string or token ids, alone or as a batch of one.
     const auto p = body.find("prompt");
     if (p == body.end() || p->is_null())
         throw RequestError(400, "'prompt' is required");
-    if (p->is_string())
-        c.request.prompt = p->get<std::string>();
-    else if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
-        c.request.prompt = (*p)[0].get<std::string>();
-    else
-        throw RequestError(400, "'prompt' must be a string or an array of one string (token "
-                                "arrays and batches are not supported)");
+    const json* prompt = &*p;
+    if (prompt->is_array() && prompt->size() == 1 &&
+        ((*prompt)[0].is_string() || (*prompt)[0].is_array()))
+        prompt = &(*prompt)[0];
+    if (prompt->is_string()) {
+        c.request.prompt = prompt->get<std::string>();
+    } else if (prompt->is_array() && !prompt->empty() &&
+               prompt->size() <= size_t(options.maxContextTokens)) {
+        std::vector<int32_t> ids;
+        for (const auto& id : *prompt) {
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+                throw RequestError(400, "'prompt' token ids must be integers from 0");
+            ids.push_back(int32_t(id.get<int64_t>()));
+        }
+        c.request.promptIds = std::move(ids);
+    } else {
+        throw RequestError(400, "'prompt' must be a string, an array of token ids, or a batch "
+                                "of one of them (larger batches are not supported)");
+    }
     f.string("model"); // any name is accepted: one model is served
     auto& s = c.request.sampling;
     s.maxTokens = int(f.integer("max_tokens", 0, options.maxGenerateTokens).value_or(16));

@@ -269,6 +269,23 @@ private Q_SLOTS:
             json{{"prompt", {kPrompt}}, {"max_tokens", 3}, {"echo", true}, {"stop", "zz"}}.dump());
         QCOMPARE(status3, 200);
         QVERIFY(echoed["choices"][0]["text"].get<std::string>().rfind(kPrompt, 0) == 0);
+
+        // The prompt as token ids (alone or as a batch of one) gives the same text.
+        auto [status4, counted] =
+            post(c, "/api/extra/tokencount", json{{"prompt", kPrompt}}.dump());
+        QCOMPARE(status4, 200);
+        const json ids = counted["ids"];
+        QVERIFY(ids.size() > 3);
+        for (const json& prompt : {ids, json::array({ids})}) {
+            json byIds = request;
+            byIds["prompt"] = prompt;
+            byIds["n"] = 1;
+            byIds["echo"] = true;
+            auto [status5, t] = post(c, "/v1/completions", byIds.dump());
+            QCOMPARE(status5, 200);
+            QCOMPARE(t["choices"][0]["text"].get<std::string>(),
+                     kPrompt + a["choices"][0]["text"].get<std::string>());
+        }
     }
 
     // A client resends its whole story with every request: only what changed is read,
@@ -442,7 +459,11 @@ private Q_SLOTS:
             {"/api/extra/generate/stream", R"({"prompt":["a"]})", 400},
             {"/api/extra/tokencount", R"({"text":"a"})", 400},
             {"/v1/completions", R"({"prompt":"a","stop":["a","b","c","d","e"]})", 400},
-            {"/v1/completions", R"({"prompt":[1,2,3]})", 400},
+            {"/v1/completions", R"({"prompt":[1,-2,3]})", 400},
+            {"/v1/completions", R"({"prompt":[[1],[2]]})", 400},
+            {"/v1/completions", R"({"prompt":[]})", 400},
+            {"/v1/completions", R"({"prompt":[1,2.5]})", 400},
+            {"/v1/completions", R"({"prompt":[99999999]})", 400},
             {"/v1/completions", R"({"prompt":"a","n":0})", 400},
             {"/v1/completions", R"({"prompt":"a","logprobs":2,"echo":true})", 400},
             {"/v1/completions", R"({"prompt":"a","max_tokens":1.5})", 400},

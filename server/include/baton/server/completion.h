@@ -22,13 +22,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace baton::server {
 
 struct CompletionRequest {
-    std::string prompt;
+    std::string prompt; // its text (decoded from promptIds when those are given)
+    // A prompt given as token ids (OpenAI clients may send them): read as they are,
+    // instead of encoding `prompt`.
+    std::optional<std::vector<int32_t>> promptIds;
     engine::SamplingOptions sampling;
     // Read only the last this many tokens of the prompt, less room for maxTokens, as
     // KoboldAI clients ask (0: the whole prompt).
