@@ -337,6 +337,8 @@ private Q_SLOTS:
                 const std::string problem = baton::test::checkSampleData(**again, 1);
                 QVERIFY2(problem.empty(), problem.c_str());
             }
+            qInfo("migration, fault kind %d: %lld injected, %d failed the migration", int(fault),
+                  static_cast<long long>(total), failures);
             QVERIFY2(failures > 0, "no fault made a migration fail");
         }
     }

@@ -54,6 +54,7 @@ private Q_SLOTS:
     }
 
     void typedTextSurvivesAFullDisk() {
+        QSignalSpy notSaved(m_app.window->session(), &ui::StorySession::typedTextNotSaved);
         m_vfs.arm(test::Fault::DiskFull, 1, true); // every write fails from now on
         editor()->setFocus();
         editor()->moveCursor(QTextCursor::End);
@@ -77,7 +78,8 @@ private Q_SLOTS:
         // Typing goes on meanwhile; the next attempt fails too (still full) without
         // another message box.
         QTest::keyClicks(editor(), QStringLiteral(" Again."));
-        QTest::qWait(8000);
+        QTRY_VERIFY_WITH_TIMEOUT(notSaved.count() >= 2, 30000);
+        QTRY_VERIFY(!editor()->typedText().isEmpty());
         QVERIFY(!m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog")));
         QCOMPARE(editor()->typedText(), QStringLiteral("Then the sea rose. Again."));
         auto db = test::AppHarness::openReadOnly(m_db);

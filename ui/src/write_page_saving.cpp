@@ -19,6 +19,7 @@ void WritePage::connectSaving() {
     connect(m_session, &StorySession::typedTextNotSaved, this,
             [this](const QString& text, const ErrorText& why) {
                 m_editor->restoreTyped(text);
+                m_editTimer->stop(); // the retry's timer, not the typing pause, comes next
                 const bool first = m_saveRetry->failed();
                 const QString what = tr("Your text could not be saved. Baton keeps it in the "
                                         "editor and tries again in %1 s.")
