@@ -7,6 +7,7 @@
 #
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]
 #   JOBS=1 tests/fuzz/run.sh 900 fuzz_epub   # one target, 15 minutes
+#   FUZZ_SEED=1 tests/fuzz/run.sh 30          # what CI runs
 set -euo pipefail
 seconds=${1:-30}
 shift || true
@@ -14,6 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=$root/build-fuzz
 jobs=${JOBS:-2}
+seed=${FUZZ_SEED:-0} # 0: libFuzzer picks one
 
 cd "$root"
 if [[ ! -f $build/build.ninja ]]; then
@@ -37,7 +39,7 @@ fuzz_one() {
   # CPU seconds (user + system) of the fuzzer, beside the wall-clock limit.
   TIMEFORMAT='%U %S'
   { time "$exe" "$build/fuzz-work/$name" "$here/corpus/$name" -max_total_time="$seconds" \
-      -timeout=20 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
+      -timeout=20 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 -seed="$seed" \
       -artifact_prefix="$build/fuzz-artifacts/$name-" >"$log" 2>&1 || rc=$?; } 2>"$cpu"
   local execs cov ft corpus
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
@@ -56,7 +58,7 @@ fuzz_one() {
   fi
 }
 export -f fuzz_one
-export build here seconds
+export build here seconds seed
 
 status=0
 printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'fuzz_one {}' || status=1
