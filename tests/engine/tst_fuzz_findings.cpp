@@ -5,7 +5,9 @@
 #include "verify_ok.h"
 
 #include "books/xhtml_text.h"
+#include "inference/state_blob.h"
 #include "model/baton_json.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
 #include "training/run_config.h"
 #include "training/run_progress.h"
 #include "util/hash.h"
@@ -16,7 +18,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
 #include <vector>
+
+#include <sys/resource.h>
 
 using namespace baton::engine;
 
@@ -35,6 +40,52 @@ private Q_SLOTS:
         QCOMPARE(a.hex(), b.hex());
         a.update("x", 1);
         QVERIFY(a.hex() != b.hex());
+    }
+
+    // fuzz_state_blob: a blob claiming 2^31 tokens in its window made the decoder
+    // allocate (and zero) 8 GB before finding it too short. Lengths are now checked
+    // against the bytes there first: claiming 2^28 tokens (1 GB) allocates nothing.
+    void stateBlobThatClaimsTooMuch() {
+        StateBlob b;
+        b.identity = std::string(16, 'a');
+        b.window = 8;
+        b.width = 4;
+        std::vector<uint8_t> bytes = encodeStateBlob(b);
+        auto put = [&](size_t at, auto value) {
+            std::memcpy(bytes.data() + at, &value, sizeof(value));
+        };
+        const int32_t claim = 1 << 28;
+        put(28, claim);           // window
+        put(57, int64_t(claim));  // streamLength = windowStart (0) + count
+        put(73, uint32_t(claim)); // count
+        bytes.resize(bytes.size() - 8);
+        ContentHash h;
+        h.update(bytes.data(), bytes.size());
+        const uint64_t digest = h.digest();
+        bytes.insert(bytes.end(), reinterpret_cast<const uint8_t*>(&digest),
+                     reinterpret_cast<const uint8_t*>(&digest) + 8);
+        rusage before{}, after{};
+        getrusage(RUSAGE_SELF, &before);
+        auto r = decodeStateBlob(bytes);
+        getrusage(RUSAGE_SELF, &after);
+        QVERIFY(!r);
+        QCOMPARE(r.error().code, ErrorCode::StateCorrupt);
+        QVERIFY2(after.ru_maxrss - before.ru_maxrss < 256 * 1024, // kB
+                 qPrintable(QString("decoding grew the process by %1 kB")
+                                .arg(after.ru_maxrss - before.ru_maxrss)));
+    }
+
+    // fuzz_sentencepiece: a model file with an empty piece made darts-clone (inside
+    // SentencePiece) throw through Baton's module, which ended the process. The module
+    // now turns every exception into an error.
+    void sentencePieceThatThrows() {
+        const QByteArray bytes =
+            QByteArray::fromBase64("Cg4KBTwwbms+FQAAAAAYAgoNCgQAAHMvFTw+eKowBw==");
+        auto t =
+            SentencePieceTokenizer::fromData(std::string_view(bytes.data(), size_t(bytes.size())));
+        QVERIFY(!t);
+        QVERIFY2(QString::fromStdString(t.error().message).contains("zero-length key"),
+                 t.error().message.c_str());
     }
 
     // fuzz_model_config: a baton.json whose "format" is not a string threw out of

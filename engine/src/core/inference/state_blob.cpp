@@ -123,6 +123,10 @@ Result<StateBlob> decodeStateBlob(const std::vector<uint8_t>& blob) {
         s.windowStart + int64_t(count) != s.streamLength || s.rollovers < 0 ||
         s.rollovers > s.windowStart)
         return corrupt("inconsistent positions");
+    // Lengths are checked against the bytes there before anything is allocated: a blob
+    // that claims 2^31 tokens must not allocate 8 GB to find out it lies.
+    if (in.left() < size_t(count) * sizeof(int32_t))
+        return corrupt("it is too short");
     s.tokens.resize(count);
     if (!in.getBytes(s.tokens.data(), count * sizeof(int32_t)))
         return corrupt("it is too short");

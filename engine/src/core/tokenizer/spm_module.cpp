@@ -69,6 +69,21 @@ private:
     bool m_done = false;
 };
 
+// Nothing may throw across the module's C boundary: SentencePiece (darts-clone inside
+// it) throws on some damaged model files ("zero-length key"), which would end the
+// process. Any exception becomes the failure value and, where there is room, a message.
+template <typename R, typename F>
+R guarded(R failure, char* err, size_t errCap, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        writeError(err, errCap, std::string("SentencePiece failed: ") + e.what());
+    } catch (...) {
+        writeError(err, errCap, "SentencePiece failed with an unknown exception");
+    }
+    return failure;
+}
+
 } // namespace
 
 BATON_SPM_API int baton_spm_abi_version(void) {
@@ -77,13 +92,15 @@ BATON_SPM_API int baton_spm_abi_version(void) {
 
 BATON_SPM_API BatonSpmModel* baton_spm_load(const char* data, size_t size, char* err,
                                             size_t errCap) {
-    auto model = std::make_unique<BatonSpmModel>();
-    const auto status = model->processor.LoadFromSerializedProto(std::string(data, size));
-    if (!status.ok()) {
-        writeError(err, errCap, status.ToString());
-        return nullptr;
-    }
-    return model.release();
+    return guarded<BatonSpmModel*>(nullptr, err, errCap, [&]() -> BatonSpmModel* {
+        auto model = std::make_unique<BatonSpmModel>();
+        const auto status = model->processor.LoadFromSerializedProto(std::string(data, size));
+        if (!status.ok()) {
+            writeError(err, errCap, status.ToString());
+            return nullptr;
+        }
+        return model.release();
+    });
 }
 
 BATON_SPM_API void baton_spm_free(BatonSpmModel* model) {
@@ -96,13 +113,15 @@ BATON_SPM_API int baton_spm_vocab_size(const BatonSpmModel* model) {
 
 BATON_SPM_API int64_t baton_spm_encode(const BatonSpmModel* model, const char* text, size_t len,
                                        int32_t* out, size_t cap) {
-    std::vector<int> ids;
-    const auto status = model->processor.Encode(std::string(text, len), &ids);
-    if (!status.ok())
-        return -1;
-    for (size_t i = 0; i < ids.size() && i < cap; ++i)
-        out[i] = ids[i];
-    return static_cast<int64_t>(ids.size());
+    return guarded<int64_t>(-1, nullptr, 0, [&]() -> int64_t {
+        std::vector<int> ids;
+        const auto status = model->processor.Encode(std::string(text, len), &ids);
+        if (!status.ok())
+            return -1;
+        for (size_t i = 0; i < ids.size() && i < cap; ++i)
+            out[i] = ids[i];
+        return static_cast<int64_t>(ids.size());
+    });
 }
 
 BATON_SPM_API int64_t baton_spm_piece(const BatonSpmModel* model, int32_t id, char* out,
@@ -145,34 +164,38 @@ BATON_SPM_API int baton_spm_special_id(const BatonSpmModel* model, int which) {
 
 BATON_SPM_API int64_t baton_spm_decode(const BatonSpmModel* model, const int32_t* ids, size_t n,
                                        char* out, size_t cap) {
-    std::vector<int> v(ids, ids + n);
-    std::string text;
-    if (!model->processor.Decode(v, &text).ok())
-        return -1;
-    std::memcpy(out, text.data(), std::min(cap, text.size()));
-    return static_cast<int64_t>(text.size());
+    return guarded<int64_t>(-1, nullptr, 0, [&]() -> int64_t {
+        std::vector<int> v(ids, ids + n);
+        std::string text;
+        if (!model->processor.Decode(v, &text).ok())
+            return -1;
+        std::memcpy(out, text.data(), std::min(cap, text.size()));
+        return static_cast<int64_t>(text.size());
+    });
 }
 
 BATON_SPM_API int baton_spm_train(const char* const* texts, const size_t* lengths, size_t count,
                                   const char* const* keys, const char* const* values,
                                   size_t optionCount, const char* outPath, char* err,
                                   size_t errCap) {
-    std::unordered_map<std::string, std::string> options;
-    for (size_t i = 0; i < optionCount; ++i)
-        options[keys[i]] = values[i];
-    TextLines lines(texts, lengths, count);
-    std::string proto;
-    const auto status = sentencepiece::SentencePieceTrainer::Train(options, &lines, &proto);
-    if (!status.ok()) {
-        writeError(err, errCap, status.ToString());
-        return 1;
-    }
-    std::ofstream out(outPath, std::ios::binary | std::ios::trunc);
-    out.write(proto.data(), static_cast<std::streamsize>(proto.size()));
-    out.close();
-    if (!out) {
-        writeError(err, errCap, std::string("cannot write ") + outPath);
-        return 2;
-    }
-    return 0;
+    return guarded<int>(3, err, errCap, [&]() -> int {
+        std::unordered_map<std::string, std::string> options;
+        for (size_t i = 0; i < optionCount; ++i)
+            options[keys[i]] = values[i];
+        TextLines lines(texts, lengths, count);
+        std::string proto;
+        const auto status = sentencepiece::SentencePieceTrainer::Train(options, &lines, &proto);
+        if (!status.ok()) {
+            writeError(err, errCap, status.ToString());
+            return 1;
+        }
+        std::ofstream out(outPath, std::ios::binary | std::ios::trunc);
+        out.write(proto.data(), static_cast<std::streamsize>(proto.size()));
+        out.close();
+        if (!out) {
+            writeError(err, errCap, std::string("cannot write ") + outPath);
+            return 2;
+        }
+        return 0;
+    });
 }
