@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 namespace baton::test {
 
@@ -30,12 +31,14 @@ File* cast(sqlite3_file* f) {
     return reinterpret_cast<File*>(f);
 }
 
-bool armedFor(bool matches) {
-    return g_state.armed.load() && matches;
-}
-bool writeFault() {
-    return g_state.fault == Fault::DiskFull || g_state.fault == Fault::WriteError ||
-           g_state.fault == Fault::ShortWrite;
+// Whether the armed fault is one of these kinds.
+bool armedFor(std::initializer_list<Fault> kinds) {
+    if (!g_state.armed.load())
+        return false;
+    for (Fault k : kinds)
+        if (k == g_state.fault)
+            return true;
+    return false;
 }
 
 // Whether this operation (of the armed kind) fails.
@@ -54,14 +57,14 @@ int xClose(sqlite3_file* f) {
     return rc;
 }
 int xRead(sqlite3_file* f, void* buf, int amount, sqlite3_int64 offset) {
-    if (armedFor(g_state.fault == Fault::ReadError) && strike())
+    if (armedFor({Fault::ReadError}) && strike())
         return SQLITE_IOERR_READ;
     sqlite3_file* r = cast(f)->real();
     return r->pMethods->xRead(r, buf, amount, offset);
 }
 int xWrite(sqlite3_file* f, const void* buf, int amount, sqlite3_int64 offset) {
     sqlite3_file* r = cast(f)->real();
-    if (armedFor(writeFault()) && strike()) {
+    if (armedFor({Fault::DiskFull, Fault::WriteError, Fault::ShortWrite}) && strike()) {
         switch (g_state.fault) {
         case Fault::DiskFull:
             return SQLITE_FULL;
@@ -79,7 +82,7 @@ int xTruncate(sqlite3_file* f, sqlite3_int64 size) {
     return r->pMethods->xTruncate(r, size);
 }
 int xSync(sqlite3_file* f, int flags) {
-    if (armedFor(g_state.fault == Fault::SyncError) && strike())
+    if (armedFor({Fault::SyncError}) && strike())
         return SQLITE_IOERR_FSYNC;
     sqlite3_file* r = cast(f)->real();
     return r->pMethods->xSync(r, flags);

@@ -16,21 +16,15 @@ SaveRetry::SaveRetry(QObject* parent, int firstDelayMs, int maxDelayMs)
 }
 
 bool SaveRetry::failed() {
-    const bool first = !m_streak;
+    const bool first = m_delay == 0;
     m_delay = first ? m_first : std::min(m_max, m_delay * 2);
-    m_streak = true;
     m_timer->start(m_delay);
     return first;
 }
 
 void SaveRetry::succeeded() {
-    m_streak = false;
     m_delay = 0;
     m_timer->stop();
-}
-
-bool SaveRetry::pending() const {
-    return m_timer->isActive();
 }
 
 } // namespace baton::ui

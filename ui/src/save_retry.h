@@ -19,9 +19,8 @@ public:
     bool failed();
     // A save went in: the streak ends, nothing is scheduled.
     void succeeded();
-    // The delay before the attempt that failed() scheduled.
+    // The delay before the attempt that failed() scheduled; 0 outside a streak.
     int delayMs() const { return m_delay; }
-    bool pending() const;
 
 Q_SIGNALS:
     void retry();
@@ -29,7 +28,6 @@ Q_SIGNALS:
 private:
     QTimer* m_timer = nullptr;
     int m_first, m_max, m_delay = 0;
-    bool m_streak = false;
 };
 
 } // namespace baton::ui

@@ -30,7 +30,7 @@ void WritePage::connectSaving() {
                     Q_EMIT statusMessage(what + QLatin1Char(' ') + why.message, 0);
             });
     connect(m_session, &StorySession::typedTextSaved, this, [this] {
-        if (m_saveRetry->pending() || m_saveRetry->delayMs() > 0)
+        if (m_saveRetry->delayMs() > 0) // a streak of failures ends
             Q_EMIT statusMessage(tr("Your text is saved."), 5000);
         m_saveRetry->succeeded();
     });

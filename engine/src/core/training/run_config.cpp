@@ -5,6 +5,7 @@
 #include "util/json.h"
 
 #include <limits>
+#include <optional>
 #include <tuple>
 
 namespace baton::engine {
@@ -13,12 +14,44 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const char* modeName(TrainMode m) {
-    return m == TrainMode::Recurrent ? "recurrent" : "baseline";
+// The names run.json uses for each setting's values: one table per setting, read and
+// written through the same entries.
+template <typename E>
+struct Named {
+    E value;
+    const char* name;
+};
+constexpr Named<TrainMode> kModes[] = {{TrainMode::Recurrent, "recurrent"},
+                                       {TrainMode::Baseline, "baseline"}};
+constexpr Named<OptimizerKind> kOptimizers[] = {{OptimizerKind::AdamW, "adamw"},
+                                                {OptimizerKind::Adam, "adam"}};
+constexpr Named<LrSchedule> kSchedules[] = {{LrSchedule::Cosine, "cosine"},
+                                            {LrSchedule::Constant, "constant"}};
+constexpr Named<TrainScope> kScopes[] = {{TrainScope::All, "all"},
+                                         {TrainScope::Recurrence, "recurrence"},
+                                         {TrainScope::RecurrenceAndTopBlocks, "recurrence+top"}};
+
+template <typename E, size_t N>
+const char* nameOf(const Named<E> (&table)[N], E value) {
+    for (const auto& n : table)
+        if (n.value == value)
+            return n.name;
+    return table[0].name;
 }
-const char* scopeName(TrainScope s) {
-    return s == TrainScope::All ? "all"
-                                : (s == TrainScope::Recurrence ? "recurrence" : "recurrence+top");
+template <typename E, size_t N>
+std::optional<E> valueOf(const Named<E> (&table)[N], const std::string& name) {
+    for (const auto& n : table)
+        if (name == n.name)
+            return n.value;
+    return std::nullopt;
+}
+// "all, recurrence or recurrence+top"
+template <typename E, size_t N>
+std::string namesOf(const Named<E> (&table)[N]) {
+    std::string out;
+    for (size_t i = 0; i < N; ++i)
+        out += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + table[i].name;
+    return out;
 }
 
 Json toJson(const TrainConfig& c) {
@@ -27,7 +60,7 @@ Json toJson(const TrainConfig& c) {
     j["scratch"] = c.scratch;
     j["scratch_model"] = Json::parse(hfConfigJson(c.scratchModel));
     j["scratch_tokenizer"] = c.scratchTokenizer;
-    j["mode"] = modeName(c.mode);
+    j["mode"] = nameOf(kModes, c.mode);
     j["insert_block"] = c.recurrence.insertBlock;
     j["ffn_width"] = c.recurrence.ffnWidth;
     j["ffn_depth"] = c.recurrence.ffnDepth;
@@ -49,19 +82,19 @@ Json toJson(const TrainConfig& c) {
     j["accumulate"] = c.accumulate;
     j["steps"] = c.steps;
     j["epochs"] = c.epochs;
-    j["optimizer"] = c.optimizer == OptimizerKind::AdamW ? "adamw" : "adam";
+    j["optimizer"] = nameOf(kOptimizers, c.optimizer);
     j["lr"] = c.lr;
     j["module_lr_scale"] = c.moduleLrScale;
     j["min_lr_ratio"] = c.minLrRatio;
     j["warmup_steps"] = c.warmupSteps;
-    j["schedule"] = c.schedule == LrSchedule::Cosine ? "cosine" : "constant";
+    j["schedule"] = nameOf(kSchedules, c.schedule);
     j["weight_decay"] = c.weightDecay;
     j["beta1"] = c.beta1;
     j["beta2"] = c.beta2;
     j["adam_eps"] = c.adamEps;
     j["clip_norm"] = c.clipNorm;
     j["seed"] = c.seed;
-    j["scope"] = scopeName(c.scope);
+    j["scope"] = nameOf(kScopes, c.scope);
     j["top_blocks"] = c.topBlocks;
     j["validate_every_tokens"] = c.validateEveryTokens;
     j["validation_max_tokens"] = c.validationMaxTokens;
@@ -144,23 +177,22 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
         (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))
         return damaged("seed must be a non-negative integer");
     c.seed = seed->get<uint64_t>();
-    if (mode != "recurrent" && mode != "baseline")
-        return damaged("mode must be recurrent or baseline");
-    c.mode = mode == "recurrent" ? TrainMode::Recurrent : TrainMode::Baseline;
-    if (optimizer != "adam" && optimizer != "adamw")
-        return damaged("optimizer must be adam or adamw");
-    c.optimizer = optimizer == "adam" ? OptimizerKind::Adam : OptimizerKind::AdamW;
-    if (schedule != "cosine" && schedule != "constant")
-        return damaged("schedule must be cosine or constant");
-    c.schedule = schedule == "cosine" ? LrSchedule::Cosine : LrSchedule::Constant;
-    if (scope == "all")
-        c.scope = TrainScope::All;
-    else if (scope == "recurrence")
-        c.scope = TrainScope::Recurrence;
-    else if (scope == "recurrence+top")
-        c.scope = TrainScope::RecurrenceAndTopBlocks;
-    else
-        return damaged("scope must be all, recurrence or recurrence+top");
+    const auto m = valueOf(kModes, mode);
+    const auto o = valueOf(kOptimizers, optimizer);
+    const auto sc = valueOf(kSchedules, schedule);
+    const auto sp = valueOf(kScopes, scope);
+    if (!m)
+        return damaged("mode must be " + namesOf(kModes));
+    if (!o)
+        return damaged("optimizer must be " + namesOf(kOptimizers));
+    if (!sc)
+        return damaged("schedule must be " + namesOf(kSchedules));
+    if (!sp)
+        return damaged("scope must be " + namesOf(kScopes));
+    c.mode = *m;
+    c.optimizer = *o;
+    c.schedule = *sc;
+    c.scope = *sp;
     const auto model = j.find("scratch_model");
     if (model == j.end())
         return damaged("scratch_model is missing");
