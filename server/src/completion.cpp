@@ -1,5 +1,6 @@
 #include "baton/server/completion.h"
 
+#include <baton/engine/scoring.h>
 #include <baton/engine/tokenizer.h>
 
 #include <algorithm>
@@ -93,19 +94,72 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
     return engine::Generator::create(model, w);
 }
 
+engine::Result<CompletionEngine::Prompt>
+CompletionEngine::readPrompt(const std::shared_ptr<const engine::Model>& model,
+                             const CompletionRequest& request) const {
+    if (!model)
+        return makeError(ErrorCode::Unsupported, "no model is loaded");
+    const engine::ModelInfo& info = model->info();
+    Prompt p;
+    p.windows = engine::resolveWindows(info, m_windows);
+    if (auto r = engine::validateWindows(p.windows, info.config.nPositions); !r)
+        return r.error();
+    const auto tokenizer = model->tokenizer();
+    if (!tokenizer)
+        return makeError(ErrorCode::Unsupported, "this model has no tokenizer");
+    const int startToken = engine::startOfTextToken(info.config);
+    if (startToken < 0 || startToken >= info.config.vocabSize)
+        return makeError(ErrorCode::Unsupported, "this model has no start-of-text token");
+    std::vector<int32_t> text =
+        request.promptIds ? *request.promptIds : tokenizer->encode(request.prompt);
+    for (int32_t id : text)
+        if (id < 0 || id >= info.config.vocabSize)
+            return makeError(ErrorCode::InvalidArgument,
+                             "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                 std::to_string(info.config.vocabSize) + " tokens)");
+    if (request.maxContextTokens > 0) {
+        const int64_t keep =
+            std::max<int64_t>(1, request.maxContextTokens - int64_t(request.sampling.maxTokens));
+        if (int64_t(text.size()) > keep) {
+            text.erase(text.begin(), text.end() - keep);
+            p.truncated = true;
+        }
+    }
+    p.ids.reserve(text.size() + 1);
+    p.ids.push_back(startToken);
+    p.ids.insert(p.ids.end(), text.begin(), text.end());
+    return p;
+}
+
+engine::Result<std::vector<engine::TokenScore>>
+CompletionEngine::scorePrompt(const std::shared_ptr<const engine::Model>& model,
+                              const CompletionRequest& request, int alternatives,
+                              const engine::CancelToken& cancel) const {
+    auto prompt = readPrompt(model, request);
+    if (!prompt)
+        return prompt.error();
+    engine::ScoreOptions options;
+    options.windows = prompt->windows;
+    options.topAlternatives = alternatives;
+    options.cancel = cancel;
+    auto scored = engine::scoreTokens(*model, prompt->ids, options);
+    if (!scored)
+        return scored.error();
+    return std::move(scored->perToken);
+}
+
 engine::Result<CompletionResult>
 CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
                            const CompletionRequest& request,
                            const std::function<bool(const engine::GenerationEvent&)>& onToken,
                            const engine::CancelToken& cancel) {
-    if (!model)
-        return makeError(ErrorCode::Unsupported, "no model is loaded");
     if (auto r = engine::validateSampling(request.sampling); !r)
         return r.error();
+    auto prompt = readPrompt(model, request);
+    if (!prompt)
+        return prompt.error();
     const engine::ModelInfo& info = model->info();
-    const engine::WindowSettings w = engine::resolveWindows(info, m_windows);
-    if (auto r = engine::validateWindows(w, info.config.nPositions); !r)
-        return r.error();
+    const engine::WindowSettings w = prompt->windows;
     const std::string owner =
         info.identity + "/" + std::to_string(w.window) + "/" + std::to_string(w.overlap);
     if (owner != m_cacheOwner) {
@@ -113,33 +167,9 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
         m_live.reset();
         m_cacheOwner = owner;
     }
-    const auto tokenizer = model->tokenizer();
-    if (!tokenizer)
-        return makeError(ErrorCode::Unsupported, "this model has no tokenizer");
-    const int startToken = engine::startOfTextToken(info.config);
-    if (startToken < 0 || startToken >= info.config.vocabSize)
-        return makeError(ErrorCode::Unsupported, "this model has no start-of-text token");
-
     CompletionResult out;
-    std::vector<int32_t> ids{startToken};
-    {
-        std::vector<int32_t> text =
-            request.promptIds ? *request.promptIds : tokenizer->encode(request.prompt);
-        for (int32_t id : text)
-            if (id < 0 || id >= info.config.vocabSize)
-                return makeError(ErrorCode::InvalidArgument,
-                                 "token id " + std::to_string(id) + " is outside the vocabulary (" +
-                                     std::to_string(info.config.vocabSize) + " tokens)");
-        if (request.maxContextTokens > 0) {
-            const int64_t keep = std::max<int64_t>(1, request.maxContextTokens -
-                                                          int64_t(request.sampling.maxTokens));
-            if (int64_t(text.size()) > keep) {
-                text.erase(text.begin(), text.end() - keep);
-                out.truncated = true;
-            }
-        }
-        ids.insert(ids.end(), text.begin(), text.end());
-    }
+    out.truncated = prompt->truncated;
+    const std::vector<int32_t>& ids = prompt->ids;
     const std::vector<PrefixHasher::Key> keys = prefixKeys(ids);
 
     int64_t start = 0, reread = 0;

@@ -4,6 +4,8 @@
 #include "requests.h"
 #include "server_core.h"
 
+#include <baton/engine/tokenizer.h>
+
 #include <chrono>
 #include <random>
 
@@ -28,17 +30,20 @@ struct Logprobs {
          offsets = json::array();
     int64_t offset = 0;
 
-    void add(const engine::Model& model, const engine::GenerationEvent& e) {
-        const auto tok = model.tokenizer();
-        const std::string text = tok->decode({e.token});
-        json alternatives = json::object();
-        for (const auto& [id, lp] : e.topLogprobs)
-            alternatives[tok->decode({id})] = lp;
+    void add(const engine::Tokenizer& tok, int32_t token, float logprob,
+             const std::vector<std::pair<int32_t, float>>& alternatives) {
+        const std::string text = tok.decode({token});
+        json byText = json::object();
+        for (const auto& [id, lp] : alternatives)
+            byText[tok.decode({id})] = lp;
         tokens.push_back(text);
-        tokenLogprobs.push_back(e.logprob);
-        top.push_back(alternatives);
+        tokenLogprobs.push_back(logprob);
+        top.push_back(byText);
         offsets.push_back(offset);
         offset += int64_t(text.size());
+    }
+    void add(const engine::Tokenizer& tok, const engine::GenerationEvent& e) {
+        add(tok, e.token, e.logprob, e.topLogprobs);
     }
     json value() const {
         return {{"tokens", tokens},
@@ -75,9 +80,6 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
     auto a = std::make_shared<Answer>();
     a->model = core.modelName();
     a->logprobs.resize(size_t(c->n));
-    a->logprobs[0].offset = c->echo ? int64_t(c->request.prompt.size()) : 0;
-    for (auto& l : a->logprobs)
-        l.offset = a->logprobs[0].offset;
     CompletionCall call;
     for (int i = 0; i < c->n; ++i) {
         call.requests.push_back(c->request);
@@ -93,42 +95,67 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
                          {"choices", json::array({choice})}}) +
                "\n\n";
     };
+    const auto tok = model->tokenizer();
+    if (c->echo) {
+        // The prompt comes first in every choice; with logprobs, so do its tokens'
+        // (scored with the model, in the windows the generation reads it in).
+        call.before = [c, a, tok, chunk](CompletionEngine& engine,
+                                         const std::shared_ptr<const engine::Model>& m,
+                                         const engine::CancelToken& cancel, bool& ok) {
+            Logprobs prompt;
+            if (c->logprobs >= 0) {
+                auto scored = engine.scorePrompt(m, c->request, c->logprobs, cancel);
+                if (!scored) {
+                    ok = false;
+                    a->error = scored.error().message;
+                    return c->stream ? "data: " + dumpJson(errorJson(500, a->error)) + "\n\n"
+                                     : std::string();
+                }
+                for (const engine::TokenScore& s : *scored)
+                    prompt.add(*tok, s.id, s.logprob, s.top);
+            }
+            prompt.offset = int64_t(c->request.prompt.size());
+            std::string bytes;
+            for (int i = 0; i < c->n; ++i) {
+                a->logprobs[size_t(i)] = prompt;
+                if (c->stream)
+                    bytes += chunk({{"text", c->request.prompt},
+                                    {"index", i},
+                                    {"logprobs", c->logprobs >= 0 ? prompt.value() : json(nullptr)},
+                                    {"finish_reason", nullptr}});
+            }
+            return bytes;
+        };
+    }
     if (c->stream) {
         call.contentType = "text/event-stream";
-        auto echoed = std::make_shared<std::vector<bool>>(size_t(c->n), false);
-        call.onEvent = [c, a, model, chunk, echoed](size_t i, const engine::GenerationEvent& e) {
-            std::string text = e.text;
-            if (c->echo && !(*echoed)[i]) {
-                text = c->request.prompt + text;
-                (*echoed)[i] = true;
-            }
+        call.onEvent = [c, a, tok, chunk](size_t i, const engine::GenerationEvent& e) {
             json lp = nullptr;
             if (c->logprobs >= 0 && e.token >= 0) {
                 Logprobs one;
                 one.offset = a->logprobs[i].offset;
-                one.add(*model, e);
+                one.add(*tok, e);
                 a->logprobs[i].offset = one.offset;
                 lp = one.value();
             }
-            if (text.empty() && lp.is_null())
+            if (e.text.empty() && lp.is_null())
                 return std::string();
             return chunk(
-                {{"text", text}, {"index", i}, {"logprobs", lp}, {"finish_reason", nullptr}});
+                {{"text", e.text}, {"index", i}, {"logprobs", lp}, {"finish_reason", nullptr}});
         };
-        call.onDone = [c, chunk, echoed](size_t i, const engine::Result<CompletionResult>& r) {
+        call.onDone = [chunk](size_t i, const engine::Result<CompletionResult>& r) {
             if (!r)
                 return "data: " + dumpJson(errorJson(500, r.error().message)) + "\n\n";
-            const std::string text = c->echo && !(*echoed)[i] ? c->request.prompt : std::string();
-            return chunk({{"text", text},
+            return chunk({{"text", ""},
                           {"index", i},
                           {"logprobs", nullptr},
                           {"finish_reason", finishReason(r->generation)}});
         };
         call.finish = [] { return std::string("data: [DONE]\n\n"); };
     } else {
-        call.onEvent = [c, a, model](size_t i, const engine::GenerationEvent& e) {
+        call.onEvent = [c, a, tok](size_t i, const engine::GenerationEvent& e) {
             if (c->logprobs >= 0 && e.token >= 0)
-                a->logprobs[i].add(*model, e);
+                a->logprobs[i].add(*tok, e);
             return std::string();
         };
         call.onDone = [c, a](size_t i, const engine::Result<CompletionResult>& r) {

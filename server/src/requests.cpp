@@ -80,9 +80,6 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     c.echo = f.boolean("echo").value_or(false);
     c.n = int(f.integer("n", 1, 8).value_or(1));
     c.logprobs = int(f.integer("logprobs", 0, 5).value_or(-1));
-    if (c.echo && c.logprobs >= 0)
-        throw RequestError(400, "'echo' with 'logprobs' is not supported (the prompt's "
-                                "log-probabilities are not computed)");
     s.logprobs = c.logprobs;
     return c;
 }

@@ -114,6 +114,11 @@ void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
     size_t done = 0;
     auto ran = m_host.run(
         [&](const std::shared_ptr<const engine::Model>& model) {
+            bool ok = true;
+            if (call.before)
+                send(call.before(m_engine, model, cancel, ok));
+            if (!ok)
+                return;
             for (size_t i = 0; i < call.requests.size() && !gone && !cancel.cancelled(); ++i) {
                 auto r = m_engine.complete(
                     model, call.requests[i],

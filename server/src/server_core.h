@@ -19,13 +19,18 @@
 
 namespace baton::server {
 
-// One request's generations and how its answer is written: onEvent and onDone return
-// the bytes to send at that point (empty: nothing yet), finish the last ones.
+// One request's generations and how its answer is written: before, onEvent and onDone
+// return the bytes to send at that point (empty: nothing yet), finish the last ones.
 struct CompletionCall {
     std::vector<CompletionRequest> requests; // run one after another (OpenAI's n)
     std::string genkey;
     std::string contentType = "application/json";
     bool streaming = false;
+    // Runs with the model before the generations (OpenAI's echo: the prompt, and with
+    // logprobs its scores); false stops the call there (it answered with an error).
+    std::function<std::string(CompletionEngine&, const std::shared_ptr<const engine::Model>&,
+                              const engine::CancelToken&, bool& ok)>
+        before;
     std::function<std::string(size_t index, const engine::GenerationEvent&)> onEvent;
     std::function<std::string(size_t index, const engine::Result<CompletionResult>&)> onDone;
     std::function<std::string()> finish;

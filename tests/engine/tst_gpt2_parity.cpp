@@ -122,6 +122,44 @@ private Q_SLOTS:
         QVERIFY(compared > 500);
     }
 
+    // Scoring's alternatives (the OpenAI server's echo with logprobs) are the
+    // reference's top five at each position, with log-probabilities of the same logits.
+    void scoredAlternatives() {
+        ScoreOptions options;
+        options.topAlternatives = 5;
+        auto r = scoreTokens(*m_model, m_ids, options);
+        BATON_VERIFY_OK(r);
+        QCOMPARE(r->perToken.size(), size_t(127));
+        const QJsonArray ids = m_ref["top5_ids_per_position"].toArray();
+        const QJsonArray logits = m_ref["top5_logits_per_position"].toArray();
+        int compared = 0;
+        for (const TokenScore& s : r->perToken) {
+            QCOMPARE(s.top.size(), size_t(5));
+            const int p = int(s.index) - 1; // the position that predicted it
+            const float* row = m_logits.data() + size_t(p) * m_vocab;
+            double logZ = 0;
+            for (size_t v = 0; v < m_vocab; ++v)
+                logZ += std::exp(double(row[v]));
+            logZ = std::log(logZ);
+            QVERIFY(std::abs(s.logprob - (row[s.id] - logZ)) < 1e-4);
+            const QJsonArray refIds = ids[p].toArray(), refLogits = logits[p].toArray();
+            for (int j = 0; j < 5; ++j) {
+                QVERIFY(j == 0 || s.top[size_t(j)].second <= s.top[size_t(j - 1)].second);
+                QVERIFY(std::abs(s.top[size_t(j)].second - (row[s.top[size_t(j)].first] - logZ)) <
+                        1e-4);
+                const double v = refLogits[j].toDouble();
+                if ((j > 0 && std::abs(refLogits[j - 1].toDouble() - v) <= 1e-3) ||
+                    (j < 4 && std::abs(refLogits[j + 1].toDouble() - v) <= 1e-3))
+                    continue;
+                QCOMPARE(s.top[size_t(j)].first, refIds[j].toInt());
+                ++compared;
+            }
+        }
+        QVERIFY(compared > 500);
+        options.topAlternatives = 21;
+        QCOMPARE(scoreTokens(*m_model, m_ids, options).error().code, ErrorCode::InvalidArgument);
+    }
+
     void lastPositionLogits() {
         const QJsonArray first16 = m_ref["last_position_logits_first16"].toArray();
         for (int i = 0; i < 16; ++i)

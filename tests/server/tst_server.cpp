@@ -8,6 +8,8 @@
 
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
+#include <baton/engine/scoring.h>
+#include <baton/engine/tokenizer.h>
 #include <baton/server/server.h>
 #include <baton/storage/database.h>
 #include <baton/storage/prompt_state_store.h>
@@ -288,6 +290,76 @@ private Q_SLOTS:
         }
     }
 
+    // echo with logprobs: the prompt's tokens come first, each with the log-probability
+    // the model gives it in the windows the server reads the prompt in (the engine's
+    // own scoring of the same tokens), then the generated ones; streamed, the prompt
+    // and its scores are the first chunk of each choice.
+    void openAiEchoWithLogprobs() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        std::vector<int32_t> ids{engine::startOfTextToken(m_model->config())};
+        const auto promptIds = m_model->tokenizer()->encode(kPrompt);
+        ids.insert(ids.end(), promptIds.begin(), promptIds.end());
+        QVERIFY(ids.size() > 20); // more than one window of 16
+        engine::ScoreOptions options;
+        options.topAlternatives = 3;
+        auto scored = engine::scoreTokens(*m_model, ids, options);
+        BATON_VERIFY_OK(scored);
+        const auto& expected = scored->perToken;
+        QCOMPARE(expected.size(), promptIds.size());
+
+        const json request = {{"prompt", kPrompt},
+                              {"max_tokens", 4},
+                              {"temperature", 0},
+                              {"echo", true},
+                              {"logprobs", 3}};
+        auto check = [&](const json& lp, size_t generated) {
+            QCOMPARE(lp["tokens"].size(), promptIds.size() + generated);
+            QCOMPARE(lp["token_logprobs"].size(), lp["tokens"].size());
+            std::string joined;
+            for (size_t i = 0; i < promptIds.size(); ++i) {
+                QCOMPARE(lp["text_offset"][i].get<int64_t>(), int64_t(joined.size()));
+                joined += lp["tokens"][i].get<std::string>();
+                QVERIFY(std::abs(lp["token_logprobs"][i].get<double>() - expected[i].logprob) <
+                        1e-4);
+                const json& top = lp["top_logprobs"][i];
+                QVERIFY(!top.empty() && top.size() <= 3);
+                const std::string best = m_model->tokenizer()->decode({expected[i].top[0].first});
+                QVERIFY(top.contains(best));
+                QVERIFY(std::abs(top[best].get<double>() - expected[i].top[0].second) < 1e-4);
+            }
+            QCOMPARE(joined, std::string(kPrompt));
+            if (generated > 0)
+                QCOMPARE(lp["text_offset"][promptIds.size()].get<int64_t>(),
+                         int64_t(std::string(kPrompt).size()));
+        };
+        auto [status, a] = post(c, "/v1/completions", request.dump());
+        QCOMPARE(status, 200);
+        const std::string generated = textOf(direct(kPrompt, 4));
+        QCOMPARE(a["choices"][0]["text"].get<std::string>(), kPrompt + generated);
+        check(a["choices"][0]["logprobs"], 4);
+
+        // Scoring alone: no tokens generated.
+        json scoreOnly = request;
+        scoreOnly["max_tokens"] = 0;
+        auto [status2, b] = post(c, "/v1/completions", scoreOnly.dump());
+        QCOMPARE(status2, 200);
+        QCOMPARE(b["choices"][0]["text"].get<std::string>(), std::string(kPrompt));
+        check(b["choices"][0]["logprobs"], 0);
+
+        json streamed = request;
+        streamed["stream"] = true;
+        auto r = c.Post("/v1/completions", streamed.dump(), "application/json");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const size_t end = r->body.find("\n\n");
+        QVERIFY(r->body.rfind("data: {", 0) == 0 && end != std::string::npos);
+        const json first = json::parse(r->body.substr(6, end - 6));
+        QCOMPARE(first["choices"][0]["text"].get<std::string>(), std::string(kPrompt));
+        check(first["choices"][0]["logprobs"], 0);
+    }
+
     // A client resends its whole story with every request: only what changed is read,
     // and the text is what a server that never saw the story writes.
     void growingPromptReadsOnlyWhatChanged() {
@@ -465,7 +537,7 @@ private Q_SLOTS:
             {"/v1/completions", R"({"prompt":[1,2.5]})", 400},
             {"/v1/completions", R"({"prompt":[99999999]})", 400},
             {"/v1/completions", R"({"prompt":"a","n":0})", 400},
-            {"/v1/completions", R"({"prompt":"a","logprobs":2,"echo":true})", 400},
+            {"/v1/completions", R"({"prompt":"a","logprobs":6,"echo":true})", 400},
             {"/v1/completions", R"({"prompt":"a","max_tokens":1.5})", 400},
             {"/v1/nothing", R"({})", 404},
             {"/api/v1/generate", "{\"prompt\":\"" + std::string(5000, 'a') + "\"}", 413},

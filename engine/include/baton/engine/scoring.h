@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace baton::engine {
@@ -36,6 +37,9 @@ struct ScoreOptions {
     StateSource state = StateSource::On;
     uint64_t shuffleSeed = 1; // the permutation of Shuffled
     bool keepPerToken = true;
+    // With keepPerToken: the most likely tokens at each scored position, with their
+    // log-probabilities (0-20; 0: none).
+    int topAlternatives = 0;
     CancelToken cancel;
     // Called after each window with (windows done, windows in all); false cancels.
     std::function<bool(int64_t, int64_t)> progress;
@@ -47,6 +51,8 @@ struct TokenScore {
     float logprob = 0;    // natural log-probability of this token
     int32_t window = 0;   // the window that scored it
     int32_t position = 0; // the window position whose output predicted it
+    // ScoreOptions::topAlternatives most likely tokens there, most likely first.
+    std::vector<std::pair<int32_t, float>> top;
 };
 
 // Statistics over the scored predictions made at window positions [first, last].

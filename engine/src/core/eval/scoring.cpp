@@ -33,11 +33,26 @@ int64_t countWords(std::string_view text) {
 namespace {
 
 // log p(target) for each row of hidden [n, k]: the target's logit minus the row's
-// log-sum-exp (one pass over the logits, no full log-softmax materialised).
-torch::Tensor targetLogProbs(Gpt2Impl& net, const torch::Tensor& hidden,
-                             const torch::Tensor& targets) {
+// log-sum-exp (one pass over the logits, no full log-softmax materialised); with
+// top > 0 also the top most likely tokens of each row and their log-probabilities.
+struct Picked {
+    torch::Tensor logprobs; // [n], float64 on the CPU
+    torch::Tensor topIds;   // [n, top], int64 on the CPU (top > 0)
+    torch::Tensor topLogprobs;
+};
+Picked targetLogProbs(Gpt2Impl& net, const torch::Tensor& hidden, const torch::Tensor& targets,
+                      int top) {
     auto logits = net.logits(hidden).to(torch::kFloat32);
-    return logits.gather(1, targets).squeeze(1) - torch::logsumexp(logits, 1);
+    auto logZ = torch::logsumexp(logits, 1, true);
+    Picked p;
+    p.logprobs =
+        (logits.gather(1, targets) - logZ).squeeze(1).to(torch::kCPU, torch::kFloat64).contiguous();
+    if (top > 0) {
+        auto [values, indices] = logits.topk(top, 1);
+        p.topLogprobs = (values - logZ).to(torch::kCPU, torch::kFloat32).contiguous();
+        p.topIds = indices.to(torch::kCPU, torch::kLong).contiguous();
+    }
+    return p;
 }
 
 // The windows to run (resolved and checked against the model) for these ids.
@@ -119,6 +134,11 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
     if (!checked)
         return checked.error();
     const WindowSettings w = *checked;
+    if (options.topAlternatives < 0 || options.topAlternatives > 20 ||
+        options.topAlternatives > m.info.config.vocabSize)
+        return makeError(ErrorCode::InvalidArgument,
+                         "the number of alternatives must be in [0, 20] (and at most the "
+                         "vocabulary)");
     const StateSource source = m.recurrent() ? options.state : StateSource::Off;
 
     ScoreResult result;
@@ -171,8 +191,8 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
             std::vector<int64_t> targets(ids.begin() + span.firstScored,
                                          ids.begin() + span.lastScored + 1);
             auto t = torch::tensor(targets, torch::kLong).to(m.device).unsqueeze(1);
-            auto picked =
-                targetLogProbs(*m.net, hidden, t).to(torch::kCPU, torch::kFloat64).contiguous();
+            const int top = options.keepPerToken ? options.topAlternatives : 0;
+            const Picked picked = targetLogProbs(*m.net, hidden, t, top);
             torch::Tensor mass;
             if (out.slotMass.defined())
                 mass = out.slotMass.squeeze(0).to(torch::kCPU, torch::kFloat64).contiguous();
@@ -180,8 +200,9 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
             ws.index = span.index;
             ws.bandNll.assign(result.bands.size(), 0.0);
             ws.bandTokens.assign(result.bands.size(), 0);
-            const double* lp = picked.data_ptr<double>();
-            for (int64_t i = 0; i < picked.numel(); ++i) {
+            const double* lp = picked.logprobs.data_ptr<double>();
+            const int64_t scored = picked.logprobs.numel();
+            for (int64_t i = 0; i < scored; ++i) {
                 const int64_t position = p0 + i;
                 const size_t bi = bandIndex(position);
                 PositionBand& band = result.bands[bi];
@@ -201,10 +222,14 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
                     s.logprob = static_cast<float>(lp[i]);
                     s.window = static_cast<int32_t>(span.index);
                     s.position = static_cast<int32_t>(position);
-                    result.perToken.push_back(s);
+                    for (int j = 0; j < top; ++j)
+                        s.top.emplace_back(
+                            static_cast<int32_t>(picked.topIds.data_ptr<int64_t>()[i * top + j]),
+                            picked.topLogprobs.data_ptr<float>()[i * top + j]);
+                    result.perToken.push_back(std::move(s));
                 }
             }
-            ws.scored = picked.numel();
+            ws.scored = scored;
             result.nllSum += ws.nllSum;
             result.scoredTokens += ws.scored;
             result.perWindow.push_back(std::move(ws));

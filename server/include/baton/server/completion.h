@@ -16,6 +16,7 @@
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
 #include <baton/engine/sampling.h>
+#include <baton/engine/scoring.h>
 #include <baton/engine/windows.h>
 
 #include <cstdint>
@@ -68,6 +69,14 @@ public:
              const std::function<bool(const engine::GenerationEvent&)>& onToken,
              const engine::CancelToken& cancel);
 
+    // The prompt's own log-probabilities (OpenAI's echo with logprobs): every token of
+    // it after the start-of-text token, scored in the windows it is read in, with the
+    // `alternatives` most likely tokens at each (0-20). This reads the whole prompt
+    // again: a saved state does not keep them.
+    engine::Result<std::vector<engine::TokenScore>>
+    scorePrompt(const std::shared_ptr<const engine::Model>& model, const CompletionRequest& request,
+                int alternatives, const engine::CancelToken& cancel) const;
+
     // The token ids a prompt is read as (without the start-of-text token).
     static std::vector<int32_t> tokenize(const engine::Model& model, const std::string& text);
 
@@ -76,6 +85,15 @@ public:
 
 private:
     struct Live;
+    // A request's prompt as it is read: the start-of-text token, then the prompt's
+    // tokens (its front left out by maxContextTokens), in the windows served.
+    struct Prompt {
+        std::vector<int32_t> ids;
+        engine::WindowSettings windows;
+        bool truncated = false;
+    };
+    engine::Result<Prompt> readPrompt(const std::shared_ptr<const engine::Model>& model,
+                                      const CompletionRequest& request) const;
     engine::Result<std::unique_ptr<engine::Generator>>
     startFrom(const std::shared_ptr<const engine::Model>& model, const engine::WindowSettings& w,
               const std::vector<int32_t>& ids, const std::vector<PrefixHasher::Key>& keys,
