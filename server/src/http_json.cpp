@@ -15,7 +15,12 @@ json errorJson(int status, const std::string& message) {
                        : status == 503 ? "server_busy"
                        : status >= 500 ? "server_error"
                                        : "invalid_request_error";
-    return json{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
+    // "detail" as KoboldCpp answers: KoboldAI clients show detail.msg, and KoboldAI Lite
+    // offers to abort on "service_unavailable".
+    return json{
+        {"error", {{"message", message}, {"type", type}, {"code", status}}},
+        {"detail",
+         {{"msg", message}, {"type", status == 503 ? "service_unavailable" : "bad_input"}}}};
 }
 
 void sendJson(httplib::Response& response, const json& value, int status) {

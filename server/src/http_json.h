@@ -1,6 +1,6 @@
 // Writing answers as JSON, for both APIs: a RequestError (request_fields.h) is answered
-// with its status and {"error": {"message", "type"}} (the shape OpenAI clients read;
-// KoboldAI clients show the message).
+// with its status, {"error": {"message", "type", "code"}} (the shape OpenAI clients
+// read) and {"detail": {"msg", "type"}} (KoboldCpp's, which KoboldAI clients read).
 #pragma once
 
 #include "request_fields.h"

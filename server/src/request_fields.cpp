@@ -2,7 +2,9 @@
 
 #include <baton/engine/text.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace baton::server {
 
@@ -76,6 +78,38 @@ std::optional<int64_t> Fields::integer(const char* name, int64_t lo, int64_t hi)
         throw RequestError(400, std::string("'") + name + "' must be in [" + std::to_string(lo) +
                                     ", " + std::to_string(hi) + "]");
     return v;
+}
+
+std::optional<int64_t> Fields::whole(const char* name, int64_t lo, int64_t hi) const {
+    const json* f = field(name);
+    if (f && f->is_number_float()) {
+        const double v = f->get<double>();
+        if (!std::isfinite(v) || v < double(lo) || v >= double(hi) + 1)
+            throw RequestError(400, std::string("'") + name + "' must be in [" +
+                                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return std::clamp(static_cast<int64_t>(std::trunc(v)), lo, hi);
+    }
+    return integer(name, lo, hi);
+}
+
+std::optional<uint64_t> Fields::seed(const char* name) const {
+    const json* f = field(name);
+    if (!f)
+        return std::nullopt;
+    if (f->is_number_unsigned())
+        return f->get<uint64_t>();
+    if (f->is_number_integer())
+        return f->get<int64_t>() < 0 ? std::nullopt : std::optional<uint64_t>(f->get<int64_t>());
+    if (!f->is_number_float() || !std::isfinite(f->get<double>()))
+        throw RequestError(400, std::string("'") + name + "' must be a number");
+    const double v = std::trunc(f->get<double>());
+    if (v < 0)
+        return std::nullopt;
+    if (v < 18446744073709551616.0)
+        return static_cast<uint64_t>(v);
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
 }
 
 std::vector<std::string> Fields::strings(const char* name, size_t maxCount) const {

@@ -39,6 +39,13 @@ public:
     std::optional<bool> boolean(const char* name) const;
     std::optional<double> number(const char* name, double lo, double hi) const;
     std::optional<int64_t> integer(const char* name, int64_t lo, int64_t hi) const;
+    // A count any number gives, its fraction dropped (KoboldAI Lite sends the sliders'
+    // values unrounded, and KoboldCpp reads them with int()); then checked as integer().
+    std::optional<int64_t> whole(const char* name, int64_t lo, int64_t hi) const;
+    // A sampler seed: any number; nullopt when absent or negative (-1: "random", as
+    // clients send it). Seeds beyond 64 bits (SillyTavern sends 2^64 as a double) are
+    // taken from the number's bits, so the same seed always gives the same text.
+    std::optional<uint64_t> seed(const char* name) const;
     // A string or an array of at most maxCount non-empty strings.
     std::vector<std::string> strings(const char* name, size_t maxCount) const;
 

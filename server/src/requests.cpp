@@ -1,10 +1,35 @@
 #include "requests.h"
 
+#include <algorithm>
+#include <optional>
 #include <random>
 
 namespace baton::server {
 
 using json = nlohmann::ordered_json;
+
+namespace {
+
+// The repetition penalty by all the names KoboldCpp reads it by (its OpenAI clients,
+// SillyTavern's "Text Completion" among them, send the llama.cpp and text-generation-
+// webui spellings): the largest penalty given, and the first range given.
+void readRepetitionPenalty(const Fields& f, engine::SamplingOptions& s, double penalty, int range) {
+    std::optional<double> largest;
+    for (const char* name : {"rep_pen", "repetition_penalty", "repeat_penalty"})
+        if (auto p = f.number(name, 0, 10))
+            largest = std::max(largest.value_or(*p), *p);
+    s.repetitionPenalty = largest.value_or(penalty);
+    if (s.repetitionPenalty < 1)
+        throw RequestError(400, "'rep_pen' must be >= 1 (1 turns it off)");
+    s.repetitionRange = range;
+    for (const char* name : {"rep_pen_range", "repetition_penalty_range", "repeat_last_n"})
+        if (auto r = f.whole(name, 0, 1 << 30)) {
+            s.repetitionRange = int(*r);
+            break;
+        }
+}
+
+} // namespace
 
 KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& options) {
     const json body = parseJsonObject(text);
@@ -15,20 +40,16 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
         throw RequestError(400, "'prompt' is required");
     g.request.prompt = f.string("memory").value_or("") + *prompt;
     auto& s = g.request.sampling;
-    s.maxTokens = int(f.integer("max_length", 1, options.maxGenerateTokens).value_or(100));
+    s.maxTokens = int(f.whole("max_length", 1, options.maxGenerateTokens).value_or(100));
     g.request.maxContextTokens =
-        f.integer("max_context_length", 1, options.maxContextTokens).value_or(0);
+        f.whole("max_context_length", 1, options.maxContextTokens).value_or(0);
     s.temperature = f.number("temperature", 0, 10).value_or(0.7);
     s.topP = f.number("top_p", 0, 1).value_or(0.92);
     if (s.topP == 0)
         s.topP = 1; // KoboldAI clients send 0 for "off"
-    s.topK = int(f.integer("top_k", 0, 1 << 30).value_or(100));
-    s.repetitionPenalty = f.number("rep_pen", 0, 10).value_or(1.1);
-    if (s.repetitionPenalty < 1)
-        throw RequestError(400, "'rep_pen' must be >= 1 (1 turns it off)");
-    s.repetitionRange = int(f.integer("rep_pen_range", 0, 1 << 30).value_or(320));
-    const int64_t seed = f.integer("sampler_seed", -1, INT64_MAX).value_or(-1);
-    s.seed = seed >= 0 ? uint64_t(seed) : randomSeed();
+    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(100));
+    readRepetitionPenalty(f, s, 1.1, 320);
+    s.seed = f.seed("sampler_seed").value_or(randomSeed());
     s.stopStrings = f.strings("stop_sequence", 64);
     g.trimStop = f.boolean("trim_stop").value_or(true);
     g.genkey = f.string("genkey").value_or("");
@@ -68,18 +89,22 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     f.string("model"); // any name is accepted: one model is served
     auto& s = c.request.sampling;
     s.maxTokens = int(f.integer("max_tokens", 0, options.maxGenerateTokens).value_or(16));
-    s.temperature = f.number("temperature", 0, 2).value_or(1.0);
+    // OpenAI's range is [0, 2]; KoboldCpp takes any, and SillyTavern sends up to 5.
+    s.temperature = f.number("temperature", 0, 10).value_or(1.0);
     s.topP = f.number("top_p", 0, 1).value_or(1.0);
     if (s.topP == 0)
         throw RequestError(400, "'top_p' must be in (0, 1]");
-    s.topK = 0;
     s.stopStrings = f.strings("stop", 4);
-    const auto seed = f.integer("seed", INT64_MIN, INT64_MAX);
-    s.seed = seed ? uint64_t(*seed) : randomSeed();
+    // A negative seed (SillyTavern sends -1) asks for a random one.
+    s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(randomSeed()));
+    // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.
+    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(0));
+    readRepetitionPenalty(f, s, 1.0, 0);
     c.stream = f.boolean("stream").value_or(false);
     c.echo = f.boolean("echo").value_or(false);
     c.n = int(f.integer("n", 1, 8).value_or(1));
-    c.logprobs = int(f.integer("logprobs", 0, 5).value_or(-1));
+    // OpenAI allows 5; SillyTavern asks for 10 (the engine gives up to 20).
+    c.logprobs = int(f.integer("logprobs", 0, 20).value_or(-1));
     s.logprobs = c.logprobs;
     return c;
 }

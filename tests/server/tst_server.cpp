@@ -21,6 +21,7 @@
 #include <QtTest>
 
 #include <chrono>
+#include <regex>
 #include <thread>
 
 using namespace baton;
@@ -173,6 +174,88 @@ private Q_SLOTS:
         QCOMPARE(r->status, 200);
         QCOMPARE(r->get_header_value("Content-Type"), std::string("text/event-stream"));
         QCOMPARE(r->body, expected);
+    }
+
+    // The front ends' own requests (tests/server/client_bodies), sent as they send them,
+    // answered in the shape each reads: SillyTavern's KoboldAI Classic (results[0].text;
+    // a seed beyond 64 bits reproduces its text), its Text Completion (SSE chunks with
+    // choices[0].text and ten alternatives per token, then [DONE]), and KoboldAI Lite
+    // (the event regex /^event: (.*)\ndata: (.*)\n\n/ on every event; check and abort by
+    // genkey answer JSON). An error carries KoboldCpp's detail.msg beside OpenAI's error.
+    void frontEndsAsTheySend() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        auto body = [](const char* name) {
+            return baton::test::readFile(QString(BATON_SOURCE_DIR) +
+                                         "/tests/server/client_bodies/" + name + ".json")
+                .toStdString();
+        };
+        auto shorter = [](std::string text, int tokens) { // keeps the test quick
+            json j = json::parse(text);
+            for (const char* f : {"max_length", "max_tokens"})
+                if (j.contains(f))
+                    j[f] = tokens;
+            return j.dump();
+        };
+        const std::string classic = shorter(body("sillytavern_classic"), 24);
+        auto [status, a] = post(c, "/api/v1/generate", classic);
+        QCOMPARE(status, 200);
+        QVERIFY(a["results"][0]["text"].is_string());
+        const std::string deterministic = shorter(body("sillytavern_deterministic"), 24);
+        auto [status2, d1] = post(c, "/api/v1/generate", deterministic);
+        auto [status3, d2] = post(c, "/api/v1/generate", deterministic);
+        QCOMPARE(status2, 200);
+        QCOMPARE(status3, 200);
+        QCOMPARE(d1["results"][0]["text"], d2["results"][0]["text"]);
+
+        auto streamed = c.Post("/v1/completions", shorter(body("sillytavern_text_completion"), 12),
+                               "application/json");
+        QVERIFY(streamed);
+        QCOMPARE(streamed->status, 200);
+        const std::string& sse = streamed->body;
+        QVERIFY(sse.size() > 14 && sse.compare(sse.size() - 14, 14, "data: [DONE]\n\n") == 0);
+        int withAlternatives = 0;
+        for (size_t at = 0; (at = sse.find("data: {", at)) != std::string::npos;) {
+            const size_t end = sse.find("\n\n", at);
+            const json chunk = json::parse(sse.substr(at + 6, end - at - 6));
+            QVERIFY(chunk["choices"][0]["text"].is_string());
+            const json& lp = chunk["choices"][0]["logprobs"];
+            if (!lp.is_null() && lp["top_logprobs"][0].size() == 10)
+                ++withAlternatives;
+            at = end;
+        }
+        QVERIFY(withAlternatives > 0);
+
+        const std::string lite = shorter(body("koboldai_lite"), 16);
+        auto events = c.Post("/api/extra/generate/stream", lite, "application/json");
+        QVERIFY(events);
+        QCOMPARE(events->status, 200);
+        const std::regex event("^event: (.*)\ndata: (.*)\n\n");
+        std::string rest = events->body;
+        int count = 0;
+        for (std::smatch m; std::regex_search(rest, m, event); rest = m.suffix().str()) {
+            QCOMPARE(m.position(0), 0);
+            QCOMPARE(m[1].str(), std::string("message"));
+            QVERIFY(json::parse(m[2].str())["token"].is_string());
+            ++count;
+        }
+        QVERIFY(count > 0);
+        QVERIFY(rest.empty());
+        auto [status4, checked] = post(c, "/api/extra/generate/check", R"({"genkey":"KCPP4821"})");
+        QCOMPARE(status4, 200);
+        QVERIFY(checked["results"][0]["text"].is_string());
+        auto [status5, aborted] = post(c, "/api/extra/abort", R"({"genkey":"KCPP4821"})");
+        QCOMPARE(status5, 200);
+        QVERIFY(aborted.is_object());
+        auto noBody = c.Post("/api/extra/abort", "", "text/plain"); // SillyTavern's
+        QVERIFY(noBody);
+        QCOMPARE(noBody->status, 200);
+
+        auto [status6, refused] = post(c, "/api/v1/generate", R"({"prompt":"a","max_length":0})");
+        QCOMPARE(status6, 400);
+        QVERIFY(refused["detail"]["msg"].is_string());
+        QCOMPARE(refused["detail"]["msg"], refused["error"]["message"]);
     }
 
     void stopSequencesAndTrimStop() {
@@ -537,7 +620,7 @@ private Q_SLOTS:
             {"/v1/completions", R"({"prompt":[1,2.5]})", 400},
             {"/v1/completions", R"({"prompt":[99999999]})", 400},
             {"/v1/completions", R"({"prompt":"a","n":0})", 400},
-            {"/v1/completions", R"({"prompt":"a","logprobs":6,"echo":true})", 400},
+            {"/v1/completions", R"({"prompt":"a","logprobs":21,"echo":true})", 400},
             {"/v1/completions", R"({"prompt":"a","max_tokens":1.5})", 400},
             {"/v1/nothing", R"({})", 404},
             {"/api/v1/generate", "{\"prompt\":\"" + std::string(5000, 'a') + "\"}", 413},
