@@ -6,6 +6,8 @@
 
 #include "requests.h"
 
+#include <baton/engine/sampling.h>
+
 #include <cmath>
 
 using namespace baton;
@@ -15,12 +17,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     const auto body = fuzz::asText(data + 1, size - 1);
     server::ServerOptions options;
+    // What the server accepts, the engine must take as it is.
+    auto engineTakes = [](const engine::SamplingOptions& s) {
+        fuzz::check(engine::validateSampling(s).ok(), "the engine takes the sampling settings");
+    };
     try {
-        const engine::SamplingOptions* s = nullptr;
         switch (data[0] % 4) {
         case 0: {
             const auto g = server::parseKoboldGenerate(body, options);
-            s = &g.request.sampling;
+            const engine::SamplingOptions* s = &g.request.sampling;
+            engineTakes(*s);
             fuzz::check(g.request.maxContextTokens >= 0 &&
                             g.request.maxContextTokens <= options.maxContextTokens,
                         "context within the limit");
@@ -32,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         case 1: {
             const auto c = server::parseOpenAiCompletion(body, options);
-            s = &c.request.sampling;
+            const engine::SamplingOptions* s = &c.request.sampling;
+            engineTakes(*s);
             fuzz::check(s->maxTokens >= 0 && s->maxTokens <= options.maxGenerateTokens,
                         "max_tokens within the limit");
             fuzz::check(c.n >= 1 && c.n <= 8 && s->stopStrings.size() <= 4, "n and stop");
