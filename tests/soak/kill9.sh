@@ -90,7 +90,7 @@ train_args=(train --out "$run" --base "$model" --corpus "$shared/corpus/books/au
 for ((i = 1; i <= n; i++)); do
   case $((i % 3)) in
   0)
-    kill_after generate 0.3 3.0 "$cli" --db "$db" story generate "$gen_story" --max-tokens 300 \
+    kill_after generate 0.3 3.0 "$cli" --db "$db" story generate "$gen_story" --max-tokens 4000 \
       --threads 1 || fail generate "story generate failed: $(tail -n 2 "$work/generate.out")"
     integrity generate
     prefix generate "$gen_story" "$work/gen.prev"

@@ -7,6 +7,7 @@
 #include "test_support.h"
 #include "verify_ok.h"
 
+#include "library_panel.h"
 #include "story_editor.h"
 #include "story_session.h"
 
@@ -23,6 +24,7 @@ class TestWriteFaults : public QObject {
     QTemporaryDir m_dir;
     QString m_db;
     qint64 m_story = 0;
+    qint64 m_other = 0;   // a second story, opened while a save of the first fails
     test::FaultVfs m_vfs; // before the app: its storage thread opens through it
     test::AppHarness m_app;
 
@@ -40,6 +42,10 @@ private Q_SLOTS:
             m_story = *(*db)->stories().create(s);
             BATON_VERIFY_OK(
                 (*db)->stories().append(m_story, "It began. ", storage::PassageAuthor::User));
+            s.title = "Elsewhere";
+            m_other = *(*db)->stories().create(s);
+            BATON_VERIFY_OK(
+                (*db)->stories().append(m_other, "Elsewhere. ", storage::PassageAuthor::User));
         }
         m_app.start(m_db);
         if (QTest::currentTestFailed())
@@ -94,6 +100,38 @@ private Q_SLOTS:
         QVERIFY(m_app.flush());
         QCOMPARE(*(*storage::Database::open(m_db.toStdString()))->integrityCheck(),
                  std::string("ok"));
+    }
+
+    // The writer types, then opens another story at once (the draft is saved on the
+    // way) and that save fails: the text is not put into the story now shown, and not
+    // lost either: Baton saves it again to the story it was typed in.
+    void typedTextOfAStoryLeftBehind() {
+        const std::string before = "It began. Then the sea rose. Again.";
+        m_vfs.arm(test::Fault::DiskFull, 1, true);
+        editor()->setFocus();
+        editor()->moveCursor(QTextCursor::End);
+        QTest::keyClicks(editor(), QStringLiteral(" Left behind."));
+        auto* library = m_app.window->findChild<ui::LibraryPanel*>();
+        QVERIFY(library);
+        Q_EMIT library->storyActivated(m_other); // as a click in the library does
+        QTRY_COMPARE_WITH_TIMEOUT(editor()->storyText(), QStringLiteral("Elsewhere. "), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_vfs.fired(), 10000);
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (box = m_app.window->findChild<QMessageBox*>(QStringLiteral("errorDialog"))), 10000);
+        QVERIFY2(box->text().contains(QStringLiteral("story you left")), qPrintable(box->text()));
+        box->close();
+        QVERIFY(editor()->typedText().isEmpty());
+        QCOMPARE(editor()->storyText(), QStringLiteral("Elsewhere. "));
+        auto db = test::AppHarness::openReadOnly(m_db);
+        QVERIFY(db);
+        QCOMPARE(*db->stories().currentText(m_story), before);
+        m_vfs.disarm();
+        QTRY_COMPARE_WITH_TIMEOUT(*db->stories().currentText(m_story), before + " Left behind.",
+                                  30000);
+        QCOMPARE(*db->stories().currentText(m_other), std::string("Elsewhere. "));
+        QCOMPARE(editor()->storyText(), QStringLiteral("Elsewhere. "));
+        QVERIFY(m_app.flush());
     }
 };
 

@@ -1,16 +1,17 @@
 #include "story_session.h"
 
-#include <baton/story/title.h>
-
+#include "save_retry.h"
 #include "story_editor.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/windows.h>
 #include <baton/story/retry.h>
+#include <baton/story/title.h>
 
 #include <QUndoStack>
 
 #include <memory>
+#include <utility>
 
 namespace baton::ui {
 
@@ -106,9 +107,20 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
     auto done = [this](quint64 request) { m_writes.remove(request); };
     connect(&m_storage, &SC::passageAppended, this, [this, done](quint64 r, qint64) {
         done(r);
-        if (m_typedWrites.remove(r) > 0)
+        const auto typed = m_typedWrites.find(r);
+        if (typed == m_typedWrites.end())
+            return;
+        const bool here = typed->story == m_story.id;
+        m_typedWrites.erase(typed);
+        if (here)
             Q_EMIT typedTextSaved();
+        else if (m_leftBehind.isEmpty() && m_leftBehindRetry->delayMs() > 0) {
+            m_leftBehindRetry->succeeded();
+            Q_EMIT message(tr("Your text in the story you left is saved."));
+        }
     });
+    m_leftBehindRetry = new SaveRetry(this);
+    connect(m_leftBehindRetry, &SaveRetry::retry, this, &StorySession::retryLeftBehind);
     connect(&m_storage, &SC::currentPassageSet, this,
             [done](quint64 r, qint64, qint64) { done(r); });
     connect(&m_storage, &SC::storyUpdated, this, [done](quint64 r, qint64) { done(r); });
@@ -446,10 +458,7 @@ void StorySession::saveTyped(const QString& text) {
     if (text.isEmpty() || !isOpen() || busy())
         return;
     const qint64 before = leaf();
-    const quint64 request =
-        m_storage.appendPassage(m_story.id, text.toStdString(), storage::PassageAuthor::User);
-    m_writes.insert(request, tr("Saving your text"));
-    m_typedWrites.insert(request, text);
+    sendTyped({m_story.id, text});
     // The step is on the stack at once (an Undo right away must find it); the new
     // passage's id arrives with the path, before any later request is answered.
     auto after = std::make_shared<qint64>(0);
@@ -460,6 +469,19 @@ void StorySession::saveTyped(const QString& text) {
                 applyMove(*after);
         }));
     reloadPath(true, [this, after] { *after = leaf(); });
+}
+
+void StorySession::sendTyped(const TypedWrite& write) {
+    const quint64 request = m_storage.appendPassage(write.story, write.text.toStdString(),
+                                                    storage::PassageAuthor::User);
+    m_writes.insert(request, tr("Saving your text"));
+    m_typedWrites.insert(request, write);
+}
+
+void StorySession::retryLeftBehind() {
+    const QList<TypedWrite> writes = std::exchange(m_leftBehind, {});
+    for (const TypedWrite& w : writes)
+        sendTyped(w);
 }
 
 bool StorySession::canUndo() const {
@@ -506,11 +528,22 @@ void StorySession::onStorageFailed(quint64 request, const storage::StorageError&
     m_writes.erase(it);
     if (const auto typed = m_typedWrites.find(request); typed != m_typedWrites.end()) {
         // Typed text is never dropped: once the path without it is shown, it goes back
-        // to the editor as typed text (what is typed meanwhile stays after it).
-        const QString text = typed.value();
+        // to the editor as typed text (what is typed meanwhile stays after it). Text of
+        // a story the writer has left meanwhile is saved again to that story.
+        const TypedWrite write = typed.value();
         m_typedWrites.erase(typed);
         const ErrorText why = describeStorageError(error);
-        reloadPath(true, [this, text, why] { Q_EMIT typedTextNotSaved(text, why); });
+        if (write.story == m_story.id && m_loadRequest == 0) {
+            reloadPath(true,
+                       [this, text = write.text, why] { Q_EMIT typedTextNotSaved(text, why); });
+            return;
+        }
+        m_leftBehind.append(write);
+        if (m_leftBehindRetry->failed())
+            Q_EMIT failed(tr("Your text in the story you left could not be saved. Baton keeps "
+                             "it and tries again in %1 s.")
+                              .arg(m_leftBehindRetry->delayMs() / 1000),
+                          why);
         return;
     }
     Q_EMIT failed(tr("%1 failed; the story shows what is saved").arg(what),

@@ -27,6 +27,7 @@
 #include <baton/story/story_service.h>
 
 #include <QHash>
+#include <QList>
 #include <QObject>
 #include <QSet>
 
@@ -38,6 +39,8 @@
 class QUndoStack;
 
 namespace baton::ui {
+
+class SaveRetry;
 
 class StorySession : public QObject {
     Q_OBJECT
@@ -132,6 +135,11 @@ Q_SIGNALS:
     void typedTextSaved();
 
 private:
+    // A saveTyped write: the story and the text.
+    struct TypedWrite {
+        qint64 story = 0;
+        QString text;
+    };
     // What the engine thread's continuation leaves for the GUI thread; read only after
     // its job has finished.
     struct Outcome {
@@ -157,6 +165,9 @@ private:
     // The generation ended: read what was saved, record the undo step, go idle.
     void finishGeneration(std::function<void()> report);
     void applyMove(qint64 leafId);
+    // Sends the save of typed text (saveTyped, and again for m_leftBehind).
+    void sendTyped(const TypedWrite& write);
+    void retryLeftBehind();
     // Records a move of the current leaf that has happened (undo goes back to before).
     void pushMove(const QString& name, qint64 before, qint64 after);
     void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
@@ -174,7 +185,11 @@ private:
     quint64 m_flushRequest = 0;
     std::optional<story::ContinueRequest> m_pending; // waits for the flush
     QHash<quint64, QString> m_writes;                // pending writes -> what they do, for errors
-    QHash<quint64, QString> m_typedWrites;           // pending saveTyped writes -> their text
+    QHash<quint64, TypedWrite> m_typedWrites;        // pending saveTyped writes
+    // Typed text of a story the writer has left (opened another, or closed it) whose
+    // save failed: saved again to that story, after SaveRetry's delays, until it goes in.
+    QList<TypedWrite> m_leftBehind;
+    SaveRetry* m_leftBehindRetry = nullptr;
     int m_retryChars = -1; // editor characters before the last generation; -1: none
     qint64 m_resumedFrom = 0;
     qint64 m_encodedChars = 0;
