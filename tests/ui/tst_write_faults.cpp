@@ -15,7 +15,9 @@
 
 #include <QDir>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QTemporaryDir>
+#include <QTimer>
 
 using namespace baton;
 
@@ -132,6 +134,41 @@ private Q_SLOTS:
         QCOMPARE(*db->stories().currentText(m_other), std::string("Elsewhere. "));
         QCOMPARE(editor()->storyText(), QStringLiteral("Elsewhere. "));
         QVERIFY(m_app.flush());
+    }
+
+    // Closing the window while typed text cannot be saved asks first; "Keep Baton Open"
+    // keeps the window and the text, and once there is room again it closes with the
+    // text saved. (The last test: the window closes.)
+    void closingAsksBeforeLosingText() {
+        m_vfs.arm(test::Fault::DiskFull, 1, true);
+        editor()->setFocus();
+        editor()->moveCursor(QTextCursor::End);
+        QTest::keyClicks(editor(), QStringLiteral(" Not lost."));
+        QString asked;
+        QTimer answer;
+        connect(&answer, &QTimer::timeout, this, [&] {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box || box->objectName() != QStringLiteral("unsavedTextDialog"))
+                return;
+            asked = box->text();
+            box->grab().save(QStringLiteral(BATON_SCREENSHOT_DIR "/write_unsaved_close.png"));
+            for (QAbstractButton* b : box->buttons())
+                if (b->text() == QStringLiteral("Keep Baton Open"))
+                    b->click();
+        });
+        answer.start(50);
+        QVERIFY(!m_app.window->close());
+        QVERIFY2(asked.contains(QStringLiteral("could not be saved")), qPrintable(asked));
+        QVERIFY(m_app.window->isVisible());
+        QTRY_COMPARE_WITH_TIMEOUT(editor()->typedText(), QStringLiteral(" Not lost."), 10000);
+        auto db = test::AppHarness::openReadOnly(m_db);
+        QVERIFY(db);
+        QCOMPARE(*db->stories().currentText(m_other), std::string("Elsewhere. "));
+        m_vfs.disarm();
+        asked.clear();
+        QVERIFY(m_app.window->close());
+        QVERIFY(asked.isEmpty());
+        QCOMPARE(*db->stories().currentText(m_other), std::string("Elsewhere.  Not lost."));
     }
 };
 

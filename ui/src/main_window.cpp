@@ -25,6 +25,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -424,6 +425,22 @@ void MainWindow::showError(const QString& what, const ErrorText& error) {
     statusBar()->showMessage(what, 10000);
 }
 
+bool MainWindow::confirmLosingText() {
+    QMessageBox box(QMessageBox::Warning, tr("Baton"),
+                    tr("Some of the text you typed could not be saved."), QMessageBox::NoButton,
+                    this);
+    box.setObjectName(QStringLiteral("unsavedTextDialog"));
+    box.setInformativeText(tr("The disk may be full, or the story file cannot be written. "
+                              "While Baton stays open it keeps the text and tries again; if "
+                              "you close it now, that text is lost."));
+    QPushButton* keep = box.addButton(tr("Keep Baton Open"), QMessageBox::RejectRole);
+    QPushButton* lose = box.addButton(tr("Close and Lose the Text"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(keep);
+    box.setEscapeButton(keep);
+    box.exec();
+    return box.clickedButton() == lose;
+}
+
 void MainWindow::about() {
     QMessageBox::about(
         this, tr("About Baton"),
@@ -437,7 +454,10 @@ void MainWindow::about() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    m_write->prepareToClose();
+    if (!m_write->prepareToClose() && !confirmLosingText()) {
+        event->ignore();
+        return;
+    }
     // The docks are saved as the Write page shows them (other pages hide them).
     m_pages->setCurrentIndex(int(Page::Write));
     QSettings settings;

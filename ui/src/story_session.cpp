@@ -365,13 +365,17 @@ void StorySession::finishGeneration(std::function<void()> report) {
     });
 }
 
-void StorySession::reloadPath(bool show, std::function<void()> then) {
+void StorySession::reloadPath(bool show, std::function<void()> then,
+                              std::function<void()> storyChanged) {
     const qint64 id = m_story.id;
     m_storage.currentPath(
         id, this,
-        [this, id, show, then](std::vector<storage::Passage> path) {
-            if (id != m_story.id)
+        [this, id, show, then, storyChanged](std::vector<storage::Passage> path) {
+            if (id != m_story.id) {
+                if (storyChanged)
+                    storyChanged();
                 return;
+            }
             m_path = std::move(path);
             computeRetryPoint(m_path);
             nameFromOpening();
@@ -478,6 +482,15 @@ void StorySession::sendTyped(const TypedWrite& write) {
     m_typedWrites.insert(request, write);
 }
 
+void StorySession::leaveBehind(const TypedWrite& write, const ErrorText& why) {
+    m_leftBehind.append(write);
+    if (m_leftBehindRetry->failed())
+        Q_EMIT failed(tr("Your text in the story you left could not be saved. Baton keeps it "
+                         "and tries again in %1 s.")
+                          .arg(m_leftBehindRetry->delayMs() / 1000),
+                      why);
+}
+
 void StorySession::retryLeftBehind() {
     const QList<TypedWrite> writes = std::exchange(m_leftBehind, {});
     for (const TypedWrite& w : writes)
@@ -534,16 +547,23 @@ void StorySession::onStorageFailed(quint64 request, const storage::StorageError&
         m_typedWrites.erase(typed);
         const ErrorText why = describeStorageError(error);
         if (write.story == m_story.id && m_loadRequest == 0) {
-            reloadPath(true,
-                       [this, text = write.text, why] { Q_EMIT typedTextNotSaved(text, why); });
+            ++m_typedRestoring;
+            reloadPath(
+                true,
+                [this, write, why] {
+                    --m_typedRestoring;
+                    if (write.story == m_story.id)
+                        Q_EMIT typedTextNotSaved(write.text, why);
+                    else
+                        leaveBehind(write, why);
+                },
+                [this, write, why] { // another story was opened meanwhile
+                    --m_typedRestoring;
+                    leaveBehind(write, why);
+                });
             return;
         }
-        m_leftBehind.append(write);
-        if (m_leftBehindRetry->failed())
-            Q_EMIT failed(tr("Your text in the story you left could not be saved. Baton keeps "
-                             "it and tries again in %1 s.")
-                              .arg(m_leftBehindRetry->delayMs() / 1000),
-                          why);
+        leaveBehind(write, why);
         return;
     }
     Q_EMIT failed(tr("%1 failed; the story shows what is saved").arg(what),

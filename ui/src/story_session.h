@@ -59,6 +59,10 @@ public:
     bool isOpen() const { return m_story.id != 0; }
     Phase phase() const { return m_phase; }
     bool busy() const { return m_phase != Phase::Idle; }
+    // A saveTyped write is not answered yet (or its failure not yet back in the editor).
+    bool savingTyped() const { return !m_typedWrites.isEmpty() || m_typedRestoring > 0; }
+    // Typed text of a story the writer left waits to be saved again.
+    bool hasLeftBehindText() const { return !m_leftBehind.isEmpty(); }
 
     // Saves userText (when not empty) and continues the story. False (with `failed`
     // emitted when the reason is the user's to fix) when it cannot start.
@@ -160,14 +164,17 @@ private:
     void computeRetryPoint(const std::vector<storage::Passage>& path);
     qint64 leaf() const { return m_path.empty() ? 0 : m_path.back().id; }
     // Reads the current path (after every request before it); with show, the editor
-    // shows it (pathChanged). `then` runs after.
-    void reloadPath(bool show, std::function<void()> then = {});
+    // shows it (pathChanged). `then` runs after, or storyChanged instead when another
+    // story was opened meanwhile.
+    void reloadPath(bool show, std::function<void()> then = {},
+                    std::function<void()> storyChanged = {});
     // The generation ended: read what was saved, record the undo step, go idle.
     void finishGeneration(std::function<void()> report);
     void applyMove(qint64 leafId);
     // Sends the save of typed text (saveTyped, and again for m_leftBehind).
     void sendTyped(const TypedWrite& write);
     void retryLeftBehind();
+    void leaveBehind(const TypedWrite& write, const ErrorText& why);
     // Records a move of the current leaf that has happened (undo goes back to before).
     void pushMove(const QString& name, qint64 before, qint64 after);
     void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
@@ -190,7 +197,8 @@ private:
     // save failed: saved again to that story, after SaveRetry's delays, until it goes in.
     QList<TypedWrite> m_leftBehind;
     SaveRetry* m_leftBehindRetry = nullptr;
-    int m_retryChars = -1; // editor characters before the last generation; -1: none
+    int m_typedRestoring = 0; // failed typed saves on their way back to the editor
+    int m_retryChars = -1;    // editor characters before the last generation; -1: none
     qint64 m_resumedFrom = 0;
     qint64 m_encodedChars = 0;
     int m_chunkTokens = 16;

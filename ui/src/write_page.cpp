@@ -365,7 +365,7 @@ bool WritePage::busy() const {
     return m_session->busy();
 }
 
-void WritePage::prepareToClose() {
+bool WritePage::prepareToClose() {
     // Keep what is being generated: stop, and wait until the continuation has saved its
     // last chunk.
     if (m_session->busy()) {
@@ -378,6 +378,12 @@ void WritePage::prepareToClose() {
     saveDraft();
     flushNotes();
     m_library->commitPendingDelete();
+    QElapsedTimer t;
+    t.start();
+    while (m_session->savingTyped() && t.elapsed() < 10000)
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    return !m_session->savingTyped() && m_editor->typedText().isEmpty() &&
+           !m_session->hasLeftBehindText();
 }
 
 void WritePage::showLoss(bool on) {

@@ -98,8 +98,10 @@ public:
     void setStoryModel(const QString& folder);
     bool busy() const;
     // Before the window closes: stop and keep what is being generated, save what was
-    // typed and edited, write a pending delete.
-    void prepareToClose();
+    // typed and edited, write a pending delete, and wait for the typed text's save to be
+    // answered. False when some typed text could not be saved (it is in the editor, or
+    // waits to be saved again to a story the writer left): closing now would lose it.
+    bool prepareToClose();
     void updateActions();
 
 Q_SIGNALS:

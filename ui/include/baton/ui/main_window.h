@@ -110,6 +110,8 @@ private:
     void openModelDialog();
     void updateModelLabel();
     void showError(const QString& what, const ErrorText& error);
+    // Typed text could not be saved and the window is closing: true to close anyway.
+    bool confirmLosingText();
     void about();
     void useModelForWriting(const QString& folder);
 
