@@ -11,7 +11,6 @@
 #include <QUndoStack>
 
 #include <memory>
-#include <utility>
 
 namespace baton::ui {
 
@@ -107,17 +106,7 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
     auto done = [this](quint64 request) { m_writes.remove(request); };
     connect(&m_storage, &SC::passageAppended, this, [this, done](quint64 r, qint64) {
         done(r);
-        const auto typed = m_typedWrites.find(r);
-        if (typed == m_typedWrites.end())
-            return;
-        const bool here = typed->story == m_story.id;
-        m_typedWrites.erase(typed);
-        if (here)
-            Q_EMIT typedTextSaved();
-        else if (m_leftBehind.isEmpty() && m_leftBehindRetry->delayMs() > 0) {
-            m_leftBehindRetry->succeeded();
-            Q_EMIT message(tr("Your text in the story you left is saved."));
-        }
+        onTypedWriteSaved(r);
     });
     m_leftBehindRetry = new SaveRetry(this);
     connect(m_leftBehindRetry, &SaveRetry::retry, this, &StorySession::retryLeftBehind);
@@ -475,28 +464,6 @@ void StorySession::saveTyped(const QString& text) {
     reloadPath(true, [this, after] { *after = leaf(); });
 }
 
-void StorySession::sendTyped(const TypedWrite& write) {
-    const quint64 request = m_storage.appendPassage(write.story, write.text.toStdString(),
-                                                    storage::PassageAuthor::User);
-    m_writes.insert(request, tr("Saving your text"));
-    m_typedWrites.insert(request, write);
-}
-
-void StorySession::leaveBehind(const TypedWrite& write, const ErrorText& why) {
-    m_leftBehind.append(write);
-    if (m_leftBehindRetry->failed())
-        Q_EMIT failed(tr("Your text in the story you left could not be saved. Baton keeps it "
-                         "and tries again in %1 s.")
-                          .arg(m_leftBehindRetry->delayMs() / 1000),
-                      why);
-}
-
-void StorySession::retryLeftBehind() {
-    const QList<TypedWrite> writes = std::exchange(m_leftBehind, {});
-    for (const TypedWrite& w : writes)
-        sendTyped(w);
-}
-
 bool StorySession::canUndo() const {
     return isOpen() && !busy() && m_undo->canUndo();
 }
@@ -539,33 +506,8 @@ void StorySession::onStorageFailed(quint64 request, const storage::StorageError&
         return;
     const QString what = it.value();
     m_writes.erase(it);
-    if (const auto typed = m_typedWrites.find(request); typed != m_typedWrites.end()) {
-        // Typed text is never dropped: once the path without it is shown, it goes back
-        // to the editor as typed text (what is typed meanwhile stays after it). Text of
-        // a story the writer has left meanwhile is saved again to that story.
-        const TypedWrite write = typed.value();
-        m_typedWrites.erase(typed);
-        const ErrorText why = describeStorageError(error);
-        if (write.story == m_story.id && m_loadRequest == 0) {
-            ++m_typedRestoring;
-            reloadPath(
-                true,
-                [this, write, why] {
-                    --m_typedRestoring;
-                    if (write.story == m_story.id)
-                        Q_EMIT typedTextNotSaved(write.text, why);
-                    else
-                        leaveBehind(write, why);
-                },
-                [this, write, why] { // another story was opened meanwhile
-                    --m_typedRestoring;
-                    leaveBehind(write, why);
-                });
-            return;
-        }
-        leaveBehind(write, why);
+    if (onTypedWriteFailed(request, error))
         return;
-    }
     Q_EMIT failed(tr("%1 failed; the story shows what is saved").arg(what),
                   describeStorageError(error));
     if (m_story.id != 0 && !busy())

@@ -175,6 +175,9 @@ private:
     void sendTyped(const TypedWrite& write);
     void retryLeftBehind();
     void leaveBehind(const TypedWrite& write, const ErrorText& why);
+    void onTypedWriteSaved(quint64 request);
+    // A typed write failed (story_session_typing.cpp): false when `request` is not one.
+    bool onTypedWriteFailed(quint64 request, const storage::StorageError& error);
     // Records a move of the current leaf that has happened (undo goes back to before).
     void pushMove(const QString& name, qint64 before, qint64 after);
     void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
