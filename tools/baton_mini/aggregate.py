@@ -11,6 +11,10 @@ Reads the JSON that `baton-cli eval --json` and `baton-cli probe --json` wrote
   difference of mean NLL (nats per token, a minus b; negative: a is better), then the
   mean over seeds +- its standard error (the spread of the paired difference across
   seeds, divided by sqrt(n)), overall and by window-position band;
+- variants: every design variant (tT-NAME) against the reference recurrent run of the
+  same T (tT-recurrent), seed by seed: (variant - its baseline twin) minus (reference -
+  the same twin), i.e. variant - reference, with the mean over seeds +- its standard
+  error;
 - probe: accuracy by distance and state source, per seed and mean +- standard error.
 
 No numbers are computed anywhere else: the README's tables are this script's output.
@@ -39,8 +43,8 @@ def fmt(x, digits=4):
     return "n/a" if x != x else f"{x:+.{digits}f}"
 
 
-def eval_tables(results):
-    # experiment (tT-NAME) -> (a, b) -> band -> seed -> mean difference
+def eval_data(results):
+    # experiment (tT-NAME) -> (a, b, T, o) -> band -> seed -> mean difference
     data = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
     for path in sorted(glob.glob(os.path.join(results, "eval-t*-s*.json"))):
         m = re.match(r"eval-(t\d+-.+)-s(\d+)\.json$", os.path.basename(path))
@@ -54,6 +58,10 @@ def eval_tables(results):
             data[experiment][key]["all"][seed] = p["difference"]["mean"]
             for band in p.get("bands", []):
                 data[experiment][key][band["positions"]][seed] = band["mean"]
+    return data
+
+
+def eval_tables(data):
     lines = []
     for experiment in sorted(data):
         lines.append(f"### {experiment}\n")
@@ -71,6 +79,39 @@ def eval_tables(results):
                     f"| {fmt(m)} +- {abs(se):.4f} | {fmt(ratio, 1)} |"
                 )
         lines.append("")
+    return lines
+
+
+def variant_tables(data):
+    lines = []
+    for experiment in sorted(data):
+        t, _, name = experiment.partition("-")
+        reference = data.get(f"{t}-recurrent")
+        if name == "recurrent" or reference is None:
+            continue
+        rows = []
+        for key, bands in data[experiment].items():
+            a, b, window, overlap = key
+            if a != "a:on" or b != "b" or key not in reference:
+                continue
+            for band, seeds in bands.items():
+                ref = reference[key].get(band, {})
+                common = sorted(set(seeds) & set(ref))
+                values = [seeds[s] - ref[s] for s in common]
+                if not values:
+                    continue
+                m, se = mean_se(values)
+                per_seed = ", ".join(f"s{s} {seeds[s] - ref[s]:+.4f}" for s in common)
+                rows.append(
+                    f"| {experiment} - {t}-recurrent | {window} | {overlap} | {band} "
+                    f"| {len(values)} | {per_seed} | {fmt(m)} +- {abs(se):.4f} |"
+                )
+        if rows:
+            lines.append(f"### variant {experiment} - reference {t}-recurrent\n")
+            lines.append("| variant - reference | T | o | positions | seeds | per seed | mean +- SE |")
+            lines.append("|---|---|---|---|---|---|---|")
+            lines += rows
+            lines.append("")
     return lines
 
 
@@ -113,7 +154,8 @@ def main():
     if not os.path.isdir(results):
         print(f"error: {results} is not a folder", file=sys.stderr)
         return 1
-    print("\n".join(eval_tables(results) + probe_tables(results)))
+    data = eval_data(results)
+    print("\n".join(eval_tables(data) + variant_tables(data) + probe_tables(results)))
     return 0
 
 
