@@ -284,7 +284,12 @@ private Q_SLOTS:
         const int64_t start = *db->stories().append(id, "Begin.", storage::PassageAuthor::User);
         auto gen = engine::Generator::create(m_model, {16, 4});
         QVERIFY(gen.ok());
-        story::ChunkWriter writer(*db, {id, start, "{}", m_model->info().identity}, **gen);
+        story::ChunkTarget target;
+        target.storyId = id;
+        target.parentId = start;
+        target.settingsJson = "{}";
+        target.modelIdentity = m_model->info().identity;
+        story::ChunkWriter writer(*db, target, **gen);
         auto chunk = [](const std::string& t) {
             engine::StateChunk c;
             c.text = t;

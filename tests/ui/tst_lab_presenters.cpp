@@ -36,19 +36,27 @@ public:
     std::vector<storage::MetricPoint> metrics;
     bool failStorage = false;
 
-    engine::JobId loadModel(const QString& folder) override { return add({"load", folder}); }
+    engine::JobId loadModel(const QString& folder) override {
+        Job j;
+        j.kind = "load";
+        j.model = folder;
+        return add(j);
+    }
     engine::JobId evaluate(const engine::EvaluateRequest& r) override {
-        Job j{"evaluate", {}};
+        Job j;
+        j.kind = "evaluate";
         j.evaluate = r;
         return add(j);
     }
     engine::JobId generate(const engine::GenerateRequest& r) override {
-        Job j{"generate", {}};
+        Job j;
+        j.kind = "generate";
         j.generate = r;
         return add(j);
     }
     engine::JobId train(const engine::TrainConfig& c) override {
-        Job j{"train", {}};
+        Job j;
+        j.kind = "train";
         j.train = c;
         return add(j);
     }

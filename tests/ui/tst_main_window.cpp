@@ -453,8 +453,8 @@ private Q_SLOTS:
         loadFixture();
         m_app.window->library()->select(m_story);
         QTRY_COMPARE(session()->storyId(), m_story);
-        QCOMPARE(memory = m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit")),
-                 memory);
+        memory = m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("memoryEdit"));
+        QVERIFY(memory);
         QCOMPARE(memory->toPlainText(), QStringLiteral("Ada keeps the Qzxjv lighthouse."));
         QCOMPARE(m_app.window->findChild<QPlainTextEdit*>(QStringLiteral("authorsNoteEdit"))
                      ->toPlainText(),
