@@ -80,6 +80,8 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(editor()->typedText(), QStringLiteral("Then the sea rose."),
                                   10000);
         QCOMPARE(editor()->storyText(), QStringLiteral("It began. Then the sea rose."));
+        // Nothing was saved, so there is nothing to undo (no "Undo Typing" left behind).
+        QTRY_VERIFY(!m_app.window->session()->canUndo());
         QDir().mkpath(QStringLiteral(BATON_SCREENSHOT_DIR));
         QVERIFY(box->grab().save(QStringLiteral(BATON_SCREENSHOT_DIR "/write_full_disk.png")));
         box->close();

@@ -25,21 +25,29 @@ int displayLength(const std::vector<storage::Passage>& path, size_t count) {
 
 // One step of the story's undo history. The step has already happened when it is
 // pushed, so the stack's first redo() does nothing.
+// `live` (a typed passage's step): while false, the step does nothing.
 class StoryStep : public QUndoCommand {
 public:
-    StoryStep(const QString& text, std::function<void()> undo, std::function<void()> redo)
+    StoryStep(const QString& text, std::function<void()> undo, std::function<void()> redo,
+              std::shared_ptr<bool> live = {})
         : QUndoCommand(text)
         , m_undo(std::move(undo))
-        , m_redo(std::move(redo)) {}
-    void undo() override { m_undo(); }
+        , m_redo(std::move(redo))
+        , m_live(std::move(live)) {}
+    void undo() override {
+        if (!m_live || *m_live)
+            m_undo();
+    }
     void redo() override {
-        if (m_done)
+        if (m_done && (!m_live || *m_live))
             m_redo();
         m_done = true;
     }
+    const std::shared_ptr<bool>& live() const { return m_live; }
 
 private:
     std::function<void()> m_undo, m_redo;
+    std::shared_ptr<bool> m_live;
     bool m_done = false;
 };
 
@@ -451,17 +459,33 @@ void StorySession::saveTyped(const QString& text) {
     if (text.isEmpty() || !isOpen() || busy())
         return;
     const qint64 before = leaf();
-    sendTyped({m_story.id, text});
     // The step is on the stack at once (an Undo right away must find it); the new
-    // passage's id arrives with the path, before any later request is answered.
+    // passage's id arrives with the path, before any later request is answered. A
+    // passage that is not saved has nothing to undo: its step does nothing and is
+    // dropped (dropTypingStep).
     auto after = std::make_shared<qint64>(0);
+    auto live = std::make_shared<bool>(true);
     m_undo->push(new StoryStep(
         tr("Typing"), [this, before] { applyMove(before); },
         [this, after] {
             if (*after != 0)
                 applyMove(*after);
-        }));
+        },
+        live));
+    sendTyped({m_story.id, text, live});
     reloadPath(true, [this, after] { *after = leaf(); });
+}
+
+void StorySession::dropTypingStep(const TypedWrite& write) {
+    if (!write.step)
+        return;
+    *write.step = false;
+    const int n = m_undo->count();
+    const auto* last = n > 0 ? dynamic_cast<const StoryStep*>(m_undo->command(n - 1)) : nullptr;
+    if (last && m_undo->index() == n && last->live() == write.step) {
+        const_cast<StoryStep*>(last)->setObsolete(true);
+        m_undo->undo(); // does nothing, and takes the obsolete step off the stack
+    }
 }
 
 bool StorySession::canUndo() const {

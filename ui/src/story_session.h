@@ -139,10 +139,12 @@ Q_SIGNALS:
     void typedTextSaved();
 
 private:
-    // A saveTyped write: the story and the text.
+    // A saveTyped write: the story and the text, and the flag that keeps its "Typing"
+    // undo step live (none once it is saved again after a failure).
     struct TypedWrite {
         qint64 story = 0;
         QString text;
+        std::shared_ptr<bool> step;
     };
     // What the engine thread's continuation leaves for the GUI thread; read only after
     // its job has finished.
@@ -176,6 +178,9 @@ private:
     void retryLeftBehind();
     void leaveBehind(const TypedWrite& write, const ErrorText& why);
     void onTypedWriteSaved(quint64 request);
+    // A typed passage was not saved: its "Typing" step undoes nothing, and leaves the
+    // stack when nothing came after it.
+    void dropTypingStep(const TypedWrite& write);
     // A typed write failed (story_session_typing.cpp): false when `request` is not one.
     bool onTypedWriteFailed(quint64 request, const storage::StorageError& error);
     // Records a move of the current leaf that has happened (undo goes back to before).

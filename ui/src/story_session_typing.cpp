@@ -52,9 +52,12 @@ bool StorySession::onTypedWriteFailed(quint64 request, const storage::StorageErr
     // Typed text is never dropped: once the path without it is shown, it goes back
     // to the editor as typed text (what is typed meanwhile stays after it). Text of
     // a story the writer has left meanwhile is saved again to that story.
-    const TypedWrite write = typed.value();
+    TypedWrite write = typed.value();
     m_typedWrites.erase(typed);
     const ErrorText why = describeStorageError(error);
+    if (write.story == m_story.id)
+        dropTypingStep(write);
+    write.step = nullptr; // saved again later as text alone
     if (write.story == m_story.id && m_loadRequest == 0) {
         ++m_typedRestoring;
         reloadPath(
