@@ -2,6 +2,7 @@
 // byte, OpenAI completions, text equal to the engine's own, the prefix cache (a
 // growing prompt reads only what changed, with the same text as a cold server), and
 // every bad input, the API key, the queue bound, abort and a client that goes away.
+#include "client_bodies.h"
 #include "test_support.h"
 #include "tiny_model.h"
 #include "verify_ok.h"
@@ -186,11 +187,7 @@ private Q_SLOTS:
         auto s = start();
         QVERIFY(s);
         auto c = client(*s);
-        auto body = [](const char* name) {
-            return baton::test::readFile(QString(BATON_SOURCE_DIR) +
-                                         "/tests/server/client_bodies/" + name + ".json")
-                .toStdString();
-        };
+        const auto body = baton::test::clientBody;
         auto shorter = [](std::string text, int tokens) { // keeps the test quick
             json j = json::parse(text);
             for (const char* f : {"max_length", "max_tokens"})

@@ -4,6 +4,7 @@
 // for field, from their source (SillyTavern ba6f7b7: src/endpoints/backends/kobold.js,
 // text-completions.js; KoboldCpp 1.76's klite.embd): unknown fields, unrounded slider
 // values, -1 and 2^64 seeds and the llama.cpp spellings of the penalty must all work.
+#include "client_bodies.h"
 #include "test_support.h"
 
 #include "requests.h"
@@ -14,16 +15,7 @@
 
 using namespace baton::server;
 
-namespace {
-
-// A body from tests/server/client_bodies (its README says where each comes from).
-std::string clientBody(const char* name) {
-    return baton::test::readFile(QString(BATON_SOURCE_DIR) + "/tests/server/client_bodies/" + name +
-                                 ".json")
-        .toStdString();
-}
-
-} // namespace
+using baton::test::clientBody;
 
 class TestServerRequests : public QObject {
     Q_OBJECT

@@ -59,20 +59,17 @@ bool StorySession::onTypedWriteFailed(quint64 request, const storage::StorageErr
         dropTypingStep(write);
     write.step = nullptr; // saved again later as text alone
     if (write.story == m_story.id && m_loadRequest == 0) {
-        ++m_typedRestoring;
-        reloadPath(
-            true,
-            [this, write, why] {
-                --m_typedRestoring;
-                if (write.story == m_story.id)
-                    Q_EMIT typedTextNotSaved(write.text, why);
-                else
-                    leaveBehind(write, why);
-            },
-            [this, write, why] { // another story was opened meanwhile
-                --m_typedRestoring;
+        // Back to the editor once the path without it is shown, unless another story
+        // was opened meanwhile (then reloadPath calls it for that instead).
+        auto giveBack = [this, write, why] {
+            --m_typedRestoring;
+            if (write.story == m_story.id)
+                Q_EMIT typedTextNotSaved(write.text, why);
+            else
                 leaveBehind(write, why);
-            });
+        };
+        ++m_typedRestoring;
+        reloadPath(true, giveBack, giveBack);
         return true;
     }
     leaveBehind(write, why);

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace baton::ui {
 
@@ -366,22 +367,23 @@ bool WritePage::busy() const {
 }
 
 bool WritePage::prepareToClose() {
+    // Runs the event loop while `pending` holds, for at most 10 s.
+    auto waitWhile = [](const std::function<bool()>& pending) {
+        QElapsedTimer t;
+        t.start();
+        while (pending() && t.elapsed() < 10000)
+            QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    };
     // Keep what is being generated: stop, and wait until the continuation has saved its
     // last chunk.
     if (m_session->busy()) {
         m_session->stop();
-        QElapsedTimer t;
-        t.start();
-        while (m_session->busy() && t.elapsed() < 10000)
-            QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+        waitWhile([this] { return m_session->busy(); });
     }
     saveDraft();
     flushNotes();
     m_library->commitPendingDelete();
-    QElapsedTimer t;
-    t.start();
-    while (m_session->savingTyped() && t.elapsed() < 10000)
-        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    waitWhile([this] { return m_session->savingTyped(); });
     return !m_session->savingTyped() && m_editor->typedText().isEmpty() &&
            !m_session->hasLeftBehindText();
 }
