@@ -1,26 +1,33 @@
 // Training throughput and memory (method.md section 5): one process measures one
 // setting, so that its peak resident memory is that setting's alone.
 //   bench_training [--layers 4 --embd 256 --vocab 8000 --mode recurrent|baseline
-//                   --window 128 --bptt-windows 20 --batch 8 --steps 4]
+//                   --window 128 --bptt-windows 20 --batch 8 --steps 4
+//                   --threads N --busy N --fixed-threads 0|1]
 // Each optimizer step is what the trainer does: exact backpropagation through the
 // W windows by recomputation (recurrent) or independent windows (baseline), global
 // gradient clipping and an AdamW update. The first step (which allocates the
-// optimizer's state) is not timed.
+// optimizer's state) is not timed. --busy N runs N busy-looping processes during the
+// timed steps; --fixed-threads 1 keeps a fixed team (the thread budget off).
 #include "bench_util.h"
 
 #include "model/model_impl.h"
 #include "training/bptt.h"
 #include "training/optimizer.h"
+#include "util/core_budget.h"
 
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <memory>
 
 using namespace baton;
 using namespace baton::bench;
 
 int main(int argc, char** argv) {
-    engine::initializeRuntime();
+    engine::initializeRuntime(std::stoi(arg(argc, argv, "threads", "0")));
+    const bool fixedThreads = arg(argc, argv, "fixed-threads", "0") == "1";
+    engine::cpu::setAdaptiveThreads(!fixedThreads);
+    const int busy = std::stoi(arg(argc, argv, "busy", "0"));
     engine::ModelConfig c;
     c.nLayer = std::stoi(arg(argc, argv, "layers", "4"));
     c.nEmbd = std::stoi(arg(argc, argv, "embd", "256"));
@@ -66,22 +73,28 @@ int main(int argc, char** argv) {
     const double baseRss = peakRssMb();
 
     std::vector<double> times;
+    std::unique_ptr<BusyLoad> load;
     for (int s = 0; s <= steps; ++s) {
+        if (s == 1)
+            load = std::make_unique<BusyLoad>(busy);
         const auto t0 = Clock::now();
         opt.zeroGrad();
         engine::accumulateGradients(m, batch, recurrent, double(batch.scored));
-        torch::nn::utils::clip_grad_norm_(params, 1.0);
+        engine::clipGradients(params, {}, 1.0);
         opt.step(1e-4);
         if (s > 0)
             times.push_back(secondsSince(t0));
     }
+    load.reset();
     const double perStep = median(times);
     const std::string tag =
         std::string("\"mode\": \"") + (recurrent ? "recurrent" : "baseline") +
         "\", \"layers\": " + std::to_string(c.nLayer) + ", \"embd\": " + std::to_string(c.nEmbd) +
         ", \"vocab\": " + std::to_string(c.vocabSize) + ", \"window\": " + std::to_string(T) +
         ", \"bptt_windows\": " + std::to_string(W) + ", \"batch\": " + std::to_string(B) +
-        ", \"threads\": " + std::to_string(at::get_num_threads()) +
+        ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
+        ", \"busy\": " + std::to_string(busy) +
+        ", \"fixed_threads\": " + std::to_string(fixedThreads) +
         ", \"steps_timed\": " + std::to_string(times.size());
     report("training", "tokens_per_s", double(batch.scored) / perStep, "tokens/s", tag);
     report("training", "step_s", perStep, "s", tag);

@@ -3,8 +3,9 @@
 #   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics|busy|weights ...]
 # weights: GPT-2-small decode, prefill and scoring with f32, bf16, f16 and int8 weights
 # in turn, three rounds (take medians and the ratio to f32 within a round).
-# busy: GPT-2-small decode on an idle machine (1 thread, all cores) and with 1 and 2
-# busy-looping processes, with the engine's thread budget and with a fixed team.
+# busy: GPT-2-small decode, prefill and scoring, and baton-mini-sized training steps, on
+# an idle machine (1 thread, all cores) and with 1 and 2 busy-looping processes, with
+# the engine's thread budget and with a fixed team.
 # load: a GPT-2-small folder stored in F32 (as Hugging Face ships it) and an XL folder
 # stored in F16, written to a temporary folder, then each loaded in a fresh process per
 # weight format: time to the first token, warm load time, decode and peak memory.
@@ -24,7 +25,8 @@ cmake -S "$root" -B "$build" -G Ninja -DBATON_BUILD_BENCHMARKS=ON >/dev/null
 targets=()
 for b in "${benches[@]}"; do
   case $b in
-    busy | weights | load | shapes) targets+=(bench_gpt2) ;;
+    busy) targets+=(bench_gpt2 bench_training) ;;
+    weights | load | shapes) targets+=(bench_gpt2) ;;
     *) targets+=("bench_$b") ;;
   esac
 done
@@ -34,11 +36,15 @@ for b in "${benches[@]}"; do
   if [[ $b == busy ]]; then
     t="$build/tests/bench/bench_gpt2"
     small=(--decode-tokens 64 --repeats 1)
+    train="$build/tests/bench/bench_training"
     for r in 1 2 3; do
       "$t" "${small[@]}" --threads 1
+      "$train" --steps 3 --threads 1
       for busy in 0 1 2; do
-        "$t" "${small[@]}" --busy $busy --fixed-threads 0
-        "$t" "${small[@]}" --busy $busy --fixed-threads 1
+        for fixed in 0 1; do
+          "$t" "${small[@]}" --busy $busy --fixed-threads $fixed
+          "$train" --steps 3 --busy $busy --fixed-threads $fixed
+        done
       done
     done
   elif [[ $b == weights ]]; then

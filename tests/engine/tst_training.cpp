@@ -9,6 +9,7 @@
 #include "training/bptt.h"
 #include "training/corpus.h"
 #include "training/optimizer.h"
+#include "util/core_budget.h"
 #include "util/files.h"
 
 #include <baton/engine/model.h>
@@ -23,6 +24,7 @@
 
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <csignal>
 
@@ -565,6 +567,48 @@ private Q_SLOTS:
         CliRun again = cli(fixtureRun(whole, mode, steps));
         QCOMPARE(again.exitCode, 1);
         QVERIFY(again.err.contains("already holds a training run"));
+    }
+
+    // The batched work follows the free cores (model/fixed_blocks.h): a run with a team
+    // of two computes exactly what a run with one thread computes, step by step.
+    void theTeamSizeChangesNoBitOfARun() {
+        cpu::setAdaptiveThreads(false);
+        auto run = [&](int threads) {
+            initializeRuntime(threads);
+            TrainConfig c;
+            c.outDir = m_tmp.filePath(QString("team-%1").arg(threads)).toStdString();
+            c.baseModel = baton::test::fixture();
+            c.mode = TrainMode::Recurrent;
+            c.corpus = {m_corpus.toStdString()};
+            c.validation = {m_val.toStdString()};
+            c.window = 16;
+            c.bpttWindows = 2;
+            c.batchSize = 2;
+            c.steps = 4;
+            c.checkpointEverySteps = 1000;
+            c.validateEveryTokens = 0;
+            std::vector<double> seen;
+            auto r = train(c, [&](const TrainEvent& e) {
+                if (e.kind == TrainEvent::Kind::Step)
+                    seen.insert(seen.end(), {e.loss, e.gradNorm, e.moduleGradNorm});
+                return true;
+            });
+            return r.ok() ? seen : std::vector<double>();
+        };
+        const auto one = run(1);
+        const auto two = run(2);
+        const int team = cpu::threadCap();
+        initializeRuntime(0);
+        cpu::setAdaptiveThreads(true);
+        if (team < 2)
+            QSKIP("this machine has one core: no team of two to compare");
+        QCOMPARE(one.size(), size_t(12));
+        for (size_t i = 0; i < one.size(); ++i)
+            QVERIFY2(one[i] == two[i], qPrintable(QString("step %1, %2: %3 with one thread, %4 with two")
+                                                      .arg(i / 3 + 1)
+                                                      .arg(std::array{"loss", "gradient norm", "module gradient norm"}[i % 3])
+                                                      .arg(one[i], 0, 'g', 17)
+                                                      .arg(two[i], 0, 'g', 17)));
     }
 
     void cancelStopsWithinOneStepAndLeavesACheckpoint() {

@@ -1,5 +1,7 @@
 #include "model/gpt2.h"
 
+#include "model/fixed_blocks.h"
+
 #include <torch/nn/functional/activation.h>
 #include <torch/torch.h>
 
@@ -55,8 +57,8 @@ torch::Tensor AffineImpl::forward(const torch::Tensor& x) const {
     // bf16 and the product accumulates in float32 (oneDNN), about four times the float32
     // rate and no unpacking; the output comes back as float32.
     if (const auto w = nativeBf16(); w.defined())
-        return torch::linear(x.to(torch::kBFloat16), w).to(x.scalar_type()).add_(bias);
-    return torch::nn::functional::linear(x, dense(), bias);
+        return blocks::linear(x.to(torch::kBFloat16), w, {}).to(x.scalar_type()).add_(bias);
+    return blocks::linear(x, dense(), bias);
 }
 
 TableImpl::TableImpl(int64_t rows, int64_t dim) {
@@ -87,7 +89,7 @@ NormImpl::NormImpl(int64_t size, double eps_)
 }
 
 torch::Tensor NormImpl::forward(const torch::Tensor& x) const {
-    return torch::layer_norm(x, {weight.size(0)}, weight, bias, eps);
+    return blocks::layerNorm(x, weight, bias, eps);
 }
 
 AttentionImpl::AttentionImpl(const ModelConfig& c) {
@@ -157,8 +159,8 @@ void Gpt2Impl::initialiseForTraining() {
 
 torch::Tensor Gpt2Impl::logits(const torch::Tensor& hidden) const {
     if (const auto w = wte->nativeBf16(); w.defined())
-        return torch::matmul(hidden.to(torch::kBFloat16), w.t()).to(hidden.scalar_type());
-    return torch::matmul(hidden, wte->dense().t());
+        return blocks::linear(hidden.to(torch::kBFloat16), w, {}).to(hidden.scalar_type());
+    return blocks::linear(hidden, wte->dense(), {});
 }
 
 std::vector<std::pair<std::string, PackableWeight*>> Gpt2Impl::packableWeights() {
@@ -237,7 +239,7 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
         values = v;
     }
 
-    auto scores = torch::matmul(q, keys.transpose(-1, -2)) * (1.0 / std::sqrt(double(D)));
+    auto scores = blocks::matmul(q, keys.transpose(-1, -2)) * (1.0 / std::sqrt(double(D)));
     if (slots > 0 && slotBias.defined()) {
         const int64_t lk = scores.size(3);
         scores = torch::cat(
@@ -265,7 +267,7 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
     }
     if (slotMass != nullptr && slots > 0)
         *slotMass = probs.narrow(3, 0, slots).sum(3).mean(1); // [B, n]
-    auto out = torch::matmul(probs, values).transpose(1, 2).reshape({B, n, m_config.nEmbd});
+    auto out = blocks::matmul(probs, values).transpose(1, 2).reshape({B, n, m_config.nEmbd});
     return attn->c_proj->forward(out);
 }
 
@@ -275,6 +277,8 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
     const int64_t past = cache ? cache->length : 0;
     TORCH_CHECK(past + n <= m_config.nPositions, "window exceeds the model's positions");
     TORCH_CHECK(!cache || past + n <= cache->capacity, "window exceeds the KV cache");
+    if (ids.device().is_cpu())
+        blocks::followThreadBudget();
 
     torch::Tensor slotK, slotV;
     if (args.state.defined()) {
@@ -318,7 +322,7 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
         if (l == L - 1)
             x = ln_f->forward(x);
         if (pool) {
-            const auto term = torch::matmul(poolMatrix, x) * args.layerWeights[l]; // [B, S, k]
+            const auto term = blocks::matmul(poolMatrix, x) * args.layerWeights[l]; // [B, S, k]
             out.pooled = out.pooled.defined() ? out.pooled + term : term;
         }
     }

@@ -1,5 +1,6 @@
 #include "training/optimizer.h"
 
+#include "model/fixed_blocks.h"
 #include "model/safetensors.h"
 
 #include <torch/torch.h>
@@ -8,6 +9,27 @@
 #include <map>
 
 namespace baton::engine {
+
+GradNorms clipGradients(const std::vector<torch::Tensor>& net,
+                        const std::vector<torch::Tensor>& module, double clipNorm) {
+    auto squared = [](const std::vector<torch::Tensor>& ps) {
+        double sq = 0;
+        for (const auto& p : ps)
+            if (p.grad().defined())
+                sq += blocks::sumOfSquares(p.grad());
+        return sq;
+    };
+    const double netSq = squared(net), moduleSq = squared(module);
+    const double coefficient = clipNorm / (std::sqrt(netSq + moduleSq) + 1e-6);
+    if (clipNorm > 0 && coefficient < 1) {
+        torch::NoGradGuard noGrad;
+        for (const auto* ps : {&net, &module})
+            for (const auto& p : *ps)
+                if (p.grad().defined())
+                    p.grad().mul_(coefficient);
+    }
+    return {std::sqrt(netSq), std::sqrt(moduleSq)};
+}
 
 AdamOptimizer::AdamOptimizer(std::vector<ParamGroup> groups, bool decoupled, double beta1,
                              double beta2, double eps)

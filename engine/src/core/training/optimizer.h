@@ -22,6 +22,17 @@ struct ParamGroup {
     double weightDecay = 0.0;
 };
 
+// The gradients' norms over two parameter lists (the network and the recurrence
+// module), summed in a fixed order whatever the thread count (model/fixed_blocks.h);
+// then every gradient is scaled so that the norm of both lists together is at most
+// clipNorm, as torch::nn::utils::clip_grad_norm_ does (0: no clipping). Returns the
+// two norms before clipping.
+struct GradNorms {
+    double net = 0, module = 0;
+};
+GradNorms clipGradients(const std::vector<torch::Tensor>& net,
+                        const std::vector<torch::Tensor>& module, double clipNorm);
+
 class AdamOptimizer {
 public:
     // decoupled: AdamW (weight decay applied to the weights) or Adam (L2 in the gradient).

@@ -266,13 +266,6 @@ Result<TrainResult> Run::run() {
     TrainResult result;
     const auto start = Clock::now();
     const int64_t firstStep = m_p.step;
-    auto gradNorm = [](const std::vector<torch::Tensor>& ps) {
-        double sq = 0;
-        for (const auto& p : ps)
-            if (p.grad().defined())
-                sq += p.grad().pow(2).sum().item<double>();
-        return std::sqrt(sq);
-    };
     try {
         while (m_p.step < m_p.totalSteps) {
             if (m_cancel.cancelled()) {
@@ -299,13 +292,9 @@ Result<TrainResult> Run::run() {
             }
             TrainEvent e;
             e.kind = TrainEvent::Kind::Step;
-            e.gradNorm = gradNorm(m_netParams);
-            e.moduleGradNorm = gradNorm(m_moduleParams);
-            if (c.clipNorm > 0) {
-                std::vector<torch::Tensor> all = m_netParams;
-                all.insert(all.end(), m_moduleParams.begin(), m_moduleParams.end());
-                torch::nn::utils::clip_grad_norm_(all, c.clipNorm);
-            }
+            const GradNorms norms = clipGradients(m_netParams, m_moduleParams, c.clipNorm);
+            e.gradNorm = norms.net;
+            e.moduleGradNorm = norms.module;
             ++m_p.step;
             e.lr = learningRate(m_p.step);
             m_opt->step(e.lr);

@@ -1,5 +1,6 @@
-// How many threads the one-token decode may use now: the cores that other programs
-// leave free, capped by the threads asked for (--threads, 0: all cores).
+// How many threads the engine may use now (one-token decode and batched work): the
+// cores that other programs leave free, capped by the threads asked for (--threads,
+// 0: all cores).
 //
 // A desktop app shares its machine. A parallel step with a fixed team of threads is
 // as slow as its slowest thread, and a thread that shares its core with another
@@ -50,11 +51,11 @@ int currentThreads();
 
 // Applies currentThreads() to the one-token decoder (inference/cpu_decoder.h), before
 // each decode step. Its matrix-vector products give every row to one thread, so the
-// result is the same bits whatever the team size. LibTorch's batched work (prefill,
-// scoring, training) keeps the fixed team of initializeRuntime: its reductions split
-// across threads, so another team size changes the last bits of a score (measured:
-// 1e-6 in a log-probability), and scores, seeded texts and resumed training runs
-// must not depend on what else the machine is doing.
+// result is the same bits whatever the team size. The batched work (prefill, scoring,
+// training) sizes LibTorch's team by the same budget before every forward pass, with
+// its thread-dependent operations computed in fixed blocks (model/fixed_blocks.h), so
+// scores, seeded texts and resumed training runs do not depend on what else the
+// machine is doing either.
 void applyThreadBudget();
 
 } // namespace baton::engine::cpu

@@ -1,0 +1,47 @@
+// The model's batched work (prefill, scoring, evaluation, training) with results that
+// do not depend on how many threads compute them.
+//
+// A desktop app shares its machine, so the batched work follows the thread budget
+// (util/core_budget.h) like the one-token decoder does: LibTorch's OpenMP team is
+// sized before every forward pass by the cores other programs leave free. A team
+// that size-shifts must not change the bits: scores, seeded texts and resumed
+// training runs may not depend on what else the machine is doing. Most of LibTorch's
+// CPU kernels give every output element to one thread in a fixed order (elementwise
+// ops, softmax, layer norm forward, embedding, cross entropy, sums along a dimension,
+// AdamW). Four do not, measured with 1 and 2 threads: BLAS matrix
+// products (OpenBLAS splits them by thread count, differences of 1e-5 in a product
+// of 768 terms), batched products, layer norm's weight gradients (one partial sum
+// per thread), and sums over a whole large tensor (the gradient norm). Those four are computed here in blocks whose boundaries depend only
+// on the shapes: each block is one single-threaded product, the blocks are shared
+// among the team's threads, so any team size writes the same bits.
+//
+// Tensors on another device (CUDA) use LibTorch's own operations. All functions
+// support autograd (blocked backward passes too).
+#pragma once
+
+#include <torch/types.h>
+
+namespace baton::engine::blocks {
+
+// Sizes the calling thread's LibTorch team by the thread budget (cpu::currentThreads;
+// the cap alone when adaptive threads are off). Cheap when the size is unchanged.
+void followThreadBudget();
+
+// x W^T (+ bias): x [..., in], W [out, in] float32 (or both bfloat16: then the
+// product is bfloat16). bias may be undefined. Blocks of output columns.
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias);
+
+// a @ b for a [..., n, k] and b [..., k, m] with broadcast batch dimensions (a plain
+// [n, k] matrix broadcasts too): one block per matrix of the batch.
+torch::Tensor matmul(const torch::Tensor& a, const torch::Tensor& b);
+
+// The sum of squares of all elements, accumulated in double in a fixed order (a
+// LibTorch sum over a whole large tensor splits by thread count).
+double sumOfSquares(const torch::Tensor& t);
+
+// torch::layer_norm over the last dimension, with the weight and bias gradients summed
+// along rows in a fixed order.
+torch::Tensor layerNorm(const torch::Tensor& x, const torch::Tensor& weight,
+                        const torch::Tensor& bias, double eps);
+
+} // namespace baton::engine::blocks
