@@ -29,8 +29,10 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTabBar>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
 
 using namespace baton;
@@ -221,7 +223,19 @@ private Q_SLOTS:
         QCOMPARE(panel->view()->spans.front().label, std::string("start of text"));
         layout->setCurrentIndex(0);
         QTRY_VERIFY_WITH_TIMEOUT(panel->view() && panel->view()->pinnedTokens > 0, 20000);
-        m_app.screenshot(QStringLiteral("write_context.png"));
+        // At 1280 x 820 every row of the table and every line of the text it reads are
+        // in sight (the forms of the docks below scroll instead).
+        auto* spans = child<QTreeWidget>("contextSpans");
+        const int rows = spans->topLevelItemCount();
+        QVERIFY(rows >= 4);
+        const QRect last = spans->visualItemRect(spans->topLevelItem(rows - 1));
+        QVERIFY2(last.bottom() <= spans->viewport()->height(),
+                 qPrintable(QString("the last row ends at %1 of %2")
+                                .arg(last.bottom())
+                                .arg(spans->viewport()->height())));
+        auto* text = child<QPlainTextEdit>("contextText");
+        QVERIFY2(text->verticalScrollBar()->maximum() == 0,
+                 "the context text does not fit in its view");
     }
 
     // Until the user names it, a story takes its title from its opening words.

@@ -30,21 +30,27 @@ void WritePage::createDocks(QMainWindow& window) {
         window.addDockWidget(Qt::RightDockWidgetArea, d);
         return d;
     };
-    // The settings scroll up and down, never sideways: the dock is as wide as they need.
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(m_settings);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(m_settings->minimumSizeHint().width() +
-                            scroll->verticalScrollBar()->sizeHint().width());
+    // Panels with forms scroll up and down, never sideways: a dock is as wide as its
+    // panel needs, and a short window squeezes a form instead of the context viewer.
+    auto scrolling = [](QWidget* panel) {
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(panel);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setMinimumWidth(panel->minimumSizeHint().width() +
+                                scroll->verticalScrollBar()->sizeHint().width());
+        return scroll;
+    };
+    auto* scroll = scrolling(m_settings);
     // Above: the settings and what they make the model read; below: the story's tree,
     // memory and world info.
     m_settingsDock = dock(tr("Generation"), QStringLiteral("generationDock"), scroll);
     m_contextDock = dock(tr("Context"), QStringLiteral("contextDock"), m_context);
     m_treeDock = dock(tr("Branches"), QStringLiteral("branchesDock"), m_tree);
-    m_notesDock = dock(tr("Memory"), QStringLiteral("notesDock"), m_notes);
-    m_worldInfoDock = dock(tr("World info"), QStringLiteral("worldInfoDock"), m_worldInfo);
+    m_notesDock = dock(tr("Memory"), QStringLiteral("notesDock"), scrolling(m_notes));
+    m_worldInfoDock =
+        dock(tr("World info"), QStringLiteral("worldInfoDock"), scrolling(m_worldInfo));
     window.tabifyDockWidget(m_settingsDock, m_contextDock);
     window.tabifyDockWidget(m_treeDock, m_notesDock);
     window.tabifyDockWidget(m_notesDock, m_worldInfoDock);
