@@ -12,8 +12,9 @@ namespace baton::cli {
 namespace {
 
 // What LibTorch's OpenMP waits with in this process (OMP_WAIT_POLICY, read when the
-// library loads): PASSIVE keeps batched work (prefill, training) from collapsing when
-// other programs use the cores, at a cost on an idle machine (README "Measured").
+// library loads). The batched work sizes its team by the free cores, so spinning
+// workers (the default) no longer collapse under load; PASSIVE only costs speed on an
+// idle machine (README "Measured").
 std::string waitPolicy() {
     const char* v = std::getenv("OMP_WAIT_POLICY");
     return v ? v : "libgomp default";
