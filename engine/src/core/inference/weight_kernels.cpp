@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace baton::engine::cpu {
 
@@ -416,6 +417,61 @@ BATON_AVX512 void axpyAvx512(float* y, const float* x, float a, int64_t n) {
     axpyScalar(y + i, x + i, a, n - i);
 }
 
+// ---- BF16 weights against bfloat16-rounded activations (AVX512-BF16) ----
+
+#define BATON_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+// On a CPU with native bf16 dot products a BF16 product needs no conversion of the
+// weights: x is rounded to bf16 once per call (to nearest even, as the batched path
+// rounds its activations on such a CPU) and vdpbf16ps multiplies 32 pairs a step into
+// float32 sums. The tail (cols not a multiple of 32) is the same products in scalar.
+BATON_AVX512BF16 inline __m512bh loadBf16(const uint16_t* p) {
+    return (__m512bh)_mm512_loadu_si512(p);
+}
+
+BATON_AVX512BF16 inline float finishBf16(const uint16_t* wRow, const uint16_t* xr, int64_t body,
+                                         int64_t cols, __m512 acc) {
+    float s = _mm512_reduce_add_ps(acc);
+    for (int64_t c = body; c < cols; ++c)
+        s += bf16ToFloat(wRow[c]) * bf16ToFloat(xr[c]);
+    return s;
+}
+
+BATON_AVX512BF16 void rowsAvx512Bf16(const MatrixView& m, const float* x, const float* b, float* y,
+                                     int64_t r0, int64_t r1) {
+    const int64_t cols = m.cols, body = cols / 32 * 32;
+    thread_local std::vector<uint16_t> rounded;
+    rounded.resize(size_t(cols));
+    for (int64_t c = 0; c < cols; ++c)
+        rounded[size_t(c)] = floatToBf16(x[c]);
+    const uint16_t* xr = rounded.data();
+    const auto* w = static_cast<const uint16_t*>(m.data);
+    auto finish = [&](int64_t row, float s) { y[row] = s + (b ? b[row] : 0.f); };
+    int64_t r = r0;
+    for (; r + 4 <= r1; r += 4) {
+        const uint16_t *w0 = w + r * cols, *w1 = w0 + cols, *w2 = w1 + cols, *w3 = w2 + cols;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t i = 0; i < body; i += 32) {
+            const __m512bh xv = loadBf16(xr + i);
+            a0 = _mm512_dpbf16_ps(a0, loadBf16(w0 + i), xv);
+            a1 = _mm512_dpbf16_ps(a1, loadBf16(w1 + i), xv);
+            a2 = _mm512_dpbf16_ps(a2, loadBf16(w2 + i), xv);
+            a3 = _mm512_dpbf16_ps(a3, loadBf16(w3 + i), xv);
+        }
+        finish(r, finishBf16(w0, xr, body, cols, a0));
+        finish(r + 1, finishBf16(w1, xr, body, cols, a1));
+        finish(r + 2, finishBf16(w2, xr, body, cols, a2));
+        finish(r + 3, finishBf16(w3, xr, body, cols, a3));
+    }
+    for (; r < r1; ++r) {
+        const uint16_t* wr = w + r * cols;
+        __m512 a = _mm512_setzero_ps();
+        for (int64_t i = 0; i < body; i += 32)
+            a = _mm512_dpbf16_ps(a, loadBf16(wr + i), loadBf16(xr + i));
+        finish(r, finishBf16(wr, xr, body, cols, a));
+    }
+}
+
 constexpr Kernels kScalar{{rowsScalar, rowsScalar, rowsScalar, rowsScalar},
                           {unpackScalar, unpackScalar, unpackScalar, unpackScalar},
                           axpyScalar};
@@ -429,6 +485,11 @@ constexpr Kernels kAvx512{{rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightForma
                           {unpackScalar, unpackAvx512<WeightFormat::F16>,
                            unpackAvx512<WeightFormat::BF16>, unpackAvx512<WeightFormat::Int8>},
                           axpyAvx512};
+constexpr Kernels kAvx512Bf16{
+    {rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>, rowsAvx512Bf16,
+     rowsAvx512<WeightFormat::Int8>},
+    {kAvx512.unpack[0], kAvx512.unpack[1], kAvx512.unpack[2], kAvx512.unpack[3]},
+    axpyAvx512};
 
 // F16C from CPUID (clang's __builtin_cpu_supports does not know "f16c").
 bool hasF16c() {
@@ -455,7 +516,7 @@ const bool g_bf16Products = g_best == Isa::Avx512 && __builtin_cpu_supports("avx
 const Kernels& kernels() {
     switch (g_isa.load(std::memory_order_relaxed)) {
     case Isa::Avx512:
-        return kAvx512;
+        return g_bf16Products ? kAvx512Bf16 : kAvx512;
     case Isa::Avx2:
         return kAvx2;
     default:
