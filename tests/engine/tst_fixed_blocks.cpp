@@ -64,8 +64,8 @@ class TestFixedBlocks : public QObject {
 
     // One case: the block function and LibTorch's reference over the same inputs.
     void check(const char* what, const std::function<torch::Tensor(const Tensors&)>& ours,
-               const std::function<torch::Tensor(const Tensors&)>& reference,
-               const Tensors& inputs, double tolerance) {
+               const std::function<torch::Tensor(const Tensors&)>& reference, const Tensors& inputs,
+               double tolerance) {
         const auto one = withTeam(1, [&] { return forwardBackward(ours, inputs); });
         for (int threads : {2, 3}) {
             const auto many = withTeam(threads, [&] { return forwardBackward(ours, inputs); });
@@ -117,10 +117,9 @@ private Q_SLOTS:
         // Attention's shapes: [B, H, n, D] @ [B, H, D, n], keys given transposed.
         const Tensors attention = {torch::randn({2, 6, 200, 64}), torch::randn({2, 6, 200, 64})};
         check(
-            "scores",
-            [](const Tensors& t) { return blocks::matmul(t[0], t[1].transpose(-1, -2)); },
-            [](const Tensors& t) { return torch::matmul(t[0], t[1].transpose(-1, -2)); },
-            attention, 1e-3);
+            "scores", [](const Tensors& t) { return blocks::matmul(t[0], t[1].transpose(-1, -2)); },
+            [](const Tensors& t) { return torch::matmul(t[0], t[1].transpose(-1, -2)); }, attention,
+            1e-3);
         // The pooling product: a plain matrix against a batch.
         const Tensors pooling = {torch::randn({4, 300}), torch::randn({3, 300, 256})};
         check(

@@ -151,6 +151,24 @@ class TestTraining : public QObject {
     QString m_val;    // a held-out document
 
     // Common options of the small CLI runs on the fixture checkpoint.
+    // A short in-process recurrent run on the fixture: window 16, two windows of
+    // backpropagation, batch 2, no validation, no checkpoint before the end.
+    TrainConfig fixtureConfig(const QString& out, int steps) const {
+        TrainConfig c;
+        c.outDir = m_tmp.filePath(out).toStdString();
+        c.baseModel = baton::test::fixture();
+        c.mode = TrainMode::Recurrent;
+        c.corpus = {m_corpus.toStdString()};
+        c.validation = {m_val.toStdString()};
+        c.window = 16;
+        c.bpttWindows = 2;
+        c.batchSize = 2;
+        c.steps = steps;
+        c.checkpointEverySteps = 1000;
+        c.validateEveryTokens = 0;
+        return c;
+    }
+
     QStringList fixtureRun(const QString& out, const QString& mode, int steps) const {
         return {"train",
                 "--base",
@@ -575,24 +593,13 @@ private Q_SLOTS:
         cpu::setAdaptiveThreads(false);
         auto run = [&](int threads) {
             initializeRuntime(threads);
-            TrainConfig c;
-            c.outDir = m_tmp.filePath(QString("team-%1").arg(threads)).toStdString();
-            c.baseModel = baton::test::fixture();
-            c.mode = TrainMode::Recurrent;
-            c.corpus = {m_corpus.toStdString()};
-            c.validation = {m_val.toStdString()};
-            c.window = 16;
-            c.bpttWindows = 2;
-            c.batchSize = 2;
-            c.steps = 4;
-            c.checkpointEverySteps = 1000;
-            c.validateEveryTokens = 0;
             std::vector<double> seen;
-            auto r = train(c, [&](const TrainEvent& e) {
-                if (e.kind == TrainEvent::Kind::Step)
-                    seen.insert(seen.end(), {e.loss, e.gradNorm, e.moduleGradNorm});
-                return true;
-            });
+            auto r =
+                train(fixtureConfig(QString("team-%1").arg(threads), 4), [&](const TrainEvent& e) {
+                    if (e.kind == TrainEvent::Kind::Step)
+                        seen.insert(seen.end(), {e.loss, e.gradNorm, e.moduleGradNorm});
+                    return true;
+                });
             return r.ok() ? seen : std::vector<double>();
         };
         const auto one = run(1);
@@ -603,27 +610,18 @@ private Q_SLOTS:
         if (team < 2)
             QSKIP("this machine has one core: no team of two to compare");
         QCOMPARE(one.size(), size_t(12));
+        const std::array<const char*, 3> names = {"loss", "gradient norm", "module gradient norm"};
         for (size_t i = 0; i < one.size(); ++i)
-            QVERIFY2(one[i] == two[i], qPrintable(QString("step %1, %2: %3 with one thread, %4 with two")
-                                                      .arg(i / 3 + 1)
-                                                      .arg(std::array{"loss", "gradient norm", "module gradient norm"}[i % 3])
-                                                      .arg(one[i], 0, 'g', 17)
-                                                      .arg(two[i], 0, 'g', 17)));
+            QVERIFY2(one[i] == two[i],
+                     qPrintable(QString("step %1, %2: %3 with one thread, %4 with two")
+                                    .arg(i / 3 + 1)
+                                    .arg(names[i % 3])
+                                    .arg(one[i], 0, 'g', 17)
+                                    .arg(two[i], 0, 'g', 17)));
     }
 
     void cancelStopsWithinOneStepAndLeavesACheckpoint() {
-        TrainConfig c;
-        c.outDir = m_tmp.filePath("cancel").toStdString();
-        c.baseModel = baton::test::fixture();
-        c.mode = TrainMode::Recurrent;
-        c.corpus = {m_corpus.toStdString()};
-        c.validation = {m_val.toStdString()};
-        c.window = 16;
-        c.bpttWindows = 2;
-        c.batchSize = 2;
-        c.steps = 50;
-        c.checkpointEverySteps = 1000;
-        c.validateEveryTokens = 0;
+        const TrainConfig c = fixtureConfig("cancel", 50);
         CancelToken token;
         int stepsSeen = 0;
         auto r = train(
