@@ -1,8 +1,10 @@
 // The decoder's weight formats and kernels (inference/weight_matrix.h) against plain
 // LibTorch: conversions round as torch rounds, 8-bit blocks follow their definition,
 // and every matrix-vector product (each format, each instruction-set path this CPU
-// runs, odd sizes) matches torch's product of the same weights.
+// runs, odd sizes) matches torch's product of the same weights; so does the GELU.
+#include "inference/vector_ops.h"
 #include "inference/weight_matrix.h"
+#include "inference/worker_team.h"
 
 #include <torch/torch.h>
 
@@ -236,6 +238,64 @@ private Q_SLOTS:
                 for (int64_t i = 0; i < n; ++i)
                     QVERIFY(std::abs(y[size_t(i)] - ref[size_t(i)]) < 1e-6f);
             }
+        }
+    }
+
+    // `then` runs once on every row, by the thread that computed it, whatever the team.
+    void gemvAppliesThenToEveryRowOnce() {
+        torch::manual_seed(3);
+        const int64_t rows = 301, cols = 512; // large enough to be split among threads
+        auto w = torch::randn({rows, cols});
+        auto x = torch::randn({cols});
+        const auto view = PackedMatrix::wrap(w.data_ptr<float>(), rows, cols);
+        auto plain = torch::empty({rows});
+        gemv(view, x.data_ptr<float>(), nullptr, plain.data_ptr<float>());
+        const int before = threadCount();
+        for (int threads : {1, 2, 3}) {
+            setThreadCount(threads);
+            auto y = torch::empty({rows});
+            gemv(view, x.data_ptr<float>(), nullptr, y.data_ptr<float>(), [](float* v, int64_t n) {
+                for (int64_t i = 0; i < n; ++i)
+                    v[i] = v[i] * 2.f + 1000.f;
+            });
+            QVERIFY(torch::equal(y, plain * 2 + 1000));
+        }
+        setThreadCount(before);
+    }
+
+    // Each path's GELU against the tanh formula in double, over the values a layer
+    // meets and the extremes (the scalar path loses bits to 1 + tanh near -1; the
+    // vector paths' x / (1 + exp(-2u)) does not).
+    void geluMatchesTheFormula() {
+        std::vector<float> in;
+        for (int i = -4000; i <= 4000; ++i)
+            in.push_back(float(i) * 0.0031f);
+        for (float v : {0.f, -0.f, 1e-30f, -1e-30f, 1e-6f, -1e-6f, 9.f, -9.f, 12.f, -12.f, 50.f,
+                        -50.f, 1e20f, -1e20f, 3e38f, -3e38f})
+            in.push_back(v);
+        in.push_back(0.5f); // 8017 values: every path has a tail
+        for (Isa path : isas()) {
+            setIsa(path);
+            auto y = in;
+            geluTanh(y.data(), int64_t(y.size()));
+            for (size_t i = 0; i < in.size(); ++i) {
+                const double v = in[i];
+                const double u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+                const double ref =
+                    std::isfinite(u) ? 0.5 * v * (1 + std::tanh(u)) : (u > 0 ? v : 0.0);
+                QVERIFY2(std::abs(y[i] - ref) <= 4e-7 * std::abs(v),
+                         qPrintable(QString("%1: gelu(%2) = %3, expected %4")
+                                        .arg(isaName(path))
+                                        .arg(double(in[i]), 0, 'g', 9)
+                                        .arg(double(y[i]), 0, 'g', 9)
+                                        .arg(ref, 0, 'g', 9)));
+            }
+            float nan = std::numeric_limits<float>::quiet_NaN();
+            geluTanh(&nan, 1);
+            QVERIFY(std::isnan(nan));
+            std::vector<float> nans(17, std::numeric_limits<float>::quiet_NaN());
+            geluTanh(nans.data(), 17);
+            QVERIFY(std::isnan(nans[0]) && std::isnan(nans[16]));
         }
     }
 

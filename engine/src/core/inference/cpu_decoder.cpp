@@ -1,37 +1,12 @@
 #include "inference/cpu_decoder.h"
 
+#include "inference/vector_ops.h"
 #include "inference/worker_team.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace baton::engine::cpu {
-
-void layerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
-               float eps) {
-    double mean = 0;
-    for (int64_t i = 0; i < n; ++i)
-        mean += x[i];
-    mean /= double(n);
-    double var = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        const double d = x[i] - mean;
-        var += d * d;
-    }
-    var /= double(n);
-    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
-    const float m = static_cast<float>(mean);
-    for (int64_t i = 0; i < n; ++i)
-        y[i] = (x[i] - m) * inv * gamma[i] + beta[i];
-}
-
-void geluTanh(float* x, int64_t n) {
-    constexpr float kC = 0.7978845608028654f; // sqrt(2 / pi)
-    for (int64_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        x[i] = 0.5f * v * (1.f + std::tanh(kC * (v + 0.044715f * v * v * v)));
-    }
-}
 
 Decoder::Decoder(DecoderWeights weights)
     : m_w(std::move(weights)) {
@@ -123,8 +98,7 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
             x[i] += m_tmp[i];
 
         layerNorm(x, w.ln2W, w.ln2B, m_h.data(), k, m_w.eps);
-        gemv(w.fcW, m_h.data(), w.fcB, m_ff.data());
-        geluTanh(m_ff.data(), m_w.nInner);
+        gemv(w.fcW, m_h.data(), w.fcB, m_ff.data(), geluTanh); // GELU by each row's thread
         gemv(w.fcProjW, m_ff.data(), w.fcProjB, m_tmp.data());
         for (int i = 0; i < k; ++i)
             x[i] += m_tmp[i];

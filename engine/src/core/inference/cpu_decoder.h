@@ -12,9 +12,6 @@
 #include <vector>
 
 namespace baton::engine::cpu {
-void layerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
-               float eps);
-void geluTanh(float* x, int64_t n);
 
 struct LayerWeights {
     const float *ln1W, *ln1B;

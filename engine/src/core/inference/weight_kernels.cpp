@@ -182,6 +182,34 @@ const void* rowPtr(const MatrixView& m, int64_t r) {
     return static_cast<const uint8_t*>(m.data) + size_t(r * m.cols) * elementBytes<F>();
 }
 
+// Software prefetch: a decode product streams each weight once from memory, four rows
+// at a time. The hardware prefetchers keep up with float32 rows, but for the 16- and
+// 8-bit formats (more instructions per byte) they do not: measured on AMD Zen 5 with
+// one thread, F16 and int8 products read 23 GB/s against float32's 36, and 34 GB/s
+// with this prefetch. Each row stream asks for the line kPrefetchAhead bytes ahead of
+// the one it reads (the rows are contiguous, so the lines past a row's end are the
+// next rows'); 8 KiB ahead was the best of 2-16 KiB, into L1 better than into L2.
+// (The address may lie past the matrix: a prefetch never faults. GCC 12 drops the
+// prefetches from the 16-bit loops when the address is computed as an integer.)
+constexpr int64_t kPrefetchAhead = 8192;
+
+inline void prefetchAhead(const void* row, int64_t byteOffset) {
+    __builtin_prefetch(static_cast<const char*>(row) + byteOffset + kPrefetchAhead, 0, 3);
+}
+
+// The four row streams of a step that starts at weight i (float32 rows do without).
+template <WeightFormat F>
+inline void prefetchRows(const void* w0, const void* w1, const void* w2, const void* w3,
+                         int64_t i) {
+    if constexpr (F != WeightFormat::F32) {
+        const int64_t at = i * int64_t(elementBytes<F>());
+        prefetchAhead(w0, at);
+        prefetchAhead(w1, at);
+        prefetchAhead(w2, at);
+        prefetchAhead(w3, at);
+    }
+}
+
 // One block of 32 int8 weights of a row: acc + scale * dot(block, x).
 BATON_AVX2 inline __m256 blockAvx2(const void* w, int64_t i, __m256 x0, __m256 x1, __m256 x2,
                                    __m256 x3, float scale, __m256 acc) {
@@ -216,6 +244,7 @@ BATON_AVX2 void rowsAvx2(const MatrixView& m, const float* x, const float* b, fl
             const int64_t nb = m.blocksPerRow();
             const float* sc = m.scales + r * nb;
             for (; i + kInt8Block <= cols; i += kInt8Block) {
+                prefetchRows<F>(w0, w1, w2, w3, i);
                 const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8),
                              x2 = _mm256_loadu_ps(x + i + 16), x3 = _mm256_loadu_ps(x + i + 24);
                 const float* s = sc + i / kInt8Block;
@@ -231,6 +260,7 @@ BATON_AVX2 void rowsAvx2(const MatrixView& m, const float* x, const float* b, fl
             __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
                    c3 = _mm256_setzero_ps();
             for (; i + kStep <= cols; i += kStep) {
+                prefetchRows<F>(w0, w1, w2, w3, i);
                 for (int64_t j = 0; j < kStep; j += 16) {
                     const __m256 xa = _mm256_loadu_ps(x + i + j),
                                  xb = _mm256_loadu_ps(x + i + j + 8);
@@ -282,6 +312,7 @@ BATON_AVX512 void rowsAvx512(const MatrixView& m, const float* x, const float* b
             __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(),
                    c3 = _mm512_setzero_ps();
             for (; i + 2 * kInt8Block <= cols; i += 2 * kInt8Block) {
+                prefetchRows<F>(w0, w1, w2, w3, i);
                 const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16),
                              x2 = _mm512_loadu_ps(x + i + 32), x3 = _mm512_loadu_ps(x + i + 48);
                 const float* s = sc + i / kInt8Block;
@@ -313,6 +344,7 @@ BATON_AVX512 void rowsAvx512(const MatrixView& m, const float* x, const float* b
                 __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(),
                        c3 = _mm512_setzero_ps();
                 for (; i + 32 <= cols; i += 32) {
+                    prefetchRows<F>(w0, w1, w2, w3, i);
                     const __m512 xa = _mm512_loadu_ps(x + i), xb = _mm512_loadu_ps(x + i + 16);
                     a0 = _mm512_fmadd_ps(load16<F>(w0, i), xa, a0);
                     c0 = _mm512_fmadd_ps(load16<F>(w0, i + 16), xb, c0);
@@ -425,6 +457,7 @@ BATON_AVX512 void axpyAvx512(float* y, const float* x, float a, int64_t n) {
 // weights: x is rounded to bf16 once per call (to nearest even, as the batched path
 // rounds its activations on such a CPU) and vdpbf16ps multiplies 32 pairs a step into
 // float32 sums. The tail (cols not a multiple of 32) is the same products in scalar.
+// It streams at float32's rate without prefetchRows (as few instructions per byte).
 BATON_AVX512BF16 inline __m512bh loadBf16(const uint16_t* p) {
     return (__m512bh)_mm512_loadu_si512(p);
 }

@@ -123,11 +123,16 @@ void gemvRows(const MatrixView& W, const float* x, const float* b, float* y, int
     kernels().rows[static_cast<int>(W.format)](W, x, b, y, r0, r1);
 }
 
-void gemv(const MatrixView& W, const float* x, const float* b, float* y) {
+void gemv(const MatrixView& W, const float* x, const float* b, float* y, RowsThen then) {
     const int64_t rows = W.rows;
+    const auto part = [&](int64_t r0, int64_t r1) {
+        gemvRows(W, x, b, y, r0, r1);
+        if (then)
+            then(y + r0, r1 - r0);
+    };
     const int threads = (rows * W.cols >= 65536) ? threadCount() : 1;
     if (threads <= 1) {
-        gemvRows(W, x, b, y, 0, rows);
+        part(0, rows);
         return;
     }
     runParts(threads, [&](int t, int nt) {
@@ -135,7 +140,7 @@ void gemv(const MatrixView& W, const float* x, const float* b, float* y) {
         // by one thread, so the result does not depend on the team size.
         const int64_t blocks = (rows + 3) / 4;
         const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-        gemvRows(W, x, b, y, b0 * 4, std::min(rows, b1 * 4));
+        part(b0 * 4, std::min(rows, b1 * 4));
     });
 }
 

@@ -1,0 +1,22 @@
+// The decoder's element-wise and row operations besides the matrix products
+// (weight_matrix.h): layer norm, and GPT-2's tanh GELU with AVX-512 and AVX2 paths (the
+// path of the products in use, setIsa). No torch here.
+#pragma once
+
+#include <cstdint>
+
+namespace baton::engine::cpu {
+
+// y = (x - mean) / sqrt(variance + eps) * gamma + beta over n floats (the mean and the
+// variance summed in double).
+void layerNorm(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
+               float eps);
+
+// x = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), in place. The vector paths
+// compute the same function as x / (1 + exp(-2 u)), u the tanh's argument, with a
+// polynomial exp: within a few float32 ulps of geluTanhScalar (tests check it).
+void geluTanh(float* x, int64_t n);
+// The plain C++ path (std::tanh), the reference of the vector paths.
+void geluTanhScalar(float* x, int64_t n);
+
+} // namespace baton::engine::cpu
