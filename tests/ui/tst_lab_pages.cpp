@@ -9,10 +9,12 @@
 #include "app_harness.h"
 #include "test_support.h"
 
+#include "bar_chart.h"
 #include "compare_panel.h"
 #include "finetune_panel.h"
 #include "model_catalog.h"
 #include "models_panel.h"
+#include "probe_panel.h"
 #include "topics_panel.h"
 
 #include <baton/engine/engine_controller.h>
@@ -37,6 +39,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -396,6 +399,57 @@ private Q_SLOTS:
                     .contains(QStringLiteral("JSD")));
         QTest::qWait(50);
         screenshot(QStringLiteral("topics.png"));
+
+        // The memory probe, in the tab beside the latest generation, on the stored book.
+        ui::ProbePanel* probe = topics->probePanel();
+        m_app.window->findChild<QTabWidget*>(QStringLiteral("topicsBelowTabs"))
+            ->setCurrentWidget(probe);
+        auto* source = probe->findChild<QComboBox*>(QStringLiteral("probeSource"));
+        QTRY_VERIFY(source->findText(QStringLiteral("emma-more"), Qt::MatchContains) >= 0);
+        source->setCurrentIndex(source->findText(QStringLiteral("emma-more"), Qt::MatchContains));
+        auto* status = probe->findChild<QLabel*>(QStringLiteral("probeStatus"));
+        // A long run, cancelled: said, and no result.
+        probe->setEpisodes(2000);
+        QTest::mouseClick(probe->findChild<QPushButton*>(QStringLiteral("probeRun")),
+                          Qt::LeftButton);
+        QVERIFY(probe->running());
+        QTest::mouseClick(probe->findChild<QPushButton*>(QStringLiteral("probeCancel")),
+                          Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!probe->running(), 60000);
+        QVERIFY2(status->text().contains(QStringLiteral("Cancelled")), qPrintable(status->text()));
+        QVERIFY(!probe->result().has_value());
+        // A short one, to the end: accuracy by distance for each state.
+        QSignalSpy probed(probe, &ui::ProbePanel::probed);
+        probe->setEpisodes(12);
+        QVERIFY(probe->run());
+        QVERIFY(probed.wait(120000));
+        QVERIFY(probe->result().has_value());
+        const auto& result = *probe->result();
+        QVERIFY(result.recurrent);
+        QCOMPARE(result.chance, 0.125);
+        QCOMPARE(result.cells.size(), size_t(4 * 4)); // d = 0, 1, 2, 4; on, off, mean, shuffled
+        for (const auto& cell : result.cells) {
+            QCOMPARE(cell.episodes, 12);
+            QVERIFY(cell.correct >= 0 && cell.correct <= 12);
+        }
+        auto* chart = probe->findChild<ui::BarChart*>(QStringLiteral("probeChart"));
+        QCOMPARE(chart->categoryCount(), 4);
+        QCOMPARE(chart->setCount(), 4);
+        QVERIFY2(status->text().contains(QStringLiteral("12 episodes per distance")) &&
+                     status->text().contains(QStringLiteral("state on: ")),
+                 qPrintable(status->text()));
+        QTest::qWait(50);
+        screenshot(QStringLiteral("topics_probe.png"));
+
+        // The open story, when there is none with text: a reason, and nothing starts.
+        m_app.window->showPage(MainWindow::Page::Write);
+        newStory->trigger();
+        QTRY_VERIFY(m_app.window->session()->isOpen() &&
+                    m_app.window->editor()->storyText().isEmpty());
+        m_app.window->showPage(MainWindow::Page::Topics);
+        probe->selectStory();
+        QVERIFY2(!probe->run(), qPrintable(status->text()));
+        QVERIFY(status->text().contains(QStringLiteral("Open a story with some text")));
         m_app.window->showPage(MainWindow::Page::Write);
     }
 

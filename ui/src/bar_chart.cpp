@@ -108,6 +108,8 @@ void BarChart::setBars(const QStringList& categories, const std::vector<BarSet>&
     // Shares stacked to 1 end at 1; other bars get a little room above.
     const bool unit = m_impl->stacked && std::abs(top - 1.0) < 1e-6;
     y->setRange(0, unit ? 1.0 : (top > 0 ? top * 1.05 : 1.0));
+    if (!unit)
+        y->applyNiceNumbers(); // ticks at round values
     y->setTitleText(m_impl->yTitle);
     y->setLabelFormat(QStringLiteral("%.2g"));
     chart->addAxis(x, Qt::AlignBottom);

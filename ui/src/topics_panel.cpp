@@ -2,6 +2,7 @@
 
 #include "bar_chart.h"
 #include "panel_util.h"
+#include "probe_panel.h"
 
 #include <baton/engine/topics.h>
 
@@ -19,6 +20,7 @@
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -132,9 +134,14 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     fitButtons->addWidget(m_fitCancel);
     fitButtons->addWidget(m_fit);
 
+    m_probe = new ProbePanel(m_storage, m_engine);
+    auto* below = new QTabWidget;
+    below->setObjectName(QStringLiteral("topicsBelowTabs"));
+    below->addTab(m_compare, tr("Latest generation"));
+    below->addTab(m_probe, tr("Memory probe"));
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(m_windows);
-    left->addWidget(m_compare);
+    left->addWidget(below);
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 2);
     auto* right = new QWidget;
@@ -154,6 +161,7 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     split->setChildrenCollapsible(false);
+    split->setSizes({3000, 2000}); // 3:2, whatever the panes ask for
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(14, 10, 14, 10);
     layout->addLayout(top);
@@ -198,11 +206,18 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
                 m_fitVocabulary = vocabulary;
             });
     connect(&m_lab, &EC::jobFinished, this, &TopicsPanel::onFitFinished);
+    connect(m_probe, &ProbePanel::failed, this, &TopicsPanel::failed);
     updateButtons();
 }
 
 void TopicsPanel::setStoryProvider(std::function<std::optional<StoryText>()> provider) {
     m_provider = std::move(provider);
+    m_probe->setStoryProvider([this]() -> std::optional<std::string> {
+        auto story = m_provider ? m_provider() : std::nullopt;
+        if (!story)
+            return std::nullopt;
+        return std::move(story->text);
+    });
 }
 
 void TopicsPanel::setTopicsFolder(const QString& folder) {
@@ -286,6 +301,7 @@ void TopicsPanel::cancel() {
         m_engine.cancel(m_inspectJob);
     if (m_fitJob)
         m_lab.cancel(m_fitJob);
+    m_probe->cancel();
 }
 
 void TopicsPanel::onFinished(engine::JobId job, bool ok, const engine::Error& error) {

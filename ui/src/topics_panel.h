@@ -5,7 +5,8 @@
 // divergence), and what the state carries: for each window, the tokens the state
 // handed to it points to through the final layer norm and the LM head. Below, a
 // topic model is fitted on the books stored for fine-tuning (on the lab engine),
-// saved beside the database and registered. Both run with progress and Cancel.
+// saved beside the database and registered. Both run with progress and Cancel. The
+// memory probe (ProbePanel) sits in a tab beside the latest generation's topics.
 #pragma once
 
 #include "error_text.h"
@@ -31,6 +32,7 @@ class QTableWidget;
 namespace baton::ui {
 
 class BarChart;
+class ProbePanel;
 
 class TopicsPanel : public QWidget {
     Q_OBJECT
@@ -63,6 +65,7 @@ public:
     // The fitting form (tests and the fine-tune page's shortcut).
     void setFitOptions(int topics, int sweeps, const QString& name);
     void focusFit();
+    ProbePanel* probePanel() const { return m_probe; }
 
 Q_SIGNALS:
     void analyzed();
@@ -89,6 +92,7 @@ private:
     QLabel* m_status = nullptr;
     BarChart* m_windows = nullptr;
     BarChart* m_compare = nullptr;
+    ProbePanel* m_probe = nullptr;
     QTableWidget* m_words = nullptr;
     QTableWidget* m_states = nullptr;
 

@@ -19,6 +19,7 @@ EngineController::EngineController(QObject* parent)
     qRegisterMetaType<TokenLosses>();
     qRegisterMetaType<TrainEvent>();
     qRegisterMetaType<TopicsInspection>();
+    qRegisterMetaType<ProbeResult>();
     qRegisterMetaType<Error>();
     m_thread.setObjectName(QStringLiteral("baton-engine"));
     m_worker = new EngineWorker;
@@ -52,6 +53,7 @@ void EngineController::connectWorker() {
     connect(m_worker, &EngineWorker::trainingEvent, this, &EngineController::trainingEvent);
     connect(m_worker, &EngineWorker::topicsFitted, this, &EngineController::topicsFitted);
     connect(m_worker, &EngineWorker::topicsInspected, this, &EngineController::topicsInspected);
+    connect(m_worker, &EngineWorker::probed, this, &EngineController::probed);
     connect(m_worker, &EngineWorker::jobFinished, this,
             [this](JobId job, bool ok, const Error& error) {
                 m_tokens.remove(job);
@@ -118,6 +120,12 @@ JobId EngineController::fitTopics(const TopicsRequest& request) {
 JobId EngineController::inspectTopics(const TopicsInspectRequest& request) {
     return enqueue([request](EngineWorker& w, JobId job, const CancelToken& c) {
         w.runInspect(job, request, c);
+    });
+}
+
+JobId EngineController::probe(const std::vector<std::string>& texts, const ProbeOptions& options) {
+    return enqueue([texts, options](EngineWorker& w, JobId job, const CancelToken& c) {
+        w.runProbe(job, texts, options, c);
     });
 }
 

@@ -417,4 +417,31 @@ void EngineWorker::runInspect(JobId job, const TopicsInspectRequest& request,
     succeed(job);
 }
 
+void EngineWorker::runProbe(JobId job, const std::vector<std::string>& texts, ProbeOptions options,
+                            const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return;
+    if (!m_model) {
+        fail(job, noModel());
+        return;
+    }
+    QElapsedTimer timer;
+    timer.start();
+    bool first = true;
+    options.cancel = cancel;
+    options.progress = [&](int64_t done, int64_t total) {
+        if (due(timer, first) || done == total)
+            Q_EMIT jobProgress(job, total > 0 ? double(done) / double(total) : 1.0,
+                               QStringLiteral("episode %1 of %2").arg(done).arg(total));
+        return !cancel.cancelled();
+    };
+    auto result = engine::runProbe(*m_model, texts, options);
+    if (!result) {
+        fail(job, result.error());
+        return;
+    }
+    Q_EMIT probed(job, std::move(*result));
+    succeed(job);
+}
+
 } // namespace baton::engine

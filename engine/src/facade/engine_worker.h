@@ -22,6 +22,8 @@ public:
     void runTrain(JobId job, const TrainConfig& config, const CancelToken& cancel);
     void runTopics(JobId job, const TopicsRequest& request, const CancelToken& cancel);
     void runInspect(JobId job, const TopicsInspectRequest& request, const CancelToken& cancel);
+    void runProbe(JobId job, const std::vector<std::string>& texts, ProbeOptions options,
+                  const CancelToken& cancel);
 
 Q_SIGNALS:
     void jobStarted(baton::engine::JobId job);
@@ -35,6 +37,7 @@ Q_SIGNALS:
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
     void topicsFitted(baton::engine::JobId job, QString path, int topics, int vocabularySize);
     void topicsInspected(baton::engine::JobId job, baton::engine::TopicsInspection inspection);
+    void probed(baton::engine::JobId job, baton::engine::ProbeResult result);
     void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
 
 private:

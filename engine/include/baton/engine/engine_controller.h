@@ -1,5 +1,5 @@
 // The engine's QtCore facade for the GUI: one engine thread runs jobs (load,
-// generate, evaluate, train, fit topics) one at a time in FIFO order. Requests and
+// generate, evaluate, train, fit topics, probe) one at a time in FIFO order. Requests and
 // results are value types; progress is throttled at the source (about every 50 ms,
 // the first at once); every job ends with exactly one jobFinished. Cancellation is
 // cooperative: a cancelled generation keeps what it generated.
@@ -8,6 +8,7 @@
 #include "baton/engine/error.h"
 #include "baton/engine/generator.h"
 #include "baton/engine/model.h"
+#include "baton/engine/probe.h"
 #include "baton/engine/sampling.h"
 #include "baton/engine/scoring.h"
 #include "baton/engine/state_chunker.h"
@@ -145,6 +146,10 @@ public:
     JobId train(const TrainConfig& config);
     JobId fitTopics(const TopicsRequest& request);
     JobId inspectTopics(const TopicsInspectRequest& request);
+    // The memory probe (probe.h) with the loaded model on the texts: progress by
+    // episodes, then probed and jobFinished. options.cancel and options.progress are
+    // the job's own.
+    JobId probe(const std::vector<std::string>& texts, const ProbeOptions& options);
 
     void cancel(JobId job);
     void cancelAll();
@@ -167,6 +172,7 @@ Q_SIGNALS:
     void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
     void topicsFitted(baton::engine::JobId job, QString path, int topics, int vocabularySize);
     void topicsInspected(baton::engine::JobId job, baton::engine::TopicsInspection inspection);
+    void probed(baton::engine::JobId job, baton::engine::ProbeResult result);
     // Always the last signal of a job. ok = false carries the error (Cancelled for a
     // cancelled load, evaluation, training or fit; a stopped generation is ok).
     void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
@@ -192,4 +198,5 @@ Q_DECLARE_METATYPE(baton::engine::ScoreResult)
 Q_DECLARE_METATYPE(baton::engine::TokenLosses)
 Q_DECLARE_METATYPE(baton::engine::TrainEvent)
 Q_DECLARE_METATYPE(baton::engine::TopicsInspection)
+Q_DECLARE_METATYPE(baton::engine::ProbeResult)
 Q_DECLARE_METATYPE(baton::engine::Error)
