@@ -158,7 +158,9 @@ void ProbePanel::refreshBooks() {
             m_source->setCurrentIndex(std::max(0, i));
         },
         [this](const storage::StorageError& error) {
-            Q_EMIT failed(tr("The books could not be listed"), describeStorageError(error));
+            // Said here rather than in a dialog: the list is read each time the tab shows.
+            m_status->setText(
+                tr("The books could not be listed: %1").arg(describeStorageError(error).message));
         });
 }
 
