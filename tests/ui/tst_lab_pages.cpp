@@ -413,6 +413,8 @@ private Q_SLOTS:
         QTest::mouseClick(probe->findChild<QPushButton*>(QStringLiteral("probeRun")),
                           Qt::LeftButton);
         QVERIFY(probe->running());
+        // Once the book is read and the engine has the job (the cancel reaches it).
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().startsWith(QStringLiteral("Probing")), 30000);
         QTest::mouseClick(probe->findChild<QPushButton*>(QStringLiteral("probeCancel")),
                           Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(!probe->running(), 60000);
