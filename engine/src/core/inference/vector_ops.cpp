@@ -10,6 +10,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace baton::engine::cpu {
@@ -76,7 +77,8 @@ BATON_AVX512 inline __m512 exp16(__m512 t) {
 }
 
 // 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)); -2u clamped to [-87, 88], where the
-// result is already v or 0 to float precision.
+// result is already v or 0 to float precision. These handle whole vectors (n a multiple
+// of the width); withTail() below runs the rest through the same code.
 BATON_AVX2 void geluAvx2(float* x, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -88,7 +90,6 @@ BATON_AVX2 void geluAvx2(float* x, int64_t n) {
         t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(-87.f)), _mm256_set1_ps(88.f));
         _mm256_storeu_ps(x + i, _mm256_div_ps(v, _mm256_add_ps(exp8(t), _mm256_set1_ps(1.f))));
     }
-    geluTanhScalar(x + i, n - i);
 }
 
 BATON_AVX512 void geluAvx512(float* x, int64_t n) {
@@ -102,7 +103,21 @@ BATON_AVX512 void geluAvx512(float* x, int64_t n) {
         t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.f));
         _mm512_storeu_ps(x + i, _mm512_div_ps(v, _mm512_add_ps(exp16(t), _mm512_set1_ps(1.f))));
     }
-    geluTanhScalar(x + i, n - i);
+}
+
+// Runs `body` on whole vectors of `width` floats, and the last n % width values padded
+// to a vector: every value goes through the same instructions wherever it sits, so a
+// product split among threads at any row gives the same bits.
+template <typename Body>
+void withTail(float* x, int64_t n, int64_t width, Body body) {
+    const int64_t whole = n / width * width;
+    body(x, whole);
+    if (whole == n)
+        return;
+    float pad[16] = {};
+    std::copy(x + whole, x + n, pad);
+    body(pad, width);
+    std::copy(pad, pad + (n - whole), x + whole);
 }
 
 } // namespace
@@ -117,10 +132,10 @@ void geluTanhScalar(float* x, int64_t n) {
 void geluTanh(float* x, int64_t n) {
     switch (isa()) {
     case Isa::Avx512:
-        geluAvx512(x, n);
+        withTail(x, n, 16, geluAvx512);
         break;
     case Isa::Avx2:
-        geluAvx2(x, n);
+        withTail(x, n, 8, geluAvx2);
         break;
     default:
         geluTanhScalar(x, n);

@@ -14,7 +14,9 @@ void layerNorm(const float* x, const float* gamma, const float* beta, float* y, 
 
 // x = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), in place. The vector paths
 // compute the same function as x / (1 + exp(-2 u)), u the tanh's argument, with a
-// polynomial exp: within a few float32 ulps of geluTanhScalar (tests check it).
+// polynomial exp: within a few float32 ulps of geluTanhScalar (tests check it). A
+// value's result does not depend on where it sits in x (the tail goes through the
+// vector code too), so a product split among threads at any row gives the same bits.
 void geluTanh(float* x, int64_t n);
 // The plain C++ path (std::tanh), the reference of the vector paths.
 void geluTanhScalar(float* x, int64_t n);
