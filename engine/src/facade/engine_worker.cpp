@@ -70,6 +70,16 @@ bool EngineWorker::begin(JobId job, const CancelToken& cancel) {
     return true;
 }
 
+bool EngineWorker::beginWithModel(JobId job, const CancelToken& cancel) {
+    if (!begin(job, cancel))
+        return false;
+    if (!m_model) {
+        fail(job, noModel());
+        return false;
+    }
+    return true;
+}
+
 bool EngineWorker::due(QElapsedTimer& timer, bool& first) {
     if (first || timer.elapsed() >= kProgressIntervalMs) {
         first = false;
@@ -146,12 +156,8 @@ Result<std::unique_ptr<Generator>> EngineWorker::generatorFor(const GenerateRequ
 
 void EngineWorker::runGenerate(JobId job, const GenerateRequest& request,
                                const CancelToken& cancel) {
-    if (!begin(job, cancel))
+    if (!beginWithModel(job, cancel))
         return;
-    if (!m_model) {
-        fail(job, noModel());
-        return;
-    }
     auto created = generatorFor(request, cancel);
     if (!created) {
         fail(job, created.error());
@@ -191,12 +197,8 @@ void EngineWorker::runGenerate(JobId job, const GenerateRequest& request,
 }
 
 void EngineWorker::runTask(JobId job, const GenerationTask& task, const CancelToken& cancel) {
-    if (!begin(job, cancel))
+    if (!beginWithModel(job, cancel))
         return;
-    if (!m_model) {
-        fail(job, noModel());
-        return;
-    }
     // The task may continue differently from the live generator's state.
     m_live.reset();
     m_liveState.clear();
@@ -216,12 +218,8 @@ void EngineWorker::runTask(JobId job, const GenerationTask& task, const CancelTo
 
 void EngineWorker::runEvaluate(JobId job, const EvaluateRequest& request,
                                const CancelToken& cancel) {
-    if (!begin(job, cancel))
+    if (!beginWithModel(job, cancel))
         return;
-    if (!m_model) {
-        fail(job, noModel());
-        return;
-    }
     std::vector<std::pair<WindowSettings, bool>> runs;
     for (const auto& w : request.settings) {
         runs.push_back({w, true});
@@ -322,12 +320,8 @@ void EngineWorker::runTopics(JobId job, const TopicsRequest& request, const Canc
 
 void EngineWorker::runInspect(JobId job, const TopicsInspectRequest& request,
                               const CancelToken& cancel) {
-    if (!begin(job, cancel))
+    if (!beginWithModel(job, cancel))
         return;
-    if (!m_model) {
-        fail(job, noModel());
-        return;
-    }
     auto topics = TopicModel::load(request.topicModelPath);
     if (!topics) {
         fail(job, topics.error());
@@ -419,12 +413,8 @@ void EngineWorker::runInspect(JobId job, const TopicsInspectRequest& request,
 
 void EngineWorker::runProbe(JobId job, const std::vector<std::string>& texts, ProbeOptions options,
                             const CancelToken& cancel) {
-    if (!begin(job, cancel))
+    if (!beginWithModel(job, cancel))
         return;
-    if (!m_model) {
-        fail(job, noModel());
-        return;
-    }
     QElapsedTimer timer;
     timer.start();
     bool first = true;

@@ -61,6 +61,8 @@ private:
     // Starts a job: false (and jobFinished with Cancelled) when it was cancelled
     // while it waited in the queue.
     bool begin(JobId job, const CancelToken& cancel);
+    // begin(), then false (and jobFinished with an error) when no model is loaded.
+    bool beginWithModel(JobId job, const CancelToken& cancel);
     void fail(JobId job, const Error& error) { Q_EMIT jobFinished(job, false, error); }
     void succeed(JobId job) { Q_EMIT jobFinished(job, true, Error{}); }
     // True when a throttled progress signal is due (the first at once).
