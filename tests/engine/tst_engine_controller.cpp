@@ -248,6 +248,47 @@ private Q_SLOTS:
         QVERIFY(TopicModel::load(topics.outPath).ok());
     }
 
+    // The memory probe as a job: refused without a model and for a text too short for
+    // its distances; otherwise one cell per distance (a baseline model: state "off").
+    void probeReportsCellsAndRefusesWhatItCannotDo() {
+        EngineController c;
+        QSignalSpy finished(&c, &EngineController::jobFinished);
+        QSignalSpy probed(&c, &EngineController::probed);
+        const std::string book =
+            baton::test::readFile(baton::test::sharedPath("corpus/books/austen-emma.txt"))
+                .mid(30000, 60000)
+                .toStdString();
+        QVERIFY(!book.empty());
+        ProbeOptions options;
+        options.windows = {32, 0};
+        options.episodes = 6;
+        const auto [okNo, errNo] = waitFor(finished, c.probe({book}, options));
+        QVERIFY(!okNo);
+        QCOMPARE(errNo.code, ErrorCode::InvalidArgument);
+        QCOMPARE(errNo.message, std::string("no model is loaded"));
+        QVERIFY(load(c));
+        const auto [okShort, errShort] =
+            waitFor(finished, c.probe({"Emma was not a short story at all."}, options));
+        QVERIFY(!okShort);
+        QCOMPARE(errShort.code, ErrorCode::InvalidArgument);
+        QVERIFY2(errShort.message.find("too short") != std::string::npos, errShort.message.c_str());
+        QCOMPARE(probed.size(), 0);
+        QSignalSpy progress(&c, &EngineController::jobProgress);
+        const JobId job = c.probe({book}, options);
+        const auto [ok, error] = waitFor(finished, job);
+        QVERIFY2(ok, error.message.c_str());
+        QCOMPARE(probed.size(), 1);
+        QCOMPARE(probed[0][0].value<JobId>(), job);
+        const auto result = probed[0][1].value<ProbeResult>();
+        QCOMPARE(result.cells.size(), options.distances.size());
+        for (size_t i = 0; i < result.cells.size(); ++i) {
+            QCOMPARE(result.cells[i].distance, options.distances[i]);
+            QCOMPARE(result.cells[i].episodes, 6);
+        }
+        QVERIFY(!progress.isEmpty());
+        QCOMPARE(progress.last()[1].toDouble(), 1.0);
+    }
+
     void destroyingWhileBusyCancelsAndReturns() {
         QElapsedTimer t;
         t.start();

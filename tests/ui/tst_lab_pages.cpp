@@ -443,6 +443,25 @@ private Q_SLOTS:
         QTest::qWait(50);
         screenshot(QStringLiteral("topics_probe.png"));
 
+        // A book too short for the distances: the engine's reason in the status line, no
+        // dialog, and the last result stays.
+        const QString shortBook = m_tmp.path() + "/short-note.txt";
+        QVERIFY(test::writeFile(shortBook, more.mid(9000, 600)));
+        QSignalSpy booksAgain(fineTune, &ui::FineTunePanel::booksChanged);
+        fineTune->importBooks({shortBook});
+        QVERIFY(booksAgain.wait(10000));
+        probe->refreshBooks();
+        QTRY_VERIFY(source->findText(QStringLiteral("short-note"), Qt::MatchContains) >= 0);
+        source->setCurrentIndex(source->findText(QStringLiteral("short-note"), Qt::MatchContains));
+        QSignalSpy probeFailed(probe, &ui::ProbePanel::failed);
+        QVERIFY(probe->run());
+        QTRY_VERIFY_WITH_TIMEOUT(!probe->running(), 60000);
+        QVERIFY2(status->text().startsWith(QStringLiteral("Cannot probe")) &&
+                     status->text().contains(QStringLiteral("too short")),
+                 qPrintable(status->text()));
+        QCOMPARE(probeFailed.size(), 0);
+        QCOMPARE(probe->result()->cells.front().episodes, 12);
+
         // The open story, when there is none with text: a reason, and nothing starts.
         m_app.window->showPage(MainWindow::Page::Write);
         newStory->trigger();
