@@ -6,8 +6,8 @@
 #
 #   tools/baton_mini/recipe.sh [STAGE...]
 #
-# Stages (default: all, in order): split pretrain finetune small variants probe eval
-# package. Every stage can be interrupted and run again: finished runs and evaluations
+# Stages (default: all, in order): split pretrain finetune small variants probe overlap
+# eval package. Every stage can be interrupted and run again: finished runs and evaluations
 # are skipped, unfinished runs resume from their latest checkpoint.
 #
 # Environment:
@@ -31,7 +31,7 @@ threads=${THREADS:-0}
 read -r -a seeds <<<"${SEEDS:-1 2 3 4}"
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 stages=("$@")
-((${#stages[@]})) || stages=(split pretrain finetune small variants probe eval package)
+((${#stages[@]})) || stages=(split pretrain finetune small variants probe overlap eval package)
 
 books=$shared/corpus/books
 [[ -x $cli ]] || { echo "error: $cli not found: build Baton first" >&2; exit 1; }
@@ -182,6 +182,18 @@ probe_runs() {
   parallel_pairs "${jobs[@]}"
 }
 
+# Partly overlapped execution: the recurrent model and its baseline twin both fine-tuned
+# at o = 16 (each window re-reads the last 16 tokens of the one before), so each runs
+# with the overlap it was trained for; a seed's two runs see the same windows.
+overlap_runs() {
+  local jobs=() seed
+  for seed in "${seeds[@]}"; do
+    jobs+=("$ft/t128-o16-baseline-s$seed|$common128 --mode baseline --overlap 16 --seed $seed")
+    jobs+=("$ft/t128-o16-recurrent-s$seed|$common128 --mode recurrent --overlap 16 --seed $seed")
+  done
+  parallel_pairs "${jobs[@]}"
+}
+
 # ---- evaluation on the test book; every result a JSON file in results/ ----
 # The test book is read as training reads its corpus (--unwrap: hard wraps joined,
 # verse numbers dropped); scored as stored, its ~70-column line breaks, which the
@@ -220,6 +232,12 @@ evaluate() {
     local b=$ft/t128-baseline-s$seed/model
     [[ -f $b/config.json ]] || continue
     ev "eval-t128-baseline-overlaps-s$seed" eval --model "$b" --window 128 --overlap 0,4,8,16,32,64 "$test_file"
+  done
+  for seed in "${seeds[@]}"; do
+    local a=$ft/t128-o16-recurrent-s$seed/model b=$ft/t128-o16-baseline-s$seed/model
+    [[ -f $a/config.json && -f $b/config.json ]] || continue
+    ev "eval-t128-o16-recurrent-s$seed" eval --model "$a" --paired-with "$b" --window 128 --overlap 16 \
+      --state on,off,mean,far,shuffled "$test_file"
   done
   for seed in "${seeds[@]}"; do
     local p=$ft/t128-episodes-recurrent-s$seed/model q=$ft/t128-episodes-baseline-s$seed/model
@@ -261,6 +279,7 @@ for s in "${stages[@]}"; do
   variants) variants ;;
   small) small ;;
   probe) probe_runs ;;
+  overlap) overlap_runs ;;
   eval) evaluate ;;
   package) package ;;
   *) echo "error: unknown stage $s" >&2; exit 2 ;;
