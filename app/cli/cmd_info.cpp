@@ -45,6 +45,7 @@ int runInfo(const std::vector<std::string>& argv) {
         j["parameters"] = i.parameterCount;
         j["storage_dtype"] = i.storageDtype;
         j["weights"] = engine::weightFormatName(i.weights);
+        j["mapped_bytes"] = i.mappedBytes;
         j["device"] = i.device;
         j["tokenizer"] = i.tokenizerKind;
         j["tokenizer_vocab_size"] = i.tokenizerVocabSize;
@@ -60,7 +61,11 @@ int runInfo(const std::vector<std::string>& argv) {
               << " positions, vocabulary " << c.vocabSize << "\n"
               << "parameters   " << i.parameterCount << " (" << (i.parameterCount / 1e6) << " M)\n"
               << "weights      stored " << i.storageDtype << ", held "
-              << engine::weightFormatName(i.weights) << " on " << i.device << "\n"
+              << engine::weightFormatName(i.weights) << " on " << i.device
+              << (i.mappedBytes > 0 ? ", " + std::to_string(i.mappedBytes / 1000000) +
+                                          " MB of them the file's mapped pages (no copy)"
+                                    : std::string())
+              << "\n"
               << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n"
               << "runtime      " << engine::runtimeVersions() << "; OpenMP wait policy "
               << waitPolicy() << "\n";

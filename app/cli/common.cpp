@@ -26,6 +26,10 @@ void addModelOptions(Args& args) {
                 "How the weights are held in memory: 16-bit floats or 8-bit blocks halve or "
                 "quarter the memory read per token (CPU: float32 arithmetic either way)",
                 "f32")
+        .flag("no-map",
+              "Copy the weights into memory instead of using the mapped file's pages (the "
+              "default where the file holds them in the --weights format; the file may then "
+              "be overwritten in place while loaded)")
         .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
         .option("threads", "N",
                 "Compute threads (default: all cores); decoding uses fewer while other programs "
@@ -56,6 +60,7 @@ std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args
                          "'");
     options.weights = *weights;
     options.device = args.get("device");
+    options.mapWeights = !args.has("no-map");
     auto model = engine::Model::load(folder, options);
     check(model);
     return *model;

@@ -8,9 +8,10 @@
 //               --isa avx512|avx2|scalar]
 //   bench_gpt2 --save-model DIR [--save-dtype f32|f16 --tokenizer DIR] [shape options]
 //     writes the random model as a Hugging Face folder (GPT-2's tokenizer) and exits
-//   bench_gpt2 --model DIR [options]: loads the folder instead: the time to the first
-//     token of a fresh process (load, a 16-token prompt, one token), then the load time
-//     with a warm page cache (median of --repeats loads)
+//   bench_gpt2 --model DIR [--map 0|1] [options]: loads the folder instead: the time to
+//     the first token of a fresh process (load, a 16-token prompt, one token), then the
+//     load time with a warm page cache (median of --repeats loads); --map 0 copies the
+//     weights that would otherwise be the mapped file's pages (LoadOptions::mapWeights)
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
 // (util/core_budget.h), the behaviour before it, for comparison.
@@ -169,6 +170,7 @@ int main(int argc, char** argv) {
                       saveDir = arg(argc, argv, "save-model", "");
     engine::LoadOptions options;
     options.weights = *weights;
+    options.mapWeights = arg(argc, argv, "map", "1") != "0";
     std::shared_ptr<engine::Model> model;
     std::string tag;
     auto makeTag = [&] {
@@ -180,7 +182,10 @@ int main(int argc, char** argv) {
               ", \"busy\": " + std::to_string(busy) + ", \"isa\": \"" +
               engine::cpu::isaName(engine::cpu::isa()) + "\"" +
               ", \"fixed_threads\": " + (fixedThreads ? "true" : "false") +
-              (modelDir.empty() ? std::string(", \"random\": true") : std::string(""));
+              (modelDir.empty()
+                   ? std::string(", \"random\": true")
+                   : ", \"mapped_mb\": " +
+                         std::to_string(model ? model->info().mappedBytes / 1000000 : 0));
     };
     makeTag();
 
@@ -205,6 +210,7 @@ int main(int argc, char** argv) {
         report("gpt2", "load_warm_s", median(loads), "s",
                tag + ", \"storage\": \"" + model->info().storageDtype + "\"");
         report("gpt2", "peak_rss_after_load_mb", peakRssMb(), "MB", tag);
+        report("gpt2", "private_rss_after_load_mb", privateRssMb(), "MB", tag);
     } else {
         // Building the model needs its float32 weights in memory.
         const double needed = 4.4 * (double(c.vocabSize + c.nPositions) * c.nEmbd +

@@ -31,6 +31,19 @@ double peakRssMb() {
     return double(u.ru_maxrss) / 1024.0;
 }
 
+double privateRssMb() {
+    FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    double kb = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "RssAnon: %lf kB", &kb) == 1)
+            break;
+    std::fclose(f);
+    return kb < 0 ? -1 : kb / 1024.0;
+}
+
 void report(const std::string& bench, const std::string& metric, double value,
             const std::string& unit, const std::string& extra) {
     std::printf("{\"bench\": \"%s\", \"metric\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"%s%s}\n",

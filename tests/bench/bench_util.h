@@ -15,6 +15,9 @@ inline double secondsSince(Clock::time_point t0) {
 double median(std::vector<double> v);
 double percentile(std::vector<double> v, double p);
 double peakRssMb();
+// The process's resident anonymous memory now (RssAnon: not the page cache's pages a
+// mapped file shares with other processes), or -1 where /proc does not say.
+double privateRssMb();
 
 // Prints {"bench": bench, "metric": metric, "value": value, "unit": unit, ...extra}.
 void report(const std::string& bench, const std::string& metric, double value,

@@ -8,7 +8,8 @@
 # the engine's thread budget and with a fixed team.
 # load: a GPT-2-small folder stored in F32 (as Hugging Face ships it) and an XL folder
 # stored in F16, written to a temporary folder, then each loaded in a fresh process per
-# weight format: time to the first token, warm load time, decode and peak memory.
+# weight format: time to the first token, warm load time, decode and peak memory (F32
+# and F16 weights of a file of that dtype are its mapped pages; once more with --map 0).
 # shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, bf16 and
 # int8 (a shape that does not fit in memory is skipped with a "skipped" line).
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
@@ -61,8 +62,10 @@ for b in "${benches[@]}"; do
     for w in f32 bf16 int8; do
       "$t" --model "$dir/small" --weights $w --repeats 5 --decode-tokens 32
     done
+    # the F32 weights copied instead of mapped (the column-major products against rows)
+    "$t" --model "$dir/small" --weights f32 --map 0 --repeats 5 --decode-tokens 32
     "$t" --shape xl --save-model "$dir/xl" --save-dtype f16
-    for w in int8 bf16; do
+    for w in int8 bf16 f16; do
       "$t" --model "$dir/xl" --weights $w --repeats 2 --decode-tokens 16 --window 64
     done
     rm -rf "$dir"

@@ -225,6 +225,73 @@ private Q_SLOTS:
         }
     }
 
+    // Column-major weights (a checkpoint's Conv1D bytes, shared without a copy): every
+    // path computes y[r] = fma(x[c], W(r, c), y[r]) from b[r] for c in order, so the
+    // result equals that loop bit for bit, whatever the path and the team size, and
+    // matches torch's product; a range of rows leaves the others untouched.
+    void columnMajorProductsAreExact() {
+        torch::manual_seed(12);
+        const std::pair<int64_t, int64_t> shapes[] = {{1, 1},    {3, 7},    {16, 4},   {17, 5},
+                                                      {33, 9},   {65, 13},  {96, 64},  {257, 130},
+                                                      {1000, 7}, {64, 512}, {768, 301}};
+        const int before = threadCount();
+        for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16})
+            for (auto [rows, cols] : shapes) {
+                auto w = reference(torch::randn({rows, cols}), f);
+                auto x = torch::randn({cols});
+                auto b = torch::randn({rows});
+                const auto columns = w.t().contiguous(); // [cols, rows]: the stored bytes
+                const auto packed = PackedMatrix::pack(columns.data_ptr<float>(), cols, rows, f);
+                MatrixView view = f == WeightFormat::F32
+                                      ? PackedMatrix::wrap(columns.data_ptr<float>(), cols, rows)
+                                      : packed.view();
+                view.rows = rows;
+                view.cols = cols;
+                view.transposed = true;
+                QCOMPARE(view.stored().rows, cols);
+                std::vector<float> loop(static_cast<size_t>(rows));
+                const float *xs = x.data_ptr<float>(), *bs = b.data_ptr<float>();
+                const auto wa = w.accessor<float, 2>();
+                for (int64_t r = 0; r < rows; ++r) {
+                    float acc = bs[r];
+                    for (int64_t c = 0; c < cols; ++c)
+                        acc = std::fma(xs[c], wa[r][c], acc);
+                    loop[size_t(r)] = acc;
+                }
+                for (Isa path : isas()) {
+                    setIsa(path);
+                    for (int threads : {1, 2, 3}) {
+                        setThreadCount(threads);
+                        auto y = torch::empty({rows});
+                        gemv(view, xs, bs, y.data_ptr<float>());
+                        QVERIFY2(std::memcmp(y.data_ptr<float>(), loop.data(), 4 * size_t(rows)) ==
+                                     0,
+                                 qPrintable(QString("%1 %2 [%3, %4], %5 threads")
+                                                .arg(isaName(path))
+                                                .arg(weightFormatName(f))
+                                                .arg(rows)
+                                                .arg(cols)
+                                                .arg(threads)));
+                    }
+                    auto part = torch::full({rows}, 42.f);
+                    const int64_t r0 = rows / 3, r1 = rows - rows / 4;
+                    gemvRows(view, xs, bs, part.data_ptr<float>(), r0, r1);
+                    for (int64_t r = 0; r < rows; ++r)
+                        QCOMPARE(part[r].item<float>(), r >= r0 && r < r1 ? loop[size_t(r)] : 42.f);
+                }
+                const auto wd = w.to(torch::kDouble), xd = x.to(torch::kDouble);
+                const auto expected = torch::mv(wd, xd) + b.to(torch::kDouble);
+                const auto scale = torch::mv(wd.abs(), xd.abs()) + 1;
+                const auto y = torch::from_blob(loop.data(), {rows}).to(torch::kDouble);
+                QVERIFY(((y - expected).abs() / scale).max().item<double>() < 1e-5);
+                // Its rows as float32 are the weights.
+                auto rowsOut = torch::empty({rows, cols});
+                unpackRows(view, 0, rows, rowsOut.data_ptr<float>());
+                QVERIFY(torch::equal(rowsOut, w));
+            }
+        setThreadCount(before);
+    }
+
     void axpyMatchesPlainArithmetic() {
         for (Isa path : isas()) {
             setIsa(path);

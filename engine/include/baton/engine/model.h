@@ -24,6 +24,12 @@ std::string runtimeVersions();
 struct LoadOptions {
     WeightFormat weights = WeightFormat::F32;
     std::string device = "cpu"; // "cpu", "cuda" or "cuda:N" (needs a CUDA LibTorch)
+    // Weights stored in the format they are held in (an F32 file with f32 weights, F16
+    // with f16, BF16 with bf16) are the memory-mapped file's pages themselves, no copy
+    // (ModelInfo::mappedBytes says how much). The file must then not be overwritten in
+    // place while the model lives; replacing it by a rename, as Baton saves, is safe.
+    // Training loads with false: it writes its weights.
+    bool mapWeights = true;
     CancelToken cancel;
     // Called with the fraction loaded (0..1); return false to cancel.
     std::function<bool(double)> progress;

@@ -73,6 +73,7 @@ struct ModelInfo {
     int64_t parameterCount = 0; // distinct parameters (the tied LM head counted once)
     std::string storageDtype;   // what the file holds: "F32", "F16", "BF16" or "mixed"
     WeightFormat weights = WeightFormat::F32; // how the loaded model holds them
+    int64_t mappedBytes = 0; // weights read in place from the mapped checkpoint (no copy)
     std::string device = "cpu";
     std::string tokenizerKind; // "gpt2-bpe" or "sentencepiece"
     int tokenizerVocabSize = 0;

@@ -1,10 +1,7 @@
 // The matrix kernels for each weight format and instruction set (weight_kernels.h).
 #include "inference/weight_kernels.h"
+#include "inference/weight_loads.h"
 
-// GCC 12 reports a false positive inside _mm512_reduce_add_ps.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <cpuid.h>
 #include <immintrin.h>
 
@@ -77,10 +74,8 @@ uint16_t floatToF16(float f) { // round to nearest even, overflow to infinity
     return sign | static_cast<uint16_t>(m >> 13);
 }
 
-namespace {
-
-float loadScalar(const MatrixView& m, int64_t r, int64_t c) {
-    const int64_t i = r * m.cols + c;
+float weightAt(const MatrixView& m, int64_t r, int64_t c) {
+    const int64_t i = m.transposed ? c * m.rows + r : r * m.cols + c;
     switch (m.format) {
     case WeightFormat::F32:
         return static_cast<const float*>(m.data)[i];
@@ -94,6 +89,10 @@ float loadScalar(const MatrixView& m, int64_t r, int64_t c) {
     }
     return 0.f;
 }
+
+namespace {
+
+using namespace simd;
 
 // The dot product of row r from column c0 to the end, added to s, one weight at a
 // time (the scalar path, and every vector path's tail).
@@ -112,7 +111,7 @@ float dotTail(const MatrixView& m, int64_t r, int64_t c0, const float* x, float 
         return s;
     }
     for (int64_t c = c0; c < m.cols; ++c)
-        s += loadScalar(m, r, c) * x[c];
+        s += weightAt(m, r, c) * x[c];
     return s;
 }
 
@@ -123,59 +122,6 @@ void rowsScalar(const MatrixView& m, const float* x, const float* b, float* y, i
 }
 
 // ---- vector paths: 4 rows at a time, one accumulator per row ----
-
-#define BATON_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define BATON_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-
-BATON_AVX2 inline float hsum256(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_hadd_ps(lo, lo);
-    lo = _mm_hadd_ps(lo, lo);
-    return _mm_cvtss_f32(lo);
-}
-
-// 8 weights of a row from element i, as float32.
-template <WeightFormat F>
-BATON_AVX2 inline __m256 load8(const void* row, int64_t i) {
-    if constexpr (F == WeightFormat::F32) {
-        return _mm256_loadu_ps(static_cast<const float*>(row) + i);
-    } else if constexpr (F == WeightFormat::F16) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)));
-    } else if constexpr (F == WeightFormat::BF16) {
-        const __m128i h = _mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    } else {
-        const __m128i q =
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(row) + i));
-        return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
-    }
-}
-
-template <WeightFormat F>
-BATON_AVX512 inline __m512 load16(const void* row, int64_t i) {
-    if constexpr (F == WeightFormat::F32) {
-        return _mm512_loadu_ps(static_cast<const float*>(row) + i);
-    } else if constexpr (F == WeightFormat::F16) {
-        return _mm512_cvtph_ps(_mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
-    } else if constexpr (F == WeightFormat::BF16) {
-        const __m256i h = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i));
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    } else {
-        const __m128i q =
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(row) + i));
-        return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
-    }
-}
-
-template <WeightFormat F>
-constexpr size_t elementBytes() {
-    return weightBytes(F);
-}
 
 template <WeightFormat F>
 const void* rowPtr(const MatrixView& m, int64_t r) {
@@ -381,7 +327,7 @@ BATON_AVX512 void rowsAvx512(const MatrixView& m, const float* x, const float* b
 void unpackScalar(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
     for (int64_t r = r0; r < r1; ++r)
         for (int64_t c = 0; c < m.cols; ++c)
-            *out++ = loadScalar(m, r, c);
+            *out++ = weightAt(m, r, c);
 }
 
 // The same values as unpackScalar (an int8 weight is one product, scale * q, either way);
@@ -401,7 +347,7 @@ BATON_AVX2 void unpackAvx2(const MatrixView& m, int64_t r0, int64_t r1, float* o
                 _mm256_storeu_ps(out + c, load8<F>(w, c));
         }
         for (; c < m.cols; ++c)
-            out[c] = loadScalar(m, r, c);
+            out[c] = weightAt(m, r, c);
     }
 }
 
@@ -420,7 +366,7 @@ BATON_AVX512 void unpackAvx512(const MatrixView& m, int64_t r0, int64_t r1, floa
                 _mm512_storeu_ps(out + c, load16<F>(w, c));
         }
         for (; c < m.cols; ++c)
-            out[c] = loadScalar(m, r, c);
+            out[c] = weightAt(m, r, c);
     }
 }
 

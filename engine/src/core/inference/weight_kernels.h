@@ -27,4 +27,11 @@ struct Kernels {
 // The kernels of the path in use (setIsa).
 const Kernels& kernels();
 
+// The products over a transposed (column-major) matrix for a path and a format, F32,
+// F16 or BF16 (column_kernels.cpp).
+RowsFn columnKernel(Isa isa, WeightFormat format);
+
+// One weight as float32, in the format's exact value (the scalar reference).
+float weightAt(const MatrixView& m, int64_t r, int64_t c);
+
 } // namespace baton::engine::cpu

@@ -39,8 +39,24 @@ size_t MatrixView::bytes() const {
     return weightBytes(format) * n + sizeof(float) * scales;
 }
 
-MatrixView PackedMatrix::wrap(const float* w, int64_t rows, int64_t cols) {
-    return {WeightFormat::F32, w, nullptr, rows, cols};
+MatrixView MatrixView::stored() const {
+    if (!transposed)
+        return *this;
+    return {format, data, scales, cols, rows, false};
+}
+
+MatrixView PackedMatrix::wrap(const float* w, int64_t rows, int64_t cols, bool transposed) {
+    return {WeightFormat::F32, w, nullptr, rows, cols, transposed};
+}
+
+PackedMatrix PackedMatrix::borrow(const MatrixView& view, std::shared_ptr<const void> keep) {
+    PackedMatrix p;
+    p.m_format = view.format;
+    p.m_rows = view.rows;
+    p.m_cols = view.cols;
+    p.m_borrowed = view;
+    p.m_keep = std::move(keep);
+    return p;
 }
 
 PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat format) {
@@ -96,10 +112,18 @@ void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
 }
 
 MatrixView PackedMatrix::view() const {
+    if (m_keep)
+        return m_borrowed;
     return {m_format, m_data.get(), m_scales.get(), m_rows, m_cols};
 }
 
 void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    if (m.transposed) { // rows of a column-major matrix: a gather, value by value
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = 0; c < m.cols; ++c)
+                *out++ = weightAt(m, r, c);
+        return;
+    }
     if (m.format == WeightFormat::F32) {
         std::memcpy(out, static_cast<const float*>(m.data) + r0 * m.cols,
                     sizeof(float) * size_t((r1 - r0) * m.cols));
@@ -120,7 +144,9 @@ void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
 
 void gemvRows(const MatrixView& W, const float* x, const float* b, float* y, int64_t r0,
               int64_t r1) {
-    kernels().rows[static_cast<int>(W.format)](W, x, b, y, r0, r1);
+    const RowsFn fn =
+        W.transposed ? columnKernel(isa(), W.format) : kernels().rows[static_cast<int>(W.format)];
+    fn(W, x, b, y, r0, r1);
 }
 
 void gemv(const MatrixView& W, const float* x, const float* b, float* y, RowsThen then) {
@@ -135,12 +161,14 @@ void gemv(const MatrixView& W, const float* x, const float* b, float* y, RowsThe
         part(0, rows);
         return;
     }
+    // Contiguous ranges whose starts are multiples of 4 rows (16 for a transposed W,
+    // a vector of rows); each row is computed by one thread, so the result does not
+    // depend on the team size.
+    const int64_t unit = W.transposed ? 16 : 4;
     runParts(threads, [&](int t, int nt) {
-        // Contiguous ranges whose starts are multiples of 4 rows; each row is computed
-        // by one thread, so the result does not depend on the team size.
-        const int64_t blocks = (rows + 3) / 4;
+        const int64_t blocks = (rows + unit - 1) / unit;
         const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-        part(b0 * 4, std::min(rows, b1 * 4));
+        part(b0 * unit, std::min(rows, b1 * unit));
     });
 }
 

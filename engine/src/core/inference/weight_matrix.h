@@ -20,16 +20,23 @@ constexpr size_t weightBytes(WeightFormat format) {
     return format == WeightFormat::F32 ? 4 : format == WeightFormat::Int8 ? 1 : 2;
 }
 
-// A row-major [rows, cols] matrix in some format; does not own its memory.
+// A [rows, cols] matrix in some format; does not own its memory. Row-major, or with
+// `transposed` column-major: the bytes hold the columns one after another ([cols, rows]
+// row-major, Hugging Face's Conv1D layout), so a checkpoint's mapped bytes can serve
+// as the weights without a copy (F32, F16 and BF16 only).
 struct MatrixView {
     WeightFormat format = WeightFormat::F32;
     const void* data = nullptr;    // rows * cols elements of the format
     const float* scales = nullptr; // Int8 only: [rows, blocksPerRow()]
     int64_t rows = 0, cols = 0;
+    bool transposed = false;
 
     int64_t blocksPerRow() const { return (cols + kInt8Block - 1) / kInt8Block; }
     // Bytes one full read of the matrix streams (the weights and the scales).
     size_t bytes() const;
+    // The same bytes seen as the row-major matrix they hold ([cols, rows] when
+    // transposed; the view itself otherwise).
+    MatrixView stored() const;
 };
 
 // A matrix converted to a format, owning its memory.
@@ -39,7 +46,10 @@ public:
     // Converts float32 weights (round to nearest even for the 16-bit formats).
     static PackedMatrix pack(const float* w, int64_t rows, int64_t cols, WeightFormat format);
     // Shares an existing float32 matrix, no copy (format F32 only).
-    static MatrixView wrap(const float* w, int64_t rows, int64_t cols);
+    static MatrixView wrap(const float* w, int64_t rows, int64_t cols, bool transposed = false);
+    // A matrix over memory it does not own (a checkpoint's mapped 16-bit weights):
+    // `keep` holds that memory for as long as this matrix lives. Not Int8.
+    static PackedMatrix borrow(const MatrixView& view, std::shared_ptr<const void> keep);
 
     // A matrix whose rows packRows() fills (the memory is not touched before).
     static PackedMatrix allocate(int64_t rows, int64_t cols, WeightFormat format);
@@ -54,6 +64,8 @@ private:
     int64_t m_rows = 0, m_cols = 0;
     std::unique_ptr<uint8_t[]> m_data;
     std::unique_ptr<float[]> m_scales; // Int8 only
+    MatrixView m_borrowed;             // set by borrow(): the memory m_keep holds
+    std::shared_ptr<const void> m_keep;
 };
 
 // out[(r - r0) * cols + c] = the weight (r, c) as float32, for r in [r0, r1).
@@ -61,9 +73,10 @@ void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out);
 
 // y[r] = dot(W[r, :], x) + b[r] for every row, on the decoder's worker team (the rows
 // are split among threads; each row is computed by one thread in a fixed order, so
-// the result does not depend on the team size). b may be null. `then`, when given, is
-// an element-wise function applied to the thread's rows of y right after it computed
-// them (within the same parallel step: then(y + r0, r1 - r0)).
+// the result does not depend on the team size). A transposed W is read a few stored
+// columns at a time, y[r] = fma(x[c], W(r, c), y[r]) for c in order from b[r]. b may be null.
+// `then`, when given, is an element-wise function applied to the thread's rows of y right after it
+// computed them (within the same parallel step: then(y + r0, r1 - r0)).
 using RowsThen = void (*)(float* y, int64_t n);
 void gemv(const MatrixView& W, const float* x, const float* b, float* y, RowsThen then = nullptr);
 // The same over rows [r0, r1) on the calling thread only.

@@ -89,6 +89,36 @@ toWriteList(const std::vector<std::pair<std::string, torch::Tensor>>& named, StD
     return out;
 }
 
+// Whether a stored tensor can be the weights it loads into as it lies in the map: the
+// stored dtype is the one held (`format`), and its address is aligned for it.
+bool sharesMappedBytes(const StoredMatrix& m, WeightFormat format) {
+    const bool same = (m.dtype == StDtype::F32 && format == WeightFormat::F32) ||
+                      (m.dtype == StDtype::F16 && format == WeightFormat::F16) ||
+                      (m.dtype == StDtype::BF16 && format == WeightFormat::BF16);
+    return same && reinterpret_cast<uintptr_t>(m.data) % cpu::weightBytes(format) == 0;
+}
+
+// Makes `param` (float32) or `pack` (16-bit) the mapped bytes of `m`, no copy; `keep`
+// holds the map for as long as they live. A Conv1D weight stays [in, out] and is seen
+// transposed (torch strides; a column-major matrix for the decoder).
+void shareMapped(const StoredMatrix& m, std::shared_ptr<const void> keep, torch::Tensor& param,
+                 PackableWeight* pack) {
+    void* data = const_cast<unsigned char*>(m.data);
+    if (pack != nullptr) {
+        const WeightFormat f = m.dtype == StDtype::F16 ? WeightFormat::F16 : WeightFormat::BF16;
+        pack->packed = std::make_shared<const cpu::PackedMatrix>(cpu::PackedMatrix::borrow(
+            {f, data, nullptr, m.rows, m.cols, m.transposed}, std::move(keep)));
+        param.set_(); // the float32 parameter is never touched
+        return;
+    }
+    const auto hold = [keep = std::move(keep)](void*) {};
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    if (m.transposed)
+        param.set_(torch::from_blob(data, {m.cols, m.rows}, hold, f32).t());
+    else
+        param.set_(torch::from_blob(data, param.sizes(), hold, f32));
+}
+
 } // namespace
 
 std::vector<ExpectedTensor> expectedGpt2Tensors(const ModelConfig& c) {
@@ -223,7 +253,8 @@ Result<std::map<std::string, const StTensor*>> matchGpt2Tensors(const Safetensor
 }
 
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
-                            const std::function<bool(double)>& progress, WeightFormat packTo) {
+                            const std::function<bool(double)>& progress, WeightFormat packTo,
+                            bool share) {
     if (!files::isDirectory(folder))
         return makeError(ErrorCode::FileNotFound, "model folder not found: " + folder);
     if (auto r = refusePickles(folder); !r)
@@ -265,6 +296,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         const StTensor* stored;
         StoredMatrix matrix;
         PackableWeight* pack;
+        bool shared = false; // the weights are the mapped bytes themselves
     };
     std::vector<Item> items;
     std::set<StDtype> dtypes;
@@ -276,7 +308,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
             return bytes.error();
         const auto it = packable.find(name);
         items.push_back({param, t, matrixFor(*bytes, *t, param, conv.at(name)),
-                         it == packable.end() ? nullptr : it->second});
+                         it == packable.end() ? nullptr : it->second, false});
         dtypes.insert(t->dtype);
         totalBytes += t->bytes();
     }
@@ -326,7 +358,8 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     size_t dropped = 0;
     auto dropDone = [&](size_t converted) {
         for (const size_t n = std::min(converted, hashed.load()); dropped < n; ++dropped)
-            file->dropPages(items[dropped].stored->begin, items[dropped].stored->end);
+            if (!items[dropped].shared)
+                file->dropPages(items[dropped].stored->begin, items[dropped].stored->end);
     };
 
     torch::NoGradGuard noGrad;
@@ -336,7 +369,11 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
         Item& item = items[i];
         setStarted(i + 1, false);
-        if (item.pack != nullptr) {
+        if (share && sharesMappedBytes(item.matrix, item.pack ? packTo : WeightFormat::F32)) {
+            shareMapped(item.matrix, file->mapping(), item.param, item.pack);
+            item.shared = true;
+            out.mappedBytes += item.stored->bytes();
+        } else if (item.pack != nullptr) {
             item.pack->packed =
                 std::make_shared<const cpu::PackedMatrix>(loadPacked(item.matrix, packTo));
             item.param.set_(); // the float32 parameter is never touched

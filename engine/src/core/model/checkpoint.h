@@ -32,16 +32,20 @@ struct LoadedGpt2 {
     Gpt2 net{nullptr};
     std::string storageDtype; // "F32", "F16", "BF16" or "mixed"
     std::string contentHash;  // over config.json and every tensor's bytes
+    uint64_t mappedBytes = 0; // of the stored tensors, those the weights share (no copy)
 };
 
 // Validates config.json against model.safetensors completely, then loads the
 // weights tensor by tensor from a memory map of the file, checking `cancel` and
 // reporting progress: as float32, or with `packTo` other than F32 the weight matrices
 // (Gpt2Impl::packableWeights) straight into that format (a CPU model), never holding
-// them in float32. The content hash runs beside the conversions on a thread of its own.
+// them in float32. With `share`, a tensor stored in the format it is held in is not
+// copied at all: the weights are the map's pages (a Conv1D weight seen transposed),
+// kept mapped for as long as the model lives. The content hash runs beside the
+// conversions on a thread of its own.
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
                             const std::function<bool(double)>& progress,
-                            WeightFormat packTo = WeightFormat::F32);
+                            WeightFormat packTo = WeightFormat::F32, bool share = false);
 
 // Checks that a safetensors file holds exactly the GPT-2 tensors `config` implies.
 // Returns, for each expected name, the file's tensor.

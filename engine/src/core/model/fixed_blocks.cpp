@@ -202,6 +202,12 @@ void followThreadBudget() {
         at::set_num_threads(n);
 }
 
+// A weight as the products read it without a copy: row-major, or the transposed view
+// of a row-major block (a Conv1D weight shared with a mapped checkpoint).
+static Tensor rowsOrColumns(const Tensor& w) {
+    return w.is_contiguous() || w.t().is_contiguous() ? w : w.contiguous();
+}
+
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
     if (!x.device().is_cpu())
         return torch::linear(x, w, bias);
@@ -210,7 +216,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
     const auto x2 = x.reshape({-1, x.size(-1)}).contiguous();
     const auto y = needsGrad({x, w, bias})
                        ? LinearFn::apply(x2, w, bias.defined() ? bias : torch::empty({0}))
-                       : linearForward(x2, w.contiguous(), bias);
+                       : linearForward(x2, rowsOrColumns(w), bias);
     return y.view(shape);
 }
 

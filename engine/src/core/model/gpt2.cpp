@@ -13,25 +13,42 @@ namespace baton::engine {
 // Parameters are created uninitialised (torch::empty): they are always either
 // loaded from a checkpoint or initialised by initialiseForTraining().
 
+namespace {
+
+// Whether a float32 weight is the transposed view of a row-major [cols, rows] block
+// (a Conv1D weight shared with the checkpoint's mapped bytes).
+bool columnMajor(const torch::Tensor& w) {
+    return w.dim() == 2 && w.size(0) > 1 && w.stride(0) == 1 && w.stride(1) == w.size(0);
+}
+
+} // namespace
+
 torch::Tensor PackableWeight::dense() const {
     if (!packed)
         return weight;
-    const cpu::MatrixView v = packed->view();
+    // A column-major matrix unpacks as the [cols, rows] matrix it stores, then is
+    // seen transposed: the products read it so at no cost.
+    const cpu::MatrixView v = packed->view().stored();
     auto out = torch::empty({v.rows, v.cols}, torch::kFloat32);
     cpu::unpackRows(v, 0, v.rows, out.data_ptr<float>());
-    return out;
+    return packed->view().transposed ? out.t() : out;
 }
 
 cpu::MatrixView PackableWeight::view() const {
     if (packed)
         return packed->view();
-    return cpu::PackedMatrix::wrap(weight.data_ptr<float>(), weight.size(0), weight.size(1));
+    const bool transposed = columnMajor(weight);
+    TORCH_CHECK(transposed || weight.is_contiguous(), "a weight matrix in an unknown layout");
+    return cpu::PackedMatrix::wrap(weight.data_ptr<float>(), weight.size(0), weight.size(1),
+                                   transposed);
 }
 
 torch::Tensor PackableWeight::nativeBf16() const {
     if (!packed || packed->view().format != WeightFormat::BF16 || !cpu::nativeBf16Products())
         return {};
     const cpu::MatrixView v = packed->view();
+    if (v.transposed)
+        return torch::from_blob(const_cast<void*>(v.data), {v.cols, v.rows}, torch::kBFloat16).t();
     return torch::from_blob(const_cast<void*>(v.data), {v.rows, v.cols}, torch::kBFloat16);
 }
 

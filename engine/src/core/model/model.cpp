@@ -235,8 +235,9 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         if (!tokenizer)
             return tokenizer.error();
         // A CPU model's weight matrices go straight into their format.
-        auto loaded = loadGpt2(folder, options.cancel, options.progress,
-                               device.is_cpu() ? options.weights : WeightFormat::F32);
+        auto loaded =
+            loadGpt2(folder, options.cancel, options.progress,
+                     device.is_cpu() ? options.weights : WeightFormat::F32, options.mapWeights);
         if (!loaded)
             return loaded.error();
         if ((*tokenizer)->vocabSize() > loaded->config.vocabSize)
@@ -265,6 +266,7 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         }
         info.identity = id.hex();
         finishForInference(*impl, loaded->config, device, options);
+        info.mappedBytes = device.is_cpu() ? int64_t(loaded->mappedBytes) : 0;
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
                      weightFormatName(info.weights), info.device);

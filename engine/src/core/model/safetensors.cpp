@@ -59,8 +59,6 @@ int64_t StTensor::numel() const {
 }
 
 SafetensorsFile::~SafetensorsFile() {
-    if (m_map != nullptr)
-        ::munmap(m_map, m_fileSize);
     if (m_fd >= 0)
         ::close(m_fd);
 }
@@ -71,16 +69,13 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept {
 
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
     if (this != &o) {
-        if (m_map != nullptr)
-            ::munmap(m_map, m_fileSize);
         if (m_fd >= 0)
             ::close(m_fd);
         m_path = std::move(o.m_path);
         m_header = std::move(o.m_header);
         m_fd = o.m_fd;
         o.m_fd = -1;
-        m_map = o.m_map;
-        o.m_map = nullptr;
+        m_map = std::move(o.m_map);
         m_fileSize = o.m_fileSize;
         m_dataStart = o.m_dataStart;
         m_tensors = std::move(o.m_tensors);
@@ -117,13 +112,16 @@ Result<void> SafetensorsFile::read(const StTensor& t, void* dst) const {
 
 Result<const unsigned char*> SafetensorsFile::mapped(const StTensor& t) const {
     if (m_map == nullptr) {
-        void* p = ::mmap(nullptr, m_fileSize, PROT_READ, MAP_PRIVATE, m_fd, 0);
+        // Private and writable: a write (a model trained in place) copies the page
+        // and never reaches the file.
+        void* p = ::mmap(nullptr, m_fileSize, PROT_READ | PROT_WRITE, MAP_PRIVATE, m_fd, 0);
         if (p == MAP_FAILED)
             return fail(ErrorCode::FileUnreadable, m_path,
                         std::string("cannot map the file into memory: ") + std::strerror(errno));
-        m_map = p;
+        const uint64_t size = m_fileSize;
+        m_map = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, size); });
     }
-    return static_cast<const unsigned char*>(m_map) + m_dataStart + t.begin;
+    return static_cast<const unsigned char*>(m_map.get()) + m_dataStart + t.begin;
 }
 
 void SafetensorsFile::dropPages(uint64_t begin, uint64_t end) const {
@@ -133,7 +131,7 @@ void SafetensorsFile::dropPages(uint64_t begin, uint64_t end) const {
     const uint64_t a = (m_dataStart + begin + page - 1) / page * page;
     const uint64_t b = (m_dataStart + end) / page * page;
     if (b > a) // an unwritten private file mapping: the pages come back from the file
-        ::madvise(static_cast<char*>(m_map) + a, b - a, MADV_DONTNEED);
+        ::madvise(static_cast<char*>(m_map.get()) + a, b - a, MADV_DONTNEED);
 }
 
 Result<SafetensorsFile> openSafetensors(const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,10 +54,13 @@ public:
     // Reads a tensor's bytes into dst (which holds t.bytes() bytes).
     Result<void> read(const StTensor& t, void* dst) const;
 
-    // The tensor's bytes in a read-only memory map of the file (the whole file is
-    // mapped on first use; no copy). Valid while this object lives. The file must not
-    // be truncated in place meanwhile (Baton replaces files by renaming, never so).
+    // The tensor's bytes in a private memory map of the file (the whole file is
+    // mapped on first use; no copy). Valid while this object or a holder of mapping()
+    // lives. The file must not be truncated in place meanwhile (Baton replaces files
+    // by renaming, never so).
     Result<const unsigned char*> mapped(const StTensor& t) const;
+    // Keeps the map alive (after mapped()) for memory that outlives this object.
+    std::shared_ptr<const void> mapping() const { return m_map; }
     // Takes the mapped pages that lie wholly inside [begin, end) of the data region
     // out of this process's resident memory; the kernel's page cache keeps them. A
     // loader calls it for the tensors it has consumed, so that loading a large
@@ -69,7 +73,7 @@ private:
     std::string m_path;
     std::string m_header;
     int m_fd = -1;
-    mutable void* m_map = nullptr; // the whole file, once mapped()
+    mutable std::shared_ptr<void> m_map; // the whole file, once mapped()
     uint64_t m_fileSize = 0;
     uint64_t m_dataStart = 0;
     std::vector<StTensor> m_tensors; // sorted by begin offset

@@ -76,7 +76,9 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
              "-wide GPT-2 from scratch (" + std::to_string(out.model->info().parameterCount) +
              " parameters)");
     } else {
-        auto model = Model::load(c.baseModel);
+        LoadOptions load;
+        load.mapWeights = false; // training writes the weights
+        auto model = Model::load(c.baseModel, load);
         if (!model)
             return model.error();
         out.model = *model;

@@ -195,7 +195,9 @@ Result<bool> Run::restoreCheckpoint() {
     const std::string dir = latestCheckpoint(c.outDir);
     if (dir.empty())
         return false;
-    auto model = Model::load(dir);
+    LoadOptions load;
+    load.mapWeights = false; // training writes the weights
+    auto model = Model::load(dir, load);
     if (!model)
         return model.error();
     m_model = *model;
