@@ -132,9 +132,12 @@ private Q_SLOTS:
         screenshot(QStringLiteral("main_window_no_model.png"));
         loadFixture();
         QVERIFY(!bar->isVisible());
-        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("modelLabel"))
-                    ->text()
-                    .contains(QStringLiteral("gpt2-tiny-random")));
+        auto* label = m_app.window->findChild<QLabel*>(QStringLiteral("modelLabel"));
+        QVERIFY(label->text().contains(QStringLiteral("gpt2-tiny-random")));
+        // The fixture is stored F32 and held f32: its weights are the file's pages.
+        QVERIFY2(label->toolTip().contains(QStringLiteral("MB of the weights are the model "
+                                                          "file's own pages")),
+                 qPrintable(label->toolTip()));
         // The window defaults come from the model: T = n_positions, o = 0.
         QCOMPARE(m_app.window->findChild<QSpinBox*>(QStringLiteral("window"))->value(), 128);
         QCOMPARE(m_app.window->findChild<QSpinBox*>(QStringLiteral("overlap"))->value(), 0);

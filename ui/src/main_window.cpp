@@ -408,7 +408,12 @@ void MainWindow::updateModelLabel() {
                                  .arg(m->config.nEmbd)
                                  .arg(m->config.nHead)
                                  .arg(m->config.nPositions)
-                                 .arg(QString::fromStdString(m->identity)));
+                                 .arg(QString::fromStdString(m->identity)) +
+                             (m->mappedBytes > 0
+                                  ? tr("\n%1 MB of the weights are the model file's own pages "
+                                       "(mapped, shared, no copy)")
+                                        .arg(m->mappedBytes / 1000000)
+                                  : QString()));
     m_write->updateActions();
 }
 
