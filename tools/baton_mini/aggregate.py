@@ -43,6 +43,11 @@ def fmt(x, digits=4):
     return "n/a" if x != x else f"{x:+.{digits}f}"
 
 
+def fmt_se(se, digits=4):
+    # a single seed has no spread to estimate: n/a, not nan
+    return "n/a" if se != se else f"{abs(se):.{digits}f}"
+
+
 def eval_data(results):
     # experiment (tT-NAME) -> (a, b, T, o) -> band -> seed -> mean difference
     data = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
@@ -76,7 +81,7 @@ def eval_tables(data):
                 per_seed = ", ".join(f"s{s} {seeds[s]:+.4f}" for s in sorted(seeds))
                 lines.append(
                     f"| {a} - {b} | {window} | {overlap} | {band} | {len(values)} | {per_seed} "
-                    f"| {fmt(m)} +- {abs(se):.4f} | {fmt(ratio, 1)} |"
+                    f"| {fmt(m)} +- {fmt_se(se)} | {fmt(ratio, 1)} |"
                 )
         lines.append("")
     return lines
@@ -104,7 +109,7 @@ def variant_tables(data):
                 per_seed = ", ".join(f"s{s} {seeds[s] - ref[s]:+.4f}" for s in common)
                 rows.append(
                     f"| {experiment} - {t}-recurrent | {window} | {overlap} | {band} "
-                    f"| {len(values)} | {per_seed} | {fmt(m)} +- {abs(se):.4f} |"
+                    f"| {len(values)} | {per_seed} | {fmt(m)} +- {fmt_se(se)} |"
                 )
         if rows:
             lines.append(f"### variant {experiment} - reference {t}-recurrent\n")
@@ -143,7 +148,7 @@ def probe_tables(results):
             per_seed = ", ".join(f"s{s} {seeds[s]:.3f}" for s in sorted(seeds))
             lines.append(
                 f"| {key[0]} | {key[1]} | {key[2]} | {len(values)} | {per_seed} "
-                f"| {m:.3f} +- {abs(se):.3f} |"
+                f"| {m:.3f} +- {fmt_se(se, 3)} |"
             )
         lines.append("")
     return lines
