@@ -226,14 +226,15 @@ private Q_SLOTS:
     }
 
     // Column-major weights (a checkpoint's Conv1D bytes, shared without a copy): every
-    // path computes y[r] = fma(x[c], W(r, c), y[r]) from b[r] for c in order, so the
-    // result equals that loop bit for bit, whatever the path and the team size, and
-    // matches torch's product; a range of rows leaves the others untouched.
+    // path sums each chunk of 64 columns as p = fma(x[c], W(r, c), p) from 0 and adds
+    // the chunks to b[r] in order, so the result equals that loop bit for bit, whatever
+    // the path and the team size, and matches torch's product; a range of rows leaves
+    // the others untouched.
     void columnMajorProductsAreExact() {
         torch::manual_seed(12);
-        const std::pair<int64_t, int64_t> shapes[] = {{1, 1},    {3, 7},    {16, 4},   {17, 5},
-                                                      {33, 9},   {65, 13},  {96, 64},  {257, 130},
-                                                      {1000, 7}, {64, 512}, {768, 301}};
+        const std::pair<int64_t, int64_t> shapes[] = {
+            {1, 1},   {3, 7},     {16, 4},   {17, 5},   {33, 9},    {65, 13},
+            {96, 64}, {257, 130}, {1000, 7}, {64, 512}, {768, 301}, {300, 2000}};
         const int before = threadCount();
         for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16})
             for (auto [rows, cols] : shapes) {
@@ -254,8 +255,12 @@ private Q_SLOTS:
                 const auto wa = w.accessor<float, 2>();
                 for (int64_t r = 0; r < rows; ++r) {
                     float acc = bs[r];
-                    for (int64_t c = 0; c < cols; ++c)
-                        acc = std::fma(xs[c], wa[r][c], acc);
+                    for (int64_t c0 = 0; c0 < cols; c0 += 64) { // chunks of 64 columns
+                        float chunk = 0.f;
+                        for (int64_t c = c0; c < std::min(cols, c0 + 64); ++c)
+                            chunk = std::fma(xs[c], wa[r][c], chunk);
+                        acc += chunk;
+                    }
                     loop[size_t(r)] = acc;
                 }
                 for (Isa path : isas()) {
@@ -272,6 +277,12 @@ private Q_SLOTS:
                                                 .arg(rows)
                                                 .arg(cols)
                                                 .arg(threads)));
+                        auto z = torch::empty({rows});
+                        gemv(view, xs, bs, z.data_ptr<float>(), [](float* v, int64_t n) {
+                            for (int64_t k = 0; k < n; ++k)
+                                v[k] = v[k] * 2.f + 1000.f;
+                        });
+                        QVERIFY(torch::equal(z, y * 2 + 1000)); // `then` once on every row
                     }
                     auto part = torch::full({rows}, 42.f);
                     const int64_t r0 = rows / 3, r1 = rows - rows / 4;

@@ -27,9 +27,12 @@ struct Kernels {
 // The kernels of the path in use (setIsa).
 const Kernels& kernels();
 
-// The products over a transposed (column-major) matrix for a path and a format, F32,
-// F16 or BF16 (column_kernels.cpp).
-RowsFn columnKernel(Isa isa, WeightFormat format);
+// Products over a transposed (column-major) matrix (column_kernels.cpp): adds to
+// acc[r], r in [r0, r1), fma(x[c], W(r, c), .) for the columns c0, c0 + 1, ..., c1 - 1
+// in turn. For a path and a format (F32, F16 or BF16).
+using ColumnsFn = void (*)(const MatrixView&, const float* x, int64_t c0, int64_t c1, float* acc,
+                           int64_t r0, int64_t r1);
+ColumnsFn columnKernel(Isa isa, WeightFormat format);
 
 // One weight as float32, in the format's exact value (the scalar reference).
 float weightAt(const MatrixView& m, int64_t r, int64_t c);

@@ -73,10 +73,11 @@ void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out);
 
 // y[r] = dot(W[r, :], x) + b[r] for every row, on the decoder's worker team (the rows
 // are split among threads; each row is computed by one thread in a fixed order, so
-// the result does not depend on the team size). A transposed W is read a few stored
-// columns at a time, y[r] = fma(x[c], W(r, c), y[r]) for c in order from b[r]. b may be null.
-// `then`, when given, is an element-wise function applied to the thread's rows of y right after it
-// computed them (within the same parallel step: then(y + r0, r1 - r0)).
+// the result does not depend on the team size). A transposed W is read in fixed chunks
+// of 64 columns, each summed as p = fma(x[c], W(r, c), p) over its columns in order from
+// 0: y[r] = b[r] + p_0 + p_1 + ..., added in chunk order (the same bits for any team). b may be
+// null. `then`, when given, is an element-wise function applied to the thread's rows of y right
+// after it computed them (within the same parallel step: then(y + r0, r1 - r0)).
 using RowsThen = void (*)(float* y, int64_t n);
 void gemv(const MatrixView& W, const float* x, const float* b, float* y, RowsThen then = nullptr);
 // The same over rows [r0, r1) on the calling thread only.
