@@ -3,8 +3,9 @@
 // "state slot" in one block (the recurrence of ../shared/docs/method.md section 2).
 //
 // Parameter names match Hugging Face's (wte, wpe, h.N.ln_1, h.N.attn.c_attn, ...).
-// Linear weights are stored [out, in] (torch's Linear layout); the checkpoint code
-// transposes Hugging Face's Conv1D [in, out] on the way in and out.
+// Linear weights are [out, in] (torch's Linear layout): contiguous when the checkpoint
+// code converted them (it transposes Hugging Face's Conv1D [in, out] on the way in and
+// out), or the transposed view of a mapped checkpoint's [in, out] bytes (no copy).
 #pragma once
 
 #include "baton/engine/model_info.h"
@@ -25,7 +26,7 @@ namespace baton::engine {
 // the CPU): `packed` is then set and `weight` emptied (no float32 copy stays in
 // memory); every batched call unpacks it to float32.
 struct PackableWeight {
-    torch::Tensor weight; // [rows, cols] float32, or empty while packed
+    torch::Tensor weight; // [rows, cols] float32 (row- or column-major), or empty while packed
     std::shared_ptr<const cpu::PackedMatrix> packed;
 
     // The weight as float32 (unpacked when packed).
