@@ -92,10 +92,8 @@ toWriteList(const std::vector<std::pair<std::string, torch::Tensor>>& named, StD
 // Whether a stored tensor can be the weights it loads into as it lies in the map: the
 // stored dtype is the one held (`format`), and its address is aligned for it.
 bool sharesMappedBytes(const StoredMatrix& m, WeightFormat format) {
-    const bool same = (m.dtype == StDtype::F32 && format == WeightFormat::F32) ||
-                      (m.dtype == StDtype::F16 && format == WeightFormat::F16) ||
-                      (m.dtype == StDtype::BF16 && format == WeightFormat::BF16);
-    return same && reinterpret_cast<uintptr_t>(m.data) % cpu::weightBytes(format) == 0;
+    return formatOf(m.dtype) == format &&
+           reinterpret_cast<uintptr_t>(m.data) % cpu::weightBytes(format) == 0;
 }
 
 // Makes `param` (float32) or `pack` (16-bit) the mapped bytes of `m`, no copy; `keep`
@@ -105,9 +103,8 @@ void shareMapped(const StoredMatrix& m, std::shared_ptr<const void> keep, torch:
                  PackableWeight* pack) {
     void* data = const_cast<unsigned char*>(m.data);
     if (pack != nullptr) {
-        const WeightFormat f = m.dtype == StDtype::F16 ? WeightFormat::F16 : WeightFormat::BF16;
         pack->packed = std::make_shared<const cpu::PackedMatrix>(cpu::PackedMatrix::borrow(
-            {f, data, nullptr, m.rows, m.cols, m.transposed}, std::move(keep)));
+            {formatOf(m.dtype), data, nullptr, m.rows, m.cols, m.transposed}, std::move(keep)));
         param.set_(); // the float32 parameter is never touched
         return;
     }
