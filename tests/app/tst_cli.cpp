@@ -72,6 +72,25 @@ private Q_SLOTS:
         QVERIFY(j["parameters"].toDouble() > 3e6);
     }
 
+    // The F32 fixture held f32: its weights are the file's mapped pages, all of them,
+    // unless --no-map asks for a copy; the plain text says so too.
+    void infoSaysWhatIsMapped() {
+        const qint64 fileBytes = QFileInfo(m_model + "/model.safetensors").size();
+        const Run mapped = cli({"info", "--model", m_model, "--json"});
+        QCOMPARE(mapped.exitCode, 0);
+        const double bytes =
+            QJsonDocument::fromJson(mapped.out).object()["mapped_bytes"].toDouble();
+        QVERIFY2(bytes > 0.99 * double(fileBytes) && bytes < double(fileBytes),
+                 qPrintable(QString::number(bytes)));
+        const Run copied = cli({"info", "--model", m_model, "--json", "--no-map"});
+        QCOMPARE(copied.exitCode, 0);
+        QCOMPARE(QJsonDocument::fromJson(copied.out).object()["mapped_bytes"].toDouble(), 0.0);
+        const Run text = cli({"info", "--model", m_model});
+        QVERIFY2(text.out.contains("of them the file's mapped pages (no copy)"),
+                 text.out.constData());
+        QVERIFY(!cli({"info", "--model", m_model, "--no-map"}).out.contains("mapped pages"));
+    }
+
     // info reports the runtime and OpenMP's waiting policy (bug reports about speed
     // on a busy machine need it).
     void openMpWaitPolicy_data() {
