@@ -83,6 +83,14 @@ void convert16(std::vector<Tensor>& ts, StDtype dtype, uint16_t (*convert)(float
 class TestCheckpoint : public QObject {
     Q_OBJECT
 
+    // The rows of a test run once per stored dtype (column "stored").
+    static void storedDtypes() {
+        QTest::addColumn<QString>("stored");
+        QTest::newRow("f32") << "f32";
+        QTest::newRow("f16") << "f16";
+        QTest::newRow("bf16") << "bf16";
+    }
+
     static float copiedLnfBias(const std::string& folder) {
         auto copied = loadGpt2(folder, CancelToken(), {}, WeightFormat::F32, false);
         return copied.ok() ? copied->net->ln_f->bias[0].item<float>() : 0.f;
@@ -375,12 +383,7 @@ private Q_SLOTS:
     // weights equal torch's conversion of the stored tensors (Conv1D ones transposed),
     // every packed matrix equals packing those float32 weights afterwards, and the
     // content hash covers every stored byte in parameter order.
-    void loadingIntoEachFormat_data() {
-        QTest::addColumn<QString>("stored");
-        QTest::newRow("f32") << "f32";
-        QTest::newRow("f16") << "f16";
-        QTest::newRow("bf16") << "bf16";
-    }
+    void loadingIntoEachFormat_data() { storedDtypes(); }
     void loadingIntoEachFormat() {
         QFETCH(QString, stored);
         ModelConfig c;
@@ -453,12 +456,7 @@ private Q_SLOTS:
     // Weights stored in the format they are held in are the mapped file's pages (no
     // copy; Conv1D weights seen transposed): the same values, the same identity, and
     // the decoder (column-major products) generates what the copied weights generate.
-    void mappedWeightsAreTheFilesBytes_data() {
-        QTest::addColumn<QString>("stored");
-        QTest::newRow("f32") << "f32";
-        QTest::newRow("f16") << "f16";
-        QTest::newRow("bf16") << "bf16";
-    }
+    void mappedWeightsAreTheFilesBytes_data() { storedDtypes(); }
     void mappedWeightsAreTheFilesBytes() {
         QFETCH(QString, stored);
         const WeightFormat held = *parseWeightFormat(stored.toStdString());
