@@ -122,13 +122,20 @@ finetune_at() { # T B: the common options for windows of T with B sequences per 
   echo "--checkpoint-every 50 --save-dtype f16"
 }
 common128=$(finetune_at 128 2 | tr '\n' ' ')
+# twins NAME SEED OPTIONS...: adds to the caller's jobs the baseline and recurrent runs
+# NAME-baseline-sSEED and NAME-recurrent-sSEED, identical but for the module.
+twins() {
+  local name=$1 seed=$2
+  shift 2
+  jobs+=("$ft/$name-baseline-s$seed|$* --mode baseline --seed $seed")
+  jobs+=("$ft/$name-recurrent-s$seed|$* --mode recurrent --seed $seed")
+}
 
 # The reference design (method.md section 2 with the residual FFN) against the baseline.
 finetune() {
   local jobs=() seed
   for seed in "${seeds[@]}"; do
-    jobs+=("$ft/t128-baseline-s$seed|$common128 --mode baseline --overlap 0 --seed $seed")
-    jobs+=("$ft/t128-recurrent-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed")
+    twins t128 "$seed" "$common128" --overlap 0
   done
   parallel_pairs "${jobs[@]}"
 }
@@ -163,8 +170,7 @@ small() {
     for t in "32 8" "16 16"; do
       local T=${t% *} common
       common=$(finetune_at $t | tr '\n' ' ')
-      jobs+=("$ft/t$T-baseline-s$seed|$common --mode baseline --overlap 0 --seed $seed")
-      jobs+=("$ft/t$T-recurrent-s$seed|$common --mode recurrent --overlap 0 --seed $seed")
+      twins "t$T" "$seed" "$common" --overlap 0
     done
   done
   parallel_pairs "${jobs[@]}"
@@ -175,8 +181,7 @@ small() {
 probe_runs() {
   local jobs=() seed
   for seed in "${seeds[@]}"; do
-    jobs+=("$ft/t128-episodes-baseline-s$seed|$common128 --mode baseline --overlap 0 --seed $seed --episodes 4")
-    jobs+=("$ft/t128-episodes-recurrent-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed --episodes 4")
+    twins t128-episodes "$seed" "$common128" --overlap 0 --episodes 4
     jobs+=("$ft/t128-episodes-slots4-s$seed|$common128 --mode recurrent --overlap 0 --seed $seed --episodes 4 --slots 4")
   done
   parallel_pairs "${jobs[@]}"
@@ -188,8 +193,7 @@ probe_runs() {
 overlap_runs() {
   local jobs=() seed
   for seed in "${seeds[@]}"; do
-    jobs+=("$ft/t128-o16-baseline-s$seed|$common128 --mode baseline --overlap 16 --seed $seed")
-    jobs+=("$ft/t128-o16-recurrent-s$seed|$common128 --mode recurrent --overlap 16 --seed $seed")
+    twins t128-o16 "$seed" "$common128" --overlap 16
   done
   parallel_pairs "${jobs[@]}"
 }
