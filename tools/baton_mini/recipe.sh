@@ -7,8 +7,9 @@
 #   tools/baton_mini/recipe.sh [STAGE...]
 #
 # Stages (default: all, in order): split pretrain finetune small variants probe overlap
-# eval package. Every stage can be interrupted and run again: finished runs and evaluations
-# are skipped, unfinished runs resume from their latest checkpoint.
+# eval package; `release` runs only the two fine-tunes the shipped pair comes from. Every
+# stage can be interrupted and run again: finished runs and evaluations are skipped,
+# unfinished runs resume from their latest checkpoint.
 #
 # Environment:
 #   BATON_CLI    baton-cli to use (default: build/app/cli/baton-cli; the runs of one study
@@ -198,6 +199,15 @@ overlap_runs() {
   parallel_pairs "${jobs[@]}"
 }
 
+# The shipped pair (v2.1): the variant that helped in every seed (four state slots) and
+# its baseline twin, seed 1: the same two runs the finetune and variants stages make.
+# v2.1 was fine-tuned from the v2 baseline (its pretrained base was lost), linked in as
+# RUNS/pretrain/model; copy it out of resources/models first, as `package` replaces it.
+release() {
+  parallel_pairs "$ft/t128-baseline-s1|$common128 --mode baseline --overlap 0 --seed 1" \
+    "$ft/t128-slots4-s1|$common128 --mode recurrent --overlap 0 --seed 1 --slots 4"
+}
+
 # ---- evaluation on the test book; every result a JSON file in results/ ----
 # The test book is read as training reads its corpus (--unwrap: hard wraps joined,
 # verse numbers dropped); scored as stored, its ~70-column line breaks, which the
@@ -259,11 +269,11 @@ evaluate() {
   echo "results in $res"
 }
 
-# The shipped models (F16): the default recurrent model (the best design on validation,
-# seed 1), its baseline twin, and the model trained with memory episodes.
+# The shipped models (F16): the default recurrent model (the best design, seed 1) and its
+# baseline twin.
 package() {
   local dest=$root/resources/models pair
-  for pair in "${PACKAGE:-baton-mini:t128-recurrent-s1 baton-mini-baseline:t128-baseline-s1}"; do
+  for pair in "${PACKAGE:-baton-mini:t128-slots4-s1 baton-mini-baseline:t128-baseline-s1}"; do
     for p in $pair; do
       local name=${p%%:*} run=${p#*:}
       [[ -f $ft/$run/model/config.json ]] || { echo "error: $run has not finished" >&2; exit 1; }
@@ -284,6 +294,7 @@ for s in "${stages[@]}"; do
   small) small ;;
   probe) probe_runs ;;
   overlap) overlap_runs ;;
+  release) release ;;
   eval) evaluate ;;
   package) package ;;
   *) echo "error: unknown stage $s" >&2; exit 2 ;;
