@@ -20,10 +20,36 @@ std::string waitPolicy() {
     return v ? v : "libgomp default";
 }
 
+// The recurrence module in words: what it was trained with and its design options.
+std::string describe(const engine::RecurrenceConfig& r) {
+    std::string s = "trained at T = " + std::to_string(r.window) +
+                    ", o = " + std::to_string(r.overlap) + "; " + std::to_string(r.slots) +
+                    (r.slots == 1 ? " state slot" : " state slots") + " into block " +
+                    std::to_string(r.insertBlock) + ", " + (r.residual ? "residual" : "plain") +
+                    " FFN " + std::to_string(r.ffnDepth) + " x " + std::to_string(r.ffnWidth);
+    if (r.poolLast > 0)
+        s += ", pooled over the last " + std::to_string(r.poolLast) + " positions";
+    if (r.slotBias)
+        s += ", slot logit bias";
+    if (r.sink)
+        s += ", attention sink";
+    return s;
+}
+
+nlohmann::ordered_json toJson(const engine::RecurrenceConfig& r) {
+    return {{"window", r.window},      {"overlap", r.overlap},
+            {"slots", r.slots},        {"insert_block", r.insertBlock},
+            {"ffn_width", r.ffnWidth}, {"ffn_depth", r.ffnDepth},
+            {"residual", r.residual},  {"slot_bias", r.slotBias},
+            {"pool_last", r.poolLast}, {"sink", r.sink}};
+}
+
 } // namespace
 
 int runInfo(const std::vector<std::string>& argv) {
-    Args args("info", "Show a model's configuration, size, weight format and tokenizer.");
+    Args args(
+        "info",
+        "Show a model's configuration, size, weight format, tokenizer and recurrence module.");
     addModelOptions(args);
     args.flag("json", "Print one JSON object");
     if (!args.parse(argv))
@@ -49,6 +75,7 @@ int runInfo(const std::vector<std::string>& argv) {
         j["device"] = i.device;
         j["tokenizer"] = i.tokenizerKind;
         j["tokenizer_vocab_size"] = i.tokenizerVocabSize;
+        j["recurrence"] = i.recurrence ? toJson(*i.recurrence) : nlohmann::ordered_json();
         j["runtime"] = engine::runtimeVersions();
         j["openmp_wait_policy"] = waitPolicy();
         std::cout << j.dump(2) << "\n";
@@ -67,6 +94,9 @@ int runInfo(const std::vector<std::string>& argv) {
                                     : std::string())
               << "\n"
               << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n"
+              << "recurrence   "
+              << (i.recurrence ? describe(*i.recurrence) : std::string("none (a baseline model)"))
+              << "\n"
               << "runtime      " << engine::runtimeVersions() << "; OpenMP wait policy "
               << waitPolicy() << "\n";
     return 0;

@@ -72,6 +72,41 @@ private Q_SLOTS:
         QVERIFY(j["parameters"].toDouble() > 3e6);
     }
 
+    // info describes a recurrent model's module (how it was trained, its design) and
+    // says a baseline has none, in text and JSON.
+    void infoDescribesTheRecurrence() {
+        const QString dir = m_tmp.filePath("recurrent-info");
+        baton::engine::RecurrenceConfig rec;
+        rec.window = 32;
+        rec.overlap = 4;
+        rec.slots = 2;
+        rec.poolLast = 8;
+        rec.sink = true;
+        QVERIFY(baton::test::writeRecurrentFixture(dir, rec));
+        const Run text = cli({"info", "--model", dir});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains("recurrence   trained at T = 32, o = 4; 2 state slots into "
+                                   "block 1, residual FFN 3 x 200, pooled over the last 8 "
+                                   "positions, attention sink\n"),
+                 text.out.constData());
+        const Run json = cli({"info", "--model", dir, "--json"});
+        QCOMPARE(json.exitCode, 0);
+        const auto r = QJsonDocument::fromJson(json.out).object()["recurrence"].toObject();
+        QCOMPARE(r["window"].toInt(), 32);
+        QCOMPARE(r["overlap"].toInt(), 4);
+        QCOMPARE(r["slots"].toInt(), 2);
+        QCOMPARE(r["pool_last"].toInt(), 8);
+        QCOMPARE(r["sink"].toBool(), true);
+        QCOMPARE(r["slot_bias"].toBool(), false);
+        QCOMPARE(r["residual"].toBool(), true);
+
+        QVERIFY(cli({"info", "--model", m_model})
+                    .out.contains("recurrence   none (a baseline model)\n"));
+        const auto base = QJsonDocument::fromJson(cli({"info", "--model", m_model, "--json"}).out);
+        QVERIFY(base.object().contains("recurrence"));
+        QVERIFY(base.object()["recurrence"].isNull());
+    }
+
     // The F32 fixture held f32: its weights are the file's mapped pages, all of them,
     // unless --no-map asks for a copy; the plain text says so too.
     void infoSaysWhatIsMapped() {
