@@ -20,22 +20,6 @@ std::string waitPolicy() {
     return v ? v : "libgomp default";
 }
 
-// The recurrence module in words: what it was trained with and its design options.
-std::string describe(const engine::RecurrenceConfig& r) {
-    std::string s = "trained at T = " + std::to_string(r.window) +
-                    ", o = " + std::to_string(r.overlap) + "; " + std::to_string(r.slots) +
-                    (r.slots == 1 ? " state slot" : " state slots") + " into block " +
-                    std::to_string(r.insertBlock) + ", " + (r.residual ? "residual" : "plain") +
-                    " FFN " + std::to_string(r.ffnDepth) + " x " + std::to_string(r.ffnWidth);
-    if (r.poolLast > 0)
-        s += ", pooled over the last " + std::to_string(r.poolLast) + " positions";
-    if (r.slotBias)
-        s += ", slot logit bias";
-    if (r.sink)
-        s += ", attention sink";
-    return s;
-}
-
 nlohmann::ordered_json toJson(const engine::RecurrenceConfig& r) {
     return {{"window", r.window},      {"overlap", r.overlap},
             {"slots", r.slots},        {"insert_block", r.insertBlock},
@@ -95,7 +79,8 @@ int runInfo(const std::vector<std::string>& argv) {
               << "\n"
               << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n"
               << "recurrence   "
-              << (i.recurrence ? describe(*i.recurrence) : std::string("none (a baseline model)"))
+              << (i.recurrence ? engine::describeRecurrence(*i.recurrence)
+                               : std::string("none (a baseline model)"))
               << "\n"
               << "runtime      " << engine::runtimeVersions() << "; OpenMP wait policy "
               << waitPolicy() << "\n";

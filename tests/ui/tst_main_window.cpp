@@ -5,6 +5,7 @@
 // a model that cannot be opened. Screenshots go to the build tree.
 #include "app_harness.h"
 #include "test_support.h"
+#include "tiny_model.h"
 
 #include "adventure_bar.h"
 #include "generation_settings_panel.h"
@@ -718,6 +719,23 @@ private Q_SLOTS:
         for (int i = 0; i < 6; ++i)
             QTest::keyClick(editor(), Qt::Key_Backspace);
         QVERIFY(editor()->typedText().isEmpty());
+    }
+
+    // A recurrent model's label says so, and its tooltip describes the module.
+    void aRecurrentModelIsDescribed() {
+        const QString dir = m_tmp.filePath(QStringLiteral("recurrent"));
+        engine::RecurrenceConfig rec;
+        rec.window = 32;
+        rec.slots = 4;
+        QVERIFY(baton::test::writeRecurrentFixture(dir, rec));
+        QSignalSpy ready(m_app.window.get(), &MainWindow::modelReady);
+        m_app.window->loadModel(dir);
+        QVERIFY(ready.wait(60000));
+        auto* label = m_app.window->findChild<QLabel*>(QStringLiteral("modelLabel"));
+        QVERIFY2(label->text().contains(QStringLiteral(" · recurrent")), qPrintable(label->text()));
+        QVERIFY2(label->toolTip().contains(QStringLiteral(
+                     "Recurrent: trained at T = 32, o = 0; 4 state slots into block 1")),
+                 qPrintable(label->toolTip()));
     }
 
     void cleanupTestCase() { stopApp(); }

@@ -402,18 +402,22 @@ void MainWindow::updateModelLabel() {
                      ? QString()
                      : QStringLiteral(" · ") +
                            QString::fromLatin1(engine::weightFormatName(m->weights))));
-    m_modelLabel->setToolTip(tr("%1\n%2 layers, %3 wide, %4 heads, %5 positions; identity %6")
-                                 .arg(QString::fromStdString(m->path))
-                                 .arg(m->config.nLayer)
-                                 .arg(m->config.nEmbd)
-                                 .arg(m->config.nHead)
-                                 .arg(m->config.nPositions)
-                                 .arg(QString::fromStdString(m->identity)) +
-                             (m->mappedBytes > 0
-                                  ? tr("\n%1 MB of the weights are the model file's own pages "
-                                       "(mapped, shared, no copy)")
-                                        .arg(m->mappedBytes / 1000000)
-                                  : QString()));
+    m_modelLabel->setToolTip(
+        tr("%1\n%2 layers, %3 wide, %4 heads, %5 positions; identity %6")
+            .arg(QString::fromStdString(m->path))
+            .arg(m->config.nLayer)
+            .arg(m->config.nEmbd)
+            .arg(m->config.nHead)
+            .arg(m->config.nPositions)
+            .arg(QString::fromStdString(m->identity)) +
+        (m->recurrence
+             ? tr("\nRecurrent: %1")
+                   .arg(QString::fromStdString(engine::describeRecurrence(*m->recurrence)))
+             : QString()) +
+        (m->mappedBytes > 0 ? tr("\n%1 MB of the weights are the model file's own pages "
+                                 "(mapped, shared, no copy)")
+                                  .arg(m->mappedBytes / 1000000)
+                            : QString()));
     m_write->updateActions();
 }
 

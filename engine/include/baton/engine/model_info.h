@@ -54,6 +54,11 @@ struct RecurrenceConfig {
     int pooledPositions(int T) const { return poolLast > 0 && poolLast < T ? poolLast : T; }
 };
 
+// The module in words, as `baton-cli info` and the app show it: "trained at T = 128,
+// o = 0; 4 state slots into block 1, residual FFN 3 x 200", plus any of ", pooled over
+// the last K positions", ", slot logit bias", ", attention sink".
+std::string describeRecurrence(const RecurrenceConfig& r);
+
 // The newest version of recurrent checkpoints (baton.json) this build reads. Version 1
 // is written while a module uses none of the version 2 options (slots, poolLast, sink).
 constexpr int kRecurrentFormatVersion = 2;

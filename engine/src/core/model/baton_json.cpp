@@ -73,4 +73,19 @@ std::string batonJsonText(const RecurrenceConfig& r, const std::string& tokenize
     return j.dump(2) + "\n";
 }
 
+std::string describeRecurrence(const RecurrenceConfig& r) {
+    std::string s = "trained at T = " + std::to_string(r.window) +
+                    ", o = " + std::to_string(r.overlap) + "; " + std::to_string(r.slots) +
+                    (r.slots == 1 ? " state slot" : " state slots") + " into block " +
+                    std::to_string(r.insertBlock) + ", " + (r.residual ? "residual" : "plain") +
+                    " FFN " + std::to_string(r.ffnDepth) + " x " + std::to_string(r.ffnWidth);
+    if (r.poolLast > 0)
+        s += ", pooled over the last " + std::to_string(r.poolLast) + " positions";
+    if (r.slotBias)
+        s += ", slot logit bias";
+    if (r.sink)
+        s += ", attention sink";
+    return s;
+}
+
 } // namespace baton::engine
