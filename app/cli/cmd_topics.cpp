@@ -196,9 +196,11 @@ int runExperiment(const std::vector<std::string>& argv) {
               "window (a) by the recurrent model, whose window holds the last context token "
               "plus the state from the context, and (b) by the baseline, which gets only that "
               "one token; (c) as a reference, by the baseline given the last T - C context "
-              "tokens in its window. Report the mean Jensen-Shannon divergence (bits) between "
-              "the topic distributions of context and continuation, the share of contexts "
-              "where (a) is lower than (b), and a two-sided sign-test p-value.");
+              "tokens in its window; (d) by the recurrent model with the last context token "
+              "and the state of a context half the book away (what of (a) is about this "
+              "context). Report the mean Jensen-Shannon divergence (bits) between the topic "
+              "distributions of context and continuation, the share of contexts where (a) is "
+              "lower than (b), and two-sided sign-test p-values of (a) against (b) and (d).");
     args.option("topics-model", "FILE", "A topic model from 'topics fit' (required)")
         .option("recurrent", "DIR", "The recurrent model (default: the bundled baton-mini)")
         .option("baseline", "DIR", "The baseline model (default: the bundled baton-mini-baseline)")
@@ -258,7 +260,9 @@ int runExperiment(const std::vector<std::string>& argv) {
     Condition one{"baseline_one_token", "baseline: last context token only", {}};
     Condition full{
         "baseline_full_window", "baseline: last " + std::to_string(T - C) + " context tokens", {}};
+    Condition far{"recurrent_far_state", "recurrent: last token + state from half a book away", {}};
     int64_t wins = 0, losses = 0, ties = 0;
+    int64_t farWins = 0, farLosses = 0, farTies = 0;
     auto jsdOf = [&](const std::string& context, const std::vector<int32_t>& cont, uint64_t s) {
         const auto a = topics.infer(context, inferIterations, s);
         const auto b = topics.infer(recurrent->tokenizer()->decode(cont), inferIterations, s + 1);
@@ -292,15 +296,23 @@ int runExperiment(const std::vector<std::string>& argv) {
         check((*g2)->append(std::vector<int32_t>(context.end() - (T - C), context.end())));
         const double jf = jsdOf(contextText, greedyContinuation(**g2, C), s);
 
+        // The same last token with the state of the context half the book further on
+        // (wrapping round): a state about other text.
+        const int64_t span = int64_t(books[b].size()) - T;
+        const int64_t farPick = (pick + span / 2) % span;
+        auto g3 = engine::Generator::create(recurrent, windows);
+        check(g3);
+        check((*g3)->append(
+            std::vector<int32_t>(books[b].begin() + farPick, books[b].begin() + farPick + T)));
+        check((*g3)->append({context.back()}));
+        const double jd = jsdOf(contextText, greedyContinuation(**g3, C), s);
+
         rec.jsd.push_back(jr);
         one.jsd.push_back(jb);
         full.jsd.push_back(jf);
-        if (jr < jb)
-            ++wins;
-        else if (jr > jb)
-            ++losses;
-        else
-            ++ties;
+        far.jsd.push_back(jd);
+        (jr < jb ? wins : jr > jb ? losses : ties) += 1;
+        (jr < jd ? farWins : jr > jd ? farLosses : farTies) += 1;
         if ((n + 1) % 50 == 0 || n + 1 == N)
             std::fprintf(stderr, "%d/%d contexts\n", n + 1, N);
     }
@@ -319,13 +331,14 @@ int runExperiment(const std::vector<std::string>& argv) {
     };
     const double share = double(wins) / double(std::max<int64_t>(1, wins + losses + ties));
     const double p = engine::signTestPValue(wins, losses);
+    const double farP = engine::signTestPValue(farWins, farLosses);
     if (args.has("json")) {
         nlohmann::ordered_json j;
         j["contexts"] = N;
         j["window"] = T;
         j["continuation_tokens"] = C;
         j["topics"] = topics.topics();
-        for (const auto* c : {&rec, &one, &full})
+        for (const auto* c : {&rec, &one, &full, &far})
             j["rows"].push_back({{"condition", c->name},
                                  {"description", c->description},
                                  {"mean_jsd", mean(c->jsd)},
@@ -335,18 +348,26 @@ int runExperiment(const std::vector<std::string>& argv) {
         j["recurrent_higher"] = losses;
         j["ties"] = ties;
         j["sign_test_p"] = p;
+        j["against_far_state"] = {{"recurrent_lower", farWins},
+                                  {"recurrent_higher", farLosses},
+                                  {"ties", farTies},
+                                  {"sign_test_p", farP}};
         std::cout << j.dump(2) << "\n";
         return 0;
     }
     std::printf("%d contexts of %d tokens, %d-token greedy continuations, %d topics\n\n", N, T, C,
                 topics.topics());
     std::printf("%-46s %10s %8s\n", "condition", "mean JSD", "+/-");
-    for (const auto* c : {&rec, &one, &full})
+    for (const auto* c : {&rec, &one, &full, &far})
         std::printf("%-46s %10.4f %8.4f\n", c->description.c_str(), mean(c->jsd), stderrOf(c->jsd));
     std::printf("\nrecurrent lower than baseline (one token) in %.1f%% of contexts "
                 "(%lld lower, %lld higher, %lld ties); sign test p = %.3g\n",
                 100 * share, static_cast<long long>(wins), static_cast<long long>(losses),
                 static_cast<long long>(ties), p);
+    std::printf("recurrent lower than with the far state in %lld contexts, higher in %lld, "
+                "%lld ties; sign test p = %.3g\n",
+                static_cast<long long>(farWins), static_cast<long long>(farLosses),
+                static_cast<long long>(farTies), farP);
     return 0;
 }
 

@@ -445,7 +445,8 @@ private Q_SLOTS:
         QCOMPARE(r["contexts"].toInt(), 6);
         QCOMPARE(r["window"].toInt(), 32); // the recurrent model's T
         const QJsonArray rows = r["rows"].toArray();
-        QCOMPARE(rows.size(), 3);
+        QCOMPARE(rows.size(), 4);
+        QCOMPARE(rows[3].toObject()["condition"].toString(), QString("recurrent_far_state"));
         for (const auto& row : rows) {
             const double jsd = row.toObject()["mean_jsd"].toDouble(-1);
             QVERIFY(jsd >= 0 && jsd <= 1);
@@ -456,6 +457,11 @@ private Q_SLOTS:
                  6);
         const double p = r["sign_test_p"].toDouble(-1);
         QVERIFY(p > 0 && p <= 1);
+        const QJsonObject far = r["against_far_state"].toObject();
+        QCOMPARE(far["recurrent_lower"].toInt() + far["recurrent_higher"].toInt() +
+                     far["ties"].toInt(),
+                 6);
+        QVERIFY(far["sign_test_p"].toDouble(-1) > 0 && far["sign_test_p"].toDouble(-1) <= 1);
         // Errors: a baseline passed as the recurrent model; a missing topic model.
         CliRun notRec =
             cli({"topics", "experiment", "--topics-model", model, "--recurrent",
