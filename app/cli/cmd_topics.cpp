@@ -174,6 +174,13 @@ int runInfer(const std::vector<std::string>& argv) {
     return 0;
 }
 
+// Paired comparisons of two conditions' divergences: how often the first is lower.
+struct SignTally {
+    int64_t lower = 0, higher = 0, ties = 0;
+    void add(double a, double b) { (a < b ? lower : a > b ? higher : ties) += 1; }
+    double p() const { return engine::signTestPValue(lower, higher); }
+};
+
 struct Condition {
     std::string name, description;
     std::vector<double> jsd;
@@ -261,8 +268,7 @@ int runExperiment(const std::vector<std::string>& argv) {
     Condition full{
         "baseline_full_window", "baseline: last " + std::to_string(T - C) + " context tokens", {}};
     Condition far{"recurrent_far_state", "recurrent: last token + state from half a book away", {}};
-    int64_t wins = 0, losses = 0, ties = 0;
-    int64_t farWins = 0, farLosses = 0, farTies = 0;
+    SignTally vsOne, vsFar; // the recurrent model against (b) and against (d)
     auto jsdOf = [&](const std::string& context, const std::vector<int32_t>& cont, uint64_t s) {
         const auto a = topics.infer(context, inferIterations, s);
         const auto b = topics.infer(recurrent->tokenizer()->decode(cont), inferIterations, s + 1);
@@ -311,8 +317,8 @@ int runExperiment(const std::vector<std::string>& argv) {
         one.jsd.push_back(jb);
         full.jsd.push_back(jf);
         far.jsd.push_back(jd);
-        (jr < jb ? wins : jr > jb ? losses : ties) += 1;
-        (jr < jd ? farWins : jr > jd ? farLosses : farTies) += 1;
+        vsOne.add(jr, jb);
+        vsFar.add(jr, jd);
         if ((n + 1) % 50 == 0 || n + 1 == N)
             std::fprintf(stderr, "%d/%d contexts\n", n + 1, N);
     }
@@ -329,9 +335,8 @@ int runExperiment(const std::vector<std::string>& argv) {
             s += (x - m) * (x - m);
         return v.size() > 1 ? std::sqrt(s / double(v.size() - 1) / double(v.size())) : 0.0;
     };
-    const double share = double(wins) / double(std::max<int64_t>(1, wins + losses + ties));
-    const double p = engine::signTestPValue(wins, losses);
-    const double farP = engine::signTestPValue(farWins, farLosses);
+    const double share =
+        double(vsOne.lower) / double(std::max<int64_t>(1, vsOne.lower + vsOne.higher + vsOne.ties));
     if (args.has("json")) {
         nlohmann::ordered_json j;
         j["contexts"] = N;
@@ -344,14 +349,14 @@ int runExperiment(const std::vector<std::string>& argv) {
                                  {"mean_jsd", mean(c->jsd)},
                                  {"jsd_standard_error", stderrOf(c->jsd)}});
         j["recurrent_lower_share"] = share;
-        j["recurrent_lower"] = wins;
-        j["recurrent_higher"] = losses;
-        j["ties"] = ties;
-        j["sign_test_p"] = p;
-        j["against_far_state"] = {{"recurrent_lower", farWins},
-                                  {"recurrent_higher", farLosses},
-                                  {"ties", farTies},
-                                  {"sign_test_p", farP}};
+        j["recurrent_lower"] = vsOne.lower;
+        j["recurrent_higher"] = vsOne.higher;
+        j["ties"] = vsOne.ties;
+        j["sign_test_p"] = vsOne.p();
+        j["against_far_state"] = {{"recurrent_lower", vsFar.lower},
+                                  {"recurrent_higher", vsFar.higher},
+                                  {"ties", vsFar.ties},
+                                  {"sign_test_p", vsFar.p()}};
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -362,12 +367,13 @@ int runExperiment(const std::vector<std::string>& argv) {
         std::printf("%-46s %10.4f %8.4f\n", c->description.c_str(), mean(c->jsd), stderrOf(c->jsd));
     std::printf("\nrecurrent lower than baseline (one token) in %.1f%% of contexts "
                 "(%lld lower, %lld higher, %lld ties); sign test p = %.3g\n",
-                100 * share, static_cast<long long>(wins), static_cast<long long>(losses),
-                static_cast<long long>(ties), p);
+                100 * share, static_cast<long long>(vsOne.lower),
+                static_cast<long long>(vsOne.higher), static_cast<long long>(vsOne.ties),
+                vsOne.p());
     std::printf("recurrent lower than with the far state in %lld contexts, higher in %lld, "
                 "%lld ties; sign test p = %.3g\n",
-                static_cast<long long>(farWins), static_cast<long long>(farLosses),
-                static_cast<long long>(farTies), farP);
+                static_cast<long long>(vsFar.lower), static_cast<long long>(vsFar.higher),
+                static_cast<long long>(vsFar.ties), vsFar.p());
     return 0;
 }
 
