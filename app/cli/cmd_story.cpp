@@ -12,6 +12,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/story/edit.h>
 #include <baton/story/import.h>
 #include <baton/story/settings.h>
 #include <baton/story/story_service.h>
@@ -237,6 +238,50 @@ int storyImport(const std::vector<std::string>& argv) {
     return 0;
 }
 
+int storyEdit(const std::vector<std::string>& argv) {
+    Args args("story edit",
+              "Replace the last occurrence of OLD in the text of the story's current path with "
+              "NEW. Only the passages whose text changes are rewritten; the saved states after "
+              "the first of them are deleted, those before it kept, so the next 'story "
+              "generate' resumes from the last state before the edit.");
+    args.positionals("ID", "The story's id", 1, 1);
+    args.option("find", "OLD", "The text to replace (its last occurrence)")
+        .option("replace", "NEW", "What replaces it (may be empty)")
+        .flag("json", "Print the edited passages and the states deleted as JSON");
+    addDbOption(args);
+    if (!args.parse(argv))
+        return 0;
+    const int64_t id = storyId(args);
+    if (!args.has("find") || args.get("find").empty())
+        throw UsageError("--find OLD is required and may not be empty");
+    if (!args.has("replace"))
+        throw UsageError("--replace NEW is required (it may be empty: --replace '')");
+    for (const char* name : {"find", "replace"})
+        if (engine::firstInvalidUtf8(args.get(name)) != std::string::npos)
+            throw UsageError(std::string("--") + name + " is not valid UTF-8");
+    auto db = openDatabase(args);
+    checkStorage(db->stories().get(id));
+    const auto r = story::findAndReplace(*db, id, args.get("find"), args.get("replace"));
+    if (!r)
+        throwStoryError(r.error());
+    if (args.has("json")) {
+        nlohmann::ordered_json edited = nlohmann::ordered_json::array();
+        for (const auto& e : r->edits)
+            edited.push_back({{"passage", e.passageId}, {"text", e.after}});
+        std::cout << nlohmann::ordered_json{{"edited", edited},
+                                            {"states_deleted", r->statesDeleted}}
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
+        return 0;
+    }
+    std::cout << "edited " << r->edits.size() << (r->edits.size() == 1 ? " passage" : " passages");
+    for (const auto& e : r->edits)
+        std::cout << (&e == &r->edits.front() ? " (" : ", ") << e.passageId;
+    std::cout << (r->edits.empty() ? "" : ")") << "; " << r->statesDeleted << " saved "
+              << (r->statesDeleted == 1 ? "state" : "states") << " deleted\n";
+    return 0;
+}
+
 int storyGenerate(const std::vector<std::string>& argv) {
     Args args("story generate",
               "Continue a story on its current path with the story's model and settings "
@@ -295,9 +340,13 @@ int storyGenerate(const std::vector<std::string>& argv) {
             std::cerr << "[" << r->notice << "]\n";
         if (r->resumedFromPassage)
             std::cerr << "[resumed from the state saved at passage " << r->resumedFromPassage
-                      << "; read " << r->readText.size() << " bytes after it]\n";
+                      << "; read " << r->readText.size() << " bytes after it, " << r->tokensRead
+                      << " tokens in all]\n";
+        else if (r->reusedGenerator)
+            std::cerr << "[continued the last generation: read " << r->tokensRead << " tokens]\n";
         else
-            std::cerr << "[read " << r->readText.size() << " bytes of story text]\n";
+            std::cerr << "[read " << r->readText.size() << " bytes of story text, " << r->tokensRead
+                      << " tokens in all]\n";
         for (const auto& m : r->lore.matches)
             std::cerr << "[world info " << (m.placed ? "read" : "left out (over the budget)")
                       << ": entry " << m.entry.id << ", key " << m.key << "]\n";
@@ -328,6 +377,7 @@ void printStoryUsage(std::ostream& out) {
            "  export ID --format md|txt [--output FILE]              the current path's text\n"
            "  import FILE [--title T] [--model DIR]                  a story from md, txt or epub\n"
            "  generate ID [--retry] [--max-tokens N] [sampling ...]  continue and save\n"
+           "  edit ID --find OLD --replace NEW                       replace text, keep states\n"
            "  context ID [--text T] [--json]                         what the model reads next\n"
            "  lore list|add|edit|remove ...                          world info (lorebook)\n\n"
            "Run 'baton-cli story SUBCOMMAND --help' for a subcommand's options.\n";
@@ -358,6 +408,8 @@ int runStory(const std::vector<std::string>& argv) {
         return storyImport(rest);
     if (sub == "generate")
         return storyGenerate(rest);
+    if (sub == "edit")
+        return storyEdit(rest);
     if (sub == "context")
         return storyContext(rest);
     if (sub == "lore")

@@ -29,11 +29,16 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
     for (const auto& m : v.lore.matches)
         lore.push_back(
             {{"id", m.entry.id}, {"key", m.key}, {"tokens", m.tokens}, {"placed", m.placed}});
+    nlohmann::ordered_json costs = nlohmann::ordered_json::array();
+    for (const auto& c : v.loreCosts)
+        costs.push_back({{"id", c.id}, {"tokens", c.tokens}, {"fits", c.fits}});
     return {{"window", v.windows.window},
             {"overlap", v.windows.overlap},
             {"memory_layout", story::memoryLayoutName(v.layout)},
             {"memory_tokens", v.memoryTokens},
             {"pinned_tokens", v.pinnedTokens},
+            {"note_tokens", v.noteTokens},
+            {"guide_tokens", v.guideTokens},
             {"window_index", v.windowIndex},
             {"state_from_window", v.stateFromWindow},
             {"resumed_from_passage", v.resumedFromPassage},
@@ -43,6 +48,7 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
             {"lore_budget", v.lore.budget},
             {"lore_tokens", v.lore.tokens},
             {"lore", lore},
+            {"lore_entries", costs},
             {"spans", spans}};
 }
 
@@ -59,8 +65,12 @@ void printView(const story::ContextView& v) {
         std::printf("memory: read once at the start, %d tokens; later windows see it only "
                     "through the state\n",
                     v.memoryTokens);
+    if (v.noteTokens > 0)
+        std::printf("author's note: %d tokens, placed whole before every continuation\n",
+                    v.noteTokens);
     if (v.resumedFromPassage)
-        std::printf("resumes from the state saved at passage %lld, reading %d tokens after it\n",
+        std::printf("resumes from the state saved at passage %lld: reads %d tokens (the open "
+                    "window again, what follows the state, the guidance)\n",
                     static_cast<long long>(v.resumedFromPassage), v.readTokens);
     else
         std::printf("reads the story from the beginning: %d tokens\n", v.readTokens);
@@ -75,6 +85,11 @@ void printView(const story::ContextView& v) {
                     m.key.c_str(), m.tokens, m.placed ? "read" : "left out: over the budget");
     if (!v.lore.matches.empty())
         std::printf("world-info budget: %d of %d tokens\n", v.lore.tokens, v.lore.budget);
+    for (const auto& c : v.loreCosts)
+        if (!c.fits)
+            std::printf("world info %lld: %d tokens, longer than the budget of %d: it can never "
+                        "be read. Shorten it, or raise the budget or the window\n",
+                        static_cast<long long>(c.id), c.tokens, v.lore.budget);
 }
 
 } // namespace

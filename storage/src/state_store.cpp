@@ -105,15 +105,43 @@ Result<std::optional<StoredState>> StateStore::latestOnPath(int64_t leafId,
     });
 }
 
+Result<std::vector<StoredState>> StateStore::onPath(int64_t leafId,
+                                                    const std::string& modelIdentity, int window,
+                                                    int overlap, int formatVersion, int layout) {
+    return guard<std::vector<StoredState>>([&]() -> Result<std::vector<StoredState>> {
+        Statement s =
+            m_db.prepare(std::string("WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 UNION ALL "
+                                     "SELECT p.parent_id, c.depth + 1 FROM passages p JOIN chain c "
+                                     "ON p.id = c.id WHERE p.parent_id IS NOT NULL) SELECT ") +
+                         kColumns +
+                         " FROM chain c JOIN recurrent_states s ON s.passage_id = c.id WHERE "
+                         "s.model_identity = ?2 AND s.window_size = ?3 AND s.overlap = ?4 AND "
+                         "s.format_version = ?5 AND s.layout = ?6 ORDER BY c.depth DESC");
+        s.bind(1, leafId)
+            .bind(2, modelIdentity)
+            .bind(3, window)
+            .bind(4, overlap)
+            .bind(5, formatVersion)
+            .bind(6, layout);
+        std::vector<StoredState> out;
+        while (s.step())
+            out.push_back(readState(s));
+        return out;
+    });
+}
+
 Result<int64_t> StateStore::pruneAncestors(const StoredState& kept) {
     return guard<int64_t>([&]() -> Result<int64_t> {
         m_db.prepare("WITH RECURSIVE chain(id) AS (SELECT parent_id FROM passages WHERE id = ?1 "
                      "UNION ALL SELECT p.parent_id FROM passages p JOIN chain c ON p.id = c.id "
-                     "WHERE p.parent_id IS NOT NULL) DELETE FROM recurrent_states WHERE id IN "
-                     "(SELECT s.id FROM chain c JOIN recurrent_states s ON s.passage_id = c.id "
-                     "WHERE s.window_index = ?2 AND s.model_identity = ?3 AND s.window_size = ?4 "
-                     "AND s.overlap = ?5 AND s.format_version = ?6 AND s.layout = ?7 AND (SELECT "
-                     "count(*) FROM passages k WHERE k.parent_id = c.id) < 2)")
+                     "WHERE p.parent_id IS NOT NULL), mine(id, win, offset, branch) AS (SELECT "
+                     "s.id, s.window_index, s.token_offset, (SELECT count(*) FROM passages k "
+                     "WHERE k.parent_id = c.id) >= 2 FROM chain c JOIN recurrent_states s ON "
+                     "s.passage_id = c.id WHERE s.model_identity = ?3 AND s.window_size = ?4 AND "
+                     "s.overlap = ?5 AND s.format_version = ?6 AND s.layout = ?7) DELETE FROM "
+                     "recurrent_states WHERE id IN (SELECT m.id FROM mine m WHERE NOT m.branch "
+                     "AND m.win < ?2 AND EXISTS (SELECT 1 FROM mine n WHERE n.win = m.win AND "
+                     "n.offset > m.offset))")
             .bind(1, kept.passageId)
             .bind(2, kept.windowIndex)
             .bind(3, kept.modelIdentity)

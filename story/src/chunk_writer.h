@@ -1,9 +1,10 @@
 // The chunk transaction: each chunk a generation streams is saved in one transaction
 // as a model passage under an explicit parent (the previous chunk, or the passage the
 // generation continues), marked with the generation's id, with the recurrent state
-// after it; then the states of its ancestors in the same window are pruned. The first
-// chunk records the generation itself. A chunk that cannot be saved is kept and saved
-// with the next one (whose state covers both).
+// after it; then its ancestors' states in finished windows are pruned to one per window
+// (storage/state_store.h: pruneAncestors). The first chunk records the generation
+// itself. A chunk that cannot be saved is kept and saved with the next one (whose state
+// covers both).
 #pragma once
 
 #include "baton/story/error.h"

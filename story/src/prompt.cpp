@@ -75,10 +75,74 @@ Prompt continuationPrompt(const storage::Story& story, const std::vector<storage
         p.segments.push_back({SegmentKind::Passage, pending, 0, 0});
     for (const auto& m : lore.matches)
         if (m.placed)
-            p.segments.push_back({SegmentKind::WorldInfo, m.text, 0, m.entry.id});
+            p.guide.push_back({SegmentKind::WorldInfo, m.text, 0, m.entry.id});
     if (auto note = authorsNoteText(story); !note.empty())
-        p.segments.push_back({SegmentKind::AuthorsNote, std::move(note), 0, 0});
+        p.guide.push_back({SegmentKind::AuthorsNote, std::move(note), 0, 0});
     return p;
+}
+
+namespace {
+
+bool sentenceEnd(char c) {
+    return c == '.' || c == '!' || c == '?';
+}
+
+// Closing quotes and brackets after a sentence end: ' " ) ] and the UTF-8 of ’ ” »
+// (their last bytes; the lead bytes are checked by the caller).
+size_t closerBefore(std::string_view text, size_t end) {
+    if (end >= 1 && (text[end - 1] == '"' || text[end - 1] == '\'' || text[end - 1] == ')' ||
+                     text[end - 1] == ']'))
+        return 1;
+    if (end >= 3 && text.substr(end - 3, 3) == "\xe2\x80\x99")
+        return 3; // ’
+    if (end >= 3 && text.substr(end - 3, 3) == "\xe2\x80\x9d")
+        return 3; // ”
+    if (end >= 2 && text.substr(end - 2, 2) == "\xc2\xbb")
+        return 2; // »
+    return 0;
+}
+
+// Whether text[0, end) ends a sentence: a sentence end and any closers.
+bool endsSentence(std::string_view text, size_t end) {
+    for (size_t n; (n = closerBefore(text, end)) > 0;)
+        end -= n;
+    return end >= 1 && sentenceEnd(text[end - 1]);
+}
+
+bool space(char c) {
+    return c == ' ' || c == '\t';
+}
+
+} // namespace
+
+size_t unfinishedTail(std::string_view text) {
+    size_t end = text.size();
+    if (end == 0 || text[end - 1] == '\n' || text[end - 1] == '\r')
+        return 0;
+    size_t trimmed = end;
+    while (trimmed > 0 && space(text[trimmed - 1]))
+        --trimmed;
+    if (trimmed == 0 || text[trimmed - 1] == '\n' || endsSentence(text, trimmed))
+        return 0;
+    // Back to the start of the last sentence: after a line break, or after a sentence
+    // end and the spaces that follow it.
+    size_t i = trimmed;
+    while (i > 0) {
+        const char c = text[i - 1];
+        if (c == '\n' || c == '\r')
+            break;
+        if (space(c)) {
+            size_t j = i - 1;
+            while (j > 0 && space(text[j - 1]))
+                --j;
+            if (endsSentence(text, j))
+                break;
+            i = j;
+            continue;
+        }
+        --i;
+    }
+    return end - i;
 }
 
 } // namespace baton::story

@@ -103,11 +103,13 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     // 3. The generator: the kept one, one from the saved state, or a new one.
     std::unique_ptr<engine::Generator> gen;
     Prompt prompt;
+    int64_t readBefore = 0; // what the kept generator had read before
     if (m_live && m_live->storyId == id && m_live->modelIdentity == info.identity &&
         m_live->windows.window == windows.window && m_live->windows.overlap == windows.overlap &&
         m_live->pinned == plan->pinned && m_live->memory == story->memory &&
         m_live->path == pathKey(point->path)) {
         gen = std::move(m_live->generator);
+        readBefore = gen->tokensRead();
         prompt = plan->promptAfter(point->leaf());
         out.reusedGenerator = true;
     }
@@ -143,11 +145,30 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
                 return engineError(r.error());
         }
     }
+    // The text after the generator's stream, in two reads when the guidance goes before
+    // its unfinished last sentence (describeContext lays out the same reads).
     const std::string text = prompt.text();
-    if (!text.empty())
-        if (auto r = gen->appendText(text, cancel); !r)
+    const bool split = !plan->guide.empty() && plan->tailBytes <= text.size();
+    const size_t cut = split ? text.size() - plan->tailBytes : text.size();
+    auto read = [&](std::string_view part) -> Result<void> {
+        if (!part.empty())
+            if (auto r = gen->appendText(part, cancel); !r)
+                return engineError(r.error());
+        return {};
+    };
+    if (auto r = read(std::string_view(text).substr(0, cut)); !r)
+        return r.error();
+    const int64_t beforeTail = gen->streamLength();
+    if (auto r = read(std::string_view(text).substr(cut)); !r)
+        return r.error();
+    const int64_t tail =
+        split ? gen->streamLength() - beforeTail
+              : tokensCovering(gen->windowTokens(), plan->tailBytes, *model->tokenizer());
+    if (!plan->guide.empty() || gen->guidePosition() >= 0)
+        if (auto r = gen->setGuide(plan->guide, tail); !r)
             return engineError(r.error());
     out.readText = text;
+    out.tokensRead = gen->tokensRead() - readBefore;
 
     // 4. Generate, saving each chunk with its state as one recorded generation.
     StorySettings recorded = request.settings;

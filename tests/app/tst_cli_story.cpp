@@ -242,10 +242,10 @@ private Q_SLOTS:
         QVERIFY(path->size() >= 2); // saved in chunks
         for (const auto& p : *path)
             QCOMPARE(p.author, baton::storage::PassageAuthor::Model);
-        // One state per window is kept (all 12 tokens lie in window 0): the last
-        // chunk's, after start-of-text and the 12 tokens.
-        QCOMPARE(*(*db)->states().countForStory(id), int64_t(1));
-        QVERIFY((*db)->states().forPassage(path->front().id)->empty());
+        // Every chunk's state of the open window is kept (all 12 tokens lie in window 0:
+        // an edit resumes from the chunk before it); the last one is after start-of-text
+        // and the 12 tokens.
+        QCOMPARE(*(*db)->states().countForStory(id), int64_t(path->size()));
         auto states = (*db)->states().forPassage(path->back().id);
         QCOMPARE(states->size(), size_t(1));
         QCOMPARE(states->front().tokenOffset, int64_t(13));
@@ -433,6 +433,46 @@ private Q_SLOTS:
                       "--memory-layout", "once"})
                      .exitCode,
                  0);
+    }
+
+    // story edit replaces the last occurrence, rewrites only the passage it is in and
+    // keeps the states before it; story context then reports where the next generation
+    // resumes and how many tokens it reads.
+    void editKeepsTheStatesBeforeIt() {
+        const qint64 id = newStory("Edited");
+        QCOMPARE(generate(id, 40).exitCode, 0);
+        auto db = baton::storage::Database::open(m_db.toStdString());
+        QVERIFY(db.ok());
+        const auto path = *(*db)->stories().currentPath(id);
+        QVERIFY(path.size() >= 8);
+        const int64_t states = *(*db)->states().countForStory(id);
+        const std::string& lastText = path.back().text;
+        const QString sid = QString::number(id);
+        const Run edit =
+            cli({"--db", m_db, "story", "edit", sid, "--find", QString::fromStdString(lastText),
+                 "--replace", QString::fromStdString(lastText) + " Anne", "--json"});
+        QVERIFY2(edit.exitCode == 0, edit.err.constData());
+        const auto result = QJsonDocument::fromJson(edit.out).object();
+        QCOMPARE(result["edited"].toArray().size(), 1);
+        QCOMPARE(qint64(result["edited"][0]["passage"].toDouble()), qint64(path.back().id));
+        QCOMPARE(result["states_deleted"].toInt(), 1); // the last chunk's
+        QCOMPARE(*(*db)->states().countForStory(id), states - 1);
+        QVERIFY(exportTxt(id).endsWith(QByteArray::fromStdString(lastText + " Anne")));
+        // The next generation resumes from the chunk before the edit.
+        const Run context = cli({"--db", m_db, "story", "context", sid, "--json"});
+        QVERIFY2(context.exitCode == 0, context.err.constData());
+        const auto view = QJsonDocument::fromJson(context.out).object();
+        QCOMPARE(qint64(view["resumed_from_passage"].toDouble()), qint64(path[path.size() - 2].id));
+        QVERIFY(view["read_tokens"].toInt() > 0);
+        QVERIFY(view["read_tokens"].toInt() <= 40 + 8);
+        // Text that is not there, and an empty search, are refused and change nothing.
+        const Run missing =
+            cli({"--db", m_db, "story", "edit", sid, "--find", "Wentworth", "--replace", "x"});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY2(missing.err.contains("does not occur"), missing.err.constData());
+        QCOMPARE(cli({"--db", m_db, "story", "edit", sid, "--find", "", "--replace", "x"}).exitCode,
+                 2);
+        QCOMPARE(*(*db)->states().countForStory(id), states - 1);
     }
 
     void corruptDatabaseIsReportedAndKept() {

@@ -56,8 +56,8 @@ private Q_SLOTS:
         };
         const int32_t claim = 1 << 28;
         put(28, claim);           // window
-        put(57, int64_t(claim));  // streamLength = windowStart (0) + count
-        put(73, uint32_t(claim)); // count
+        put(61, int64_t(claim));  // streamLength = windowStart (0) + count
+        put(77, uint32_t(claim)); // count
         bytes.resize(bytes.size() - 8);
         ContentHash h;
         h.update(bytes.data(), bytes.size());

@@ -376,6 +376,128 @@ private Q_SLOTS:
         QCOMPARE(h->streamLength(), int64_t(3));
         QCOMPARE(h->windowTokens(), r->tokens);
     }
+
+    // Guidance (a story's note and world info) sits whole just before the continuation
+    // in every window: after each step the logits are those of one fresh window holding
+    // the pinned tokens, the stream before the guidance, the guidance, then the rest.
+    void guidanceSitsWholeBeforeTheContinuation_data() {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("overlap");
+        QTest::addColumn<int>("pinned");
+        QTest::addColumn<int>("guide");
+        QTest::addColumn<int>("beforeLast");
+        QTest::newRow("16:0, 4 guide") << 16 << 0 << 0 << 4 << 0;
+        QTest::newRow("16:4, 3 pinned, 5 guide") << 16 << 4 << 3 << 5 << 0;
+        QTest::newRow("16:2, 2 pinned, 6 guide, 3 after") << 16 << 2 << 2 << 6 << 3;
+        QTest::newRow("12:0, 7 guide, 9 after") << 12 << 0 << 0 << 7 << 9;
+    }
+    void guidanceSitsWholeBeforeTheContinuation() {
+        QFETCH(int, window);
+        QFETCH(int, overlap);
+        QFETCH(int, pinned);
+        QFETCH(int, guide);
+        QFETCH(int, beforeLast);
+        auto g = make({window, overlap});
+        QVERIFY(g);
+        const std::vector<int32_t> memory = {464, 3290, 318};
+        const std::vector<int32_t> pin(memory.begin(), memory.begin() + pinned);
+        if (pinned > 0)
+            BATON_VERIFY_OK(g->pin(pin));
+        QVERIFY(g->appendText(m_prompt).ok());
+        const std::vector<int32_t> ids = {58, 13838, 338, 3465, 25, 1375, 318, 8788};
+        const std::vector<int32_t> note(ids.begin(), ids.begin() + guide);
+        const int64_t rolledBefore = g->windowIndex();
+        BATON_VERIFY_OK(g->setGuide(note, beforeLast));
+        QCOMPARE(g->guideTokens(), note);
+        const size_t V = size_t(m_model->config().vocabSize);
+        auto check = [&](int step) {
+            const auto& tokens = g->windowTokens();
+            const int64_t at = g->guidePosition();
+            QVERIFY2(at >= 0 && at <= int64_t(tokens.size()), qPrintable(QString::number(step)));
+            QCOMPARE(g->windowFill(), pinned + int(tokens.size()) + guide);
+            std::vector<int32_t> fed = pin;
+            fed.insert(fed.end(), tokens.begin(), tokens.begin() + at);
+            fed.insert(fed.end(), note.begin(), note.end());
+            fed.insert(fed.end(), tokens.begin() + at, tokens.end());
+            QVERIFY(int(fed.size()) <= window);
+            auto full = m_model->windowLogits(fed);
+            QVERIFY(full.ok());
+            double worst = 0;
+            for (size_t i = 0; i < V; ++i)
+                worst = std::max(worst, double(std::abs(g->nextLogits()[i] -
+                                                        (*full)[(fed.size() - 1) * V + i])));
+            QVERIFY2(worst < 1e-4, qPrintable(QString("step %1: %2").arg(step).arg(worst)));
+            QCOMPARE(g->windowStart() + int64_t(tokens.size()), g->streamLength());
+        };
+        check(-1);
+        if (g->windowIndex() == rolledBefore) // it fitted: the tokens after it are the last ones
+            QCOMPARE(int64_t(g->windowTokens().size()) - g->guidePosition(), int64_t(beforeLast));
+        SamplingOptions o;
+        o.maxTokens = 1;
+        o.seed = 5;
+        o.stopAtEndOfText = false;
+        int64_t rollovers = 0;
+        for (int step = 0; step < 3 * window; ++step) {
+            const auto r = g->generate(o);
+            QVERIFY(r.ok());
+            rollovers += r->rollovers;
+            check(step);
+            if (r->rollovers > 0) // a new window: the guidance right after the overlap
+                QCOMPARE(g->guidePosition(), int64_t(overlap));
+        }
+        QVERIFY(rollovers >= 2);
+    }
+
+    // Placing guidance again (a new note, or more text read since) moves it: the window
+    // is cut back to before the old one and read again, the old one gone.
+    void guidanceMoves() {
+        auto g = make({32, 0});
+        QVERIFY(g);
+        BATON_VERIFY_OK(g->appendText("It was a dark and stormy night."));
+        BATON_VERIFY_OK(g->setGuide({58, 13838, 60}));
+        BATON_VERIFY_OK(g->appendText(" She"));
+        const int64_t read = g->tokensRead();
+        BATON_VERIFY_OK(g->setGuide({58, 3465, 60}, 1));
+        QCOMPARE(g->guidePosition(), int64_t(g->windowTokens().size()) - 1);
+        // Cut back to before the old guide: read again are " She" and the new guide.
+        QCOMPARE(g->tokensRead() - read, int64_t(1 + 3));
+        std::vector<int32_t> fed = g->windowTokens();
+        fed.insert(fed.end() - 1, {58, 3465, 60});
+        auto full = m_model->windowLogits(fed);
+        QVERIFY(full.ok());
+        const size_t V = size_t(m_model->config().vocabSize);
+        for (size_t i = 0; i < V; i += 97)
+            QVERIFY(std::abs(g->nextLogits()[i] - (*full)[(fed.size() - 1) * V + i]) < 1e-4);
+        // Taken away: the window is what it would be without it.
+        BATON_VERIFY_OK(g->setGuide({}));
+        QCOMPARE(g->guidePosition(), int64_t(-1));
+        QCOMPARE(g->windowFill(), int(g->windowTokens().size()));
+        auto plain = m_model->windowLogits(g->windowTokens());
+        QVERIFY(plain.ok());
+        for (size_t i = 0; i < V; i += 97)
+            QVERIFY(std::abs(g->nextLogits()[i] -
+                             (*plain)[(g->windowTokens().size() - 1) * V + i]) < 1e-4);
+    }
+
+    // Guidance that leaves no room, or ids outside the vocabulary, are refused; an
+    // exported state holds the stream, not the guidance.
+    void guidanceIsCheckedAndNotExported() {
+        auto g = make({16, 4});
+        QVERIFY(g);
+        BATON_VERIFY_OK(g->pin({464, 3290}));
+        QCOMPARE(g->setGuide(std::vector<int32_t>(10, 464)).error().code,
+                 ErrorCode::InvalidArgument);
+        QCOMPARE(g->setGuide({-1}).error().code, ErrorCode::InvalidArgument);
+        BATON_VERIFY_OK(g->appendText("Once upon a time"));
+        BATON_VERIFY_OK(g->setGuide(std::vector<int32_t>(9, 464)));
+        const auto blob = g->exportState();
+        BATON_VERIFY_OK(blob);
+        auto back = Generator::importState(m_model, *blob, {16, 4}, {}, {464, 3290});
+        BATON_VERIFY_OK(back);
+        QCOMPARE((*back)->windowTokens(), g->windowTokens());
+        QCOMPARE((*back)->guidePosition(), int64_t(-1));
+        QCOMPARE((*back)->streamLength(), g->streamLength());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGenerator)

@@ -574,20 +574,28 @@ private Q_SLOTS:
         newer[8] = 9;
         reseal(newer);
         QCOMPARE(code(m_recurrent, newer, w), QString("state-version"));
-        // Version 1 (one slot, no slot count in the header) is still read, and continues
-        // exactly like the version 2 blob it was made from.
-        auto v1 = *blob;
+        // Versions 1 (one slot, no slot count in the header) and 2 (no count of pinned
+        // tokens) are still read, and continue exactly like the version 3 blob they were
+        // made from.
         const size_t slotsAt = 8 + 4 + 16 + 4 * 4; // magic, version, identity, T, o, k, block
-        v1.erase(v1.begin() + long(slotsAt), v1.begin() + long(slotsAt + 4));
+        auto v1 = *blob;
+        v1.erase(v1.begin() + long(slotsAt), v1.begin() + long(slotsAt + 8));
         v1[8] = 1;
         reseal(v1);
+        auto v2 = *blob;
+        v2.erase(v2.begin() + long(slotsAt + 4), v2.begin() + long(slotsAt + 8));
+        v2[8] = 2;
+        reseal(v2);
         auto fromV1 = Generator::importState(m_recurrent, v1, w);
-        auto fromV2 = Generator::importState(m_recurrent, *blob, w);
-        QVERIFY(fromV1.ok() && fromV2.ok());
+        auto fromV2 = Generator::importState(m_recurrent, v2, w);
+        auto fromV3 = Generator::importState(m_recurrent, *blob, w);
+        QVERIFY(fromV1.ok() && fromV2.ok() && fromV3.ok());
         SamplingOptions greedy;
         greedy.temperature = 0;
         greedy.maxTokens = 20;
-        QCOMPARE((*fromV1)->generate(greedy)->tokens, (*fromV2)->generate(greedy)->tokens);
+        const auto tokens = (*fromV3)->generate(greedy)->tokens;
+        QCOMPARE((*fromV1)->generate(greedy)->tokens, tokens);
+        QCOMPARE((*fromV2)->generate(greedy)->tokens, tokens);
     }
 
     // ---- recurrent checkpoints ----

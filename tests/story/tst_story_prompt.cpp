@@ -44,11 +44,14 @@ private Q_SLOTS:
         s.memory = "Memory.";
         s.authorsNote = "Note.";
         const Prompt p = continuationPrompt(s, path(), 0, MemoryLayout::Once);
-        QCOMPARE(p.segments.size(), size_t(5));
+        QCOMPARE(p.segments.size(), size_t(4));
         QCOMPARE(p.segments[0].kind, SegmentKind::Memory);
         QCOMPARE(p.segments[1].passageId, int64_t(10));
-        QCOMPARE(p.segments[4].kind, SegmentKind::AuthorsNote);
-        QCOMPARE(p.text(), std::string("Memory.\n\nOne. Two. Three.\n[Author's note: Note.]\n"));
+        // The note is guidance, placed before the continuation, not story text.
+        QCOMPARE(p.guide.size(), size_t(1));
+        QCOMPARE(p.guide[0].kind, SegmentKind::AuthorsNote);
+        QCOMPARE(p.guide[0].text, std::string("\n[Author's note: Note.]\n"));
+        QCOMPARE(p.text(), std::string("Memory.\n\nOne. Two. Three."));
     }
 
     void afterASavedState() {
@@ -72,7 +75,8 @@ private Q_SLOTS:
         s.authorsNote = "Note.";
         // Not a segment of the stream: every window starts with it.
         const Prompt p = continuationPrompt(s, path(), 0, MemoryLayout::EveryWindow, {}, "Four.");
-        QCOMPARE(p.text(), std::string("One. Two. Three.Four.\n[Author's note: Note.]\n"));
+        QCOMPARE(p.text(), std::string("One. Two. Three.Four."));
+        QCOMPARE(p.guide.size(), size_t(1));
         QCOMPARE(p.segments[3].passageId, int64_t(0)); // not sent yet
         QCOMPARE(pinnedText(s, MemoryLayout::EveryWindow), std::string("Memory.\n\n"));
         QCOMPARE(pinnedText(s, MemoryLayout::Once), std::string());
@@ -80,6 +84,22 @@ private Q_SLOTS:
         QCOMPARE(stateLayout(s, MemoryLayout::Once), 0);
         s.memory = " ";
         QCOMPARE(stateLayout(s, MemoryLayout::EveryWindow), 0); // both read the same
+    }
+
+    // The guidance goes before an unfinished last sentence (after the last line break,
+    // or after the last sentence end and its spaces), else at the end.
+    void unfinishedSentences() {
+        QCOMPARE(unfinishedTail("He left. She walked to the shrubbery and"),
+                 std::string("She walked to the shrubbery and").size());
+        QCOMPARE(unfinishedTail("Line one\nShe said, \"Go"), std::string("She said, \"Go").size());
+        QCOMPARE(unfinishedTail("He left."), size_t(0));
+        QCOMPARE(unfinishedTail("\"Go away!\" "), size_t(0));
+        QCOMPARE(unfinishedTail("> look\n"), size_t(0));
+        QCOMPARE(unfinishedTail("She said \u201cno.\u201d Then"), std::string("Then").size());
+        QCOMPARE(unfinishedTail("Yes! And then"), std::string("And then").size());
+        QCOMPARE(unfinishedTail("no sentence end at all"),
+                 std::string("no sentence end at all").size());
+        QCOMPARE(unfinishedTail(""), size_t(0));
     }
 
     void keysAreTypedCommaSeparated() {
@@ -162,14 +182,15 @@ private Q_SLOTS:
         auto shallow = selectLore(lore, text, **tokenizer, 1000);
         for (const auto& m : shallow.matches)
             QVERIFY(m.entry.id != 2);
-        // Placed after the story text, before the note.
+        // The guidance: the entries in order, then the note.
         storage::Story s;
         s.authorsNote = "Note.";
         const Prompt p = continuationPrompt(s, path(), 12, MemoryLayout::EveryWindow, all);
-        QCOMPARE(p.segments.size(), size_t(5));
-        QCOMPARE(p.segments[0].kind, SegmentKind::WorldInfo);
-        QCOMPARE(p.segments[0].loreId, int64_t(7));
-        QCOMPARE(p.segments[4].kind, SegmentKind::AuthorsNote);
+        QVERIFY(p.segments.empty());
+        QCOMPARE(p.guide.size(), size_t(5));
+        QCOMPARE(p.guide[0].kind, SegmentKind::WorldInfo);
+        QCOMPARE(p.guide[0].loreId, int64_t(7));
+        QCOMPARE(p.guide[4].kind, SegmentKind::AuthorsNote);
     }
 
     void titlesFromOpeningWords() {

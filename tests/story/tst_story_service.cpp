@@ -17,6 +17,7 @@
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
 #include <baton/story/context.h>
+#include <baton/story/edit.h>
 #include <baton/story/prompt.h>
 #include <baton/story/resume.h>
 #include <baton/story/retry.h>
@@ -31,6 +32,9 @@ class TestStoryService : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
     std::shared_ptr<engine::Model> m_model; // recurrent, T 16, o 4
+    // Windows with room for an author's note and world info beside the text (at T = 16
+    // a bracketed note alone takes more than the three quarters guidance may have).
+    const engine::WindowSettings kGuided{48, 4};
     std::string m_dbPath;
     int m_dbs = 0;
 
@@ -48,6 +52,14 @@ class TestStoryService : public QObject {
         r.settings.sampling.stopAtEndOfText = false;
         r.chunkTokens = 8;
         return r;
+    }
+
+    // The text with one word more inside it (after its first space past the start).
+    static std::string withWord(std::string t) {
+        const size_t space = t.find(' ', 1);
+        if (space == std::string::npos)
+            return t + " Anne";
+        return t.insert(space + 1, "Anne ");
     }
 
     static std::string text(const std::vector<storage::Passage>& path, size_t from = 0) {
@@ -88,6 +100,7 @@ private Q_SLOTS:
         story::StoryService service(*db);
         auto r = request(id, 3);
         r.settings.memory = story::MemoryLayout::Once;
+        r.settings.windows = kGuided;
         r.userText = "It was a dark night on the sea.";
         std::string streamed;
         auto done = service.continueStory(m_model, r, [&](const engine::GenerationEvent& e) {
@@ -99,10 +112,10 @@ private Q_SLOTS:
         QVERIFY(done->chunks >= 2 && done->states >= 1);
         QVERIFY(done->generationId != 0);
         QCOMPARE(done->resumedFromPassage, int64_t(0));
-        // Read: the memory, the user's text, the note.
+        // Read: the memory and the user's text; the note is guidance, not story text.
         QCOMPARE(done->readText,
-                 std::string("The ship is called Tern.\n\nIt was a dark night on the "
-                             "sea.\n[Author's note: Keep it short.]\n"));
+                 std::string("The ship is called Tern.\n\nIt was a dark night on the sea."));
+        QVERIFY(done->tokensRead > int64_t(m_model->tokenizer()->encode(done->readText).size()));
         const auto path = *db->stories().currentPath(id);
         QCOMPARE(path.front().id, done->userPassageId);
         QCOMPARE(path.front().generationId, int64_t(0));
@@ -121,7 +134,7 @@ private Q_SLOTS:
         // window.
         const int64_t kept = *db->states().countForStory(id);
         QVERIFY(kept >= 1 && kept <= done->states);
-        auto latest = db->states().latestOnPath(path.back().id, m_model->info().identity, 16, 4,
+        auto latest = db->states().latestOnPath(path.back().id, m_model->info().identity, 48, 4,
                                                 int(engine::kStateFormatVersion));
         QVERIFY(latest->has_value());
     }
@@ -130,34 +143,45 @@ private Q_SLOTS:
         auto db = openDb();
         const int64_t id = newStory(*db, {}, "Be brief.");
         story::StoryService first(*db);
-        auto r = request(id, 5);
+        auto guided = [&](uint64_t seed) {
+            auto r = request(id, seed);
+            r.settings.windows = kGuided;
+            return r;
+        };
+        auto r = guided(5);
         r.userText = "Once upon a time";
         QVERIFY(first.continueStory(m_model, r).ok());
         // Another service (the story reopened): from the latest saved state, reading the
-        // passages after it and the note.
+        // passages after it (the note is placed again, it is not story text).
         story::StoryService second(*db);
         const auto path = *db->stories().currentPath(id);
-        auto latest = *db->states().latestOnPath(path.back().id, m_model->info().identity, 16, 4,
+        auto latest = *db->states().latestOnPath(path.back().id, m_model->info().identity, 48, 4,
                                                  int(engine::kStateFormatVersion));
         QVERIFY(latest.has_value());
-        auto resumed = second.continueStory(m_model, request(id, 6));
+        auto resumed = second.continueStory(m_model, guided(6));
         QVERIFY(resumed.ok());
         QCOMPARE(resumed->resumedFromPassage, latest->passageId);
         QVERIFY(!resumed->reusedGenerator);
         size_t after = 0;
         while (path[after].id != latest->passageId)
             ++after;
-        QCOMPARE(resumed->readText, text(path, after + 1) + "\n[Author's note: Be brief.]\n");
+        QCOMPARE(resumed->readText, text(path, after + 1));
+        // At most the open window again, the text after the state and the note.
+        const int64_t afterState = int64_t(m_model->tokenizer()->encode(resumed->readText).size());
+        QVERIFY(resumed->tokensRead <= 48 + afterState + 16);
         // The same service again, nothing changed meanwhile: its kept generator, when
-        // the last chunk was saved with its state, reads only the note.
-        auto again = second.continueStory(m_model, request(id, 7));
+        // the last chunk was saved with its state, reads no story text, only the note
+        // where it moves (and what follows it in the window).
+        auto again = second.continueStory(m_model, guided(7));
         QVERIFY(again.ok());
-        if (again->reusedGenerator)
-            QCOMPARE(again->readText, std::string("\n[Author's note: Be brief.]\n"));
+        if (again->reusedGenerator) {
+            QCOMPARE(again->readText, std::string());
+            QVERIFY(again->tokensRead <= 48);
+        }
         // An edit of the path makes the kept generator useless: it is not used.
         const auto now = *db->stories().currentPath(id);
         QVERIFY(db->stories().editPassage(now.front().id, "Twice upon a time").ok());
-        auto edited = second.continueStory(m_model, request(id, 8));
+        auto edited = second.continueStory(m_model, guided(8));
         QVERIFY(edited.ok());
         QVERIFY(!edited->reusedGenerator);
         QCOMPARE(edited->resumedFromPassage, int64_t(0)); // the edit deleted every state
@@ -407,23 +431,83 @@ private Q_SLOTS:
         QVERIFY(db->lore().add(e).ok());
         story::StoryService service(*db);
         auto r = request(id, 41, 8);
-        r.settings.loreBudget = 64; // the default, a quarter of T, is 4 tokens here
+        r.settings.windows = kGuided;
         r.userText = "They rowed to the Lighthouse.";
         auto done = service.continueStory(m_model, r);
         BATON_VERIFY_OK(done);
-        QCOMPARE(done->readText,
-                 r.userText + "\n[The lighthouse is dark.]\n" + "\n[Author's note: Be brief.]\n");
+        QCOMPARE(done->readText, r.userText); // the guidance is not story text
         QCOMPARE(done->lore.matches.size(), size_t(1));
+        QVERIFY(done->lore.matches.front().placed);
         auto g = db->generations().get(done->generationId);
         QVERIFY(g->loreJson.find("\"id\":" + std::to_string(lit)) != std::string::npos);
-        // The kept generator reads it again (after the note it read last time).
+        // The kept generator places it again, with no story text to read.
         auto next = request(id, 42, 8);
-        next.settings.loreBudget = 64;
+        next.settings.windows = kGuided;
         auto again = service.continueStory(m_model, next);
         BATON_VERIFY_OK(again);
         if (again->reusedGenerator)
-            QCOMPARE(again->readText,
-                     std::string("\n[The lighthouse is dark.]\n\n[Author's note: Be brief.]\n"));
+            QCOMPARE(again->readText, std::string());
+        QCOMPARE(again->lore.matches.size(), size_t(1));
+    }
+
+    // The note and world info are placed whole just before the continuation in every
+    // window a generation writes in: the first token after each roll-over finds the
+    // pinned tokens, the overlap and all of the guidance in its window.
+    void theGuidanceIsWholeInEveryWindow() {
+        auto db = openDb();
+        const int64_t id = newStory(*db, "Tern.", "Be brief.");
+        storage::LoreEntry e;
+        e.storyId = id;
+        e.keys = {"sea"};
+        e.content = "The sea is calm.";
+        QVERIFY(db->lore().add(e).ok());
+        auto settings = request(id, 0).settings;
+        settings.windows = kGuided;
+        auto plan = story::planContinuation(*db, *m_model, id, settings, "On the sea.");
+        BATON_VERIFY_OK(plan);
+        const int pinned = int(plan->pinned.size()), guide = int(plan->guide.size());
+        QVERIFY(guide > 10);
+        story::StoryService service(*db);
+        auto r = request(id, 61, 150);
+        r.settings = settings;
+        r.settings.sampling.maxTokens = 150;
+        r.userText = "On the sea.";
+        int64_t window = -1;
+        int checked = 0;
+        auto done = service.continueStory(m_model, r, [&](const engine::GenerationEvent& ev) {
+            if (ev.token >= 0 && ev.windowIndex != window) {
+                if (window >= 0) { // a new window: pinned, overlap, guidance, this token
+                    if (ev.windowFill != pinned + 4 + guide + 1)
+                        return false;
+                    ++checked;
+                }
+                window = ev.windowIndex;
+            }
+            return true;
+        });
+        BATON_VERIFY_OK(done);
+        QCOMPARE(done->generation.tokens.size(), size_t(150));
+        QVERIFY(checked >= 3);
+        QCOMPARE(done->generation.rollovers, int64_t(checked));
+    }
+
+    // The guidance goes before an unfinished last sentence: the model reads the
+    // sentence's start right before it continues it.
+    void theGuidanceGoesBeforeAnUnfinishedSentence() {
+        auto db = openDb();
+        const int64_t id = newStory(*db, {}, "Be brief.");
+        auto settings = request(id, 0).settings;
+        settings.windows = kGuided;
+        const std::string pending = "The lamp went out. She walked to the shrubbery and";
+        auto plan = story::planContinuation(*db, *m_model, id, settings, pending);
+        BATON_VERIFY_OK(plan);
+        QCOMPARE(plan->tailBytes, std::string("She walked to the shrubbery and").size());
+        auto view = story::describeContext(*plan, *m_model);
+        BATON_VERIFY_OK(view);
+        // Memory none; text, the note, then the unfinished sentence last.
+        QCOMPARE(view->spans.size(), size_t(4));
+        QCOMPARE(view->spans[2].kind, story::SegmentKind::AuthorsNote);
+        QCOMPARE(view->spans[3].text, std::string("She walked to the shrubbery and"));
     }
 
     // The context view is what the generator holds when it starts to generate: the same
@@ -450,7 +534,7 @@ private Q_SLOTS:
         e.content = "The lamp is lit.";
         QVERIFY(db->lore().add(e).ok());
         auto settings = request(id, 0).settings;
-        settings.loreBudget = 64;
+        settings.windows = kGuided;
         settings.memory = once ? story::MemoryLayout::Once : story::MemoryLayout::EveryWindow;
         if (resume) {
             story::StoryService service(*db);
@@ -460,23 +544,24 @@ private Q_SLOTS:
             r.userText = "The keeper trimmed the lamp and watched the sea";
             BATON_VERIFY_OK(service.continueStory(m_model, r));
         }
-        const std::string pending = " while the lamp burned low, and the night went on";
+        const std::string pending = " while the lamp burned low. The night went on and";
         auto plan = story::planContinuation(*db, *m_model, id, settings, pending);
         BATON_VERIFY_OK(plan);
         auto view = story::describeContext(*plan, *m_model);
         BATON_VERIFY_OK(view);
-        // Rebuild by hand what continueStory builds.
+        // Rebuild by hand what continueStory builds: the generator, the text read in two
+        // parts around the unfinished sentence, the guidance before that sentence.
         std::unique_ptr<engine::Generator> g;
         std::string read;
         if (plan->point.state) {
             auto imported = engine::Generator::importState(m_model, plan->point.state->blob,
-                                                           {16, 4}, {}, plan->pinned);
+                                                           kGuided, {}, plan->pinned);
             BATON_VERIFY_OK(imported);
             g = std::move(*imported);
             read = plan->promptAfter(plan->point.state->passageId).text();
             QCOMPARE(view->resumedFromPassage, plan->point.state->passageId);
         } else {
-            auto created = engine::Generator::create(m_model, {16, 4});
+            auto created = engine::Generator::create(m_model, kGuided);
             BATON_VERIFY_OK(created);
             g = std::move(*created);
             if (!plan->pinned.empty())
@@ -486,35 +571,49 @@ private Q_SLOTS:
             read = plan->promptAfter(0).text();
         }
         QCOMPARE(resume, view->resumedFromPassage != 0);
-        BATON_VERIFY_OK(g->appendText(read));
+        QVERIFY(plan->tailBytes > 0 && plan->tailBytes < read.size());
+        const size_t cut = read.size() - plan->tailBytes;
+        BATON_VERIFY_OK(g->appendText(read.substr(0, cut)));
+        const int64_t before = g->streamLength();
+        BATON_VERIFY_OK(g->appendText(read.substr(cut)));
+        BATON_VERIFY_OK(g->setGuide(plan->guide, g->streamLength() - before));
         QCOMPARE(view->streamTokens, g->windowTokens());
         QCOMPARE(view->pinnedTokens, int(g->pinnedTokens().size()));
+        QCOMPARE(view->guideTokens, int(g->guideTokens().size()));
         QCOMPARE(view->used, g->windowFill());
-        QCOMPARE(view->room, 16 - g->windowFill());
+        QCOMPARE(view->room, 48 - g->windowFill());
         QCOMPARE(view->windowIndex, g->windowIndex());
         QCOMPARE(view->hasState, g->windowIndex() > 0);
         QCOMPARE(view->stateFromWindow, g->windowIndex() - 1);
+        QCOMPARE(int64_t(view->readTokens), g->tokensRead());
+        QCOMPARE(view->windowStarts.size(), size_t(view->windowIndex + 1));
         int tokens = 0;
-        std::string windowText;
+        std::string windowText, guidance;
         for (const auto& s : view->spans) {
             tokens += s.tokens;
-            if (s.kind != story::SegmentKind::Memory || once)
+            if (s.kind == story::SegmentKind::WorldInfo ||
+                s.kind == story::SegmentKind::AuthorsNote)
+                guidance += s.text;
+            else if (s.kind != story::SegmentKind::Memory || once)
                 windowText += s.text;
         }
         QCOMPARE(tokens, view->used);
         QCOMPARE(windowText, m_model->tokenizer()->decode(g->windowTokens()));
-        // A window of 16 holds only the end of what is read: the note is last, and the
+        QCOMPARE(guidance, m_model->tokenizer()->decode(g->guideTokens()));
+        // The note is last among the guidance, the unfinished sentence after it, the
         // memory first when it is in every window.
         QCOMPARE(view->lore.matches.size(), size_t(1));
         QVERIFY(view->lore.matches.front().placed);
-        QCOMPARE(view->spans.back().kind, story::SegmentKind::AuthorsNote);
+        QCOMPARE(view->spans.back().kind, story::SegmentKind::Passage);
+        QCOMPARE(view->spans[view->spans.size() - 2].kind, story::SegmentKind::AuthorsNote);
         QCOMPARE(view->spans.front().kind == story::SegmentKind::Memory,
                  !once && !memory.isEmpty());
         bool overlap = false;
         for (const auto& s : view->spans)
             overlap = overlap || s.overlap;
-        QCOMPARE(overlap, view->windowIndex > 0);
-        // And continueStory reads what the plan says: sent now, it reads the same text.
+        QVERIFY(!overlap || view->windowIndex > 0);
+        // And continueStory reads what the plan says: sent now, it reads the same text,
+        // the same number of tokens.
         story::StoryService fresh(*db);
         auto r = request(id, 52, 1);
         r.settings = settings;
@@ -523,6 +622,75 @@ private Q_SLOTS:
         auto sent = fresh.continueStory(m_model, r);
         BATON_VERIFY_OK(sent);
         QCOMPARE(sent->readText, read);
+        QCOMPARE(sent->tokensRead, int64_t(view->readTokens));
+    }
+
+    // An edit costs what it changes: a one-word edit in the last passage of a long story
+    // keeps every state before it, and the next continuation reads at most one window
+    // and the edited passage; an edit in the middle drops only the states after it.
+    void anEditCostsWhatItChanges() {
+        auto db = openDb();
+        const int64_t id = newStory(*db);
+        const engine::WindowSettings w{64, 0};
+        story::StoryService service(*db);
+        auto longRequest = [&](uint64_t seed) {
+            auto r = request(id, seed, 2500);
+            r.settings.windows = w;
+            r.settings.sampling.temperature = 0; // greedy: the sampler costs nothing
+            r.chunkTokens = 48;
+            return r;
+        };
+        auto first = longRequest(71);
+        first.userText = "The long story begins here.";
+        BATON_VERIFY_OK(service.continueStory(m_model, first));
+        for (uint64_t seed = 72; seed <= 74; ++seed)
+            BATON_VERIFY_OK(service.continueStory(m_model, longRequest(seed)));
+        const auto path = *db->stories().currentPath(id);
+        const int64_t streamTokens = int64_t(m_model->tokenizer()->encode(text(path)).size());
+        QVERIFY2(streamTokens >= 10000, qPrintable(QString::number(streamTokens)));
+        const int64_t statesBefore = *db->states().countForStory(id);
+        QVERIFY(statesBefore >= 100);
+
+        // One word more in the last passage (what `story edit` and the app's editor do).
+        const size_t last = path.size() - 1;
+        const std::string& lastText = path[last].text;
+        QCOMPARE(text(path).rfind(lastText), text(path).size() - lastText.size());
+        auto edited = story::findAndReplace(*db, id, lastText, withWord(lastText));
+        BATON_VERIFY_OK(edited);
+        QCOMPARE(edited->edits.size(), size_t(1));
+        QCOMPARE(edited->edits[0].passageId, path[last].id);
+        QVERIFY(edited->statesDeleted <= 1);
+        QCOMPARE(*db->states().countForStory(id), statesBefore - edited->statesDeleted);
+        story::StoryService reopened(*db);
+        auto next = request(id, 75, 4);
+        next.settings.windows = w;
+        auto r = reopened.continueStory(m_model, next);
+        BATON_VERIFY_OK(r);
+        QVERIFY(r->resumedFromPassage != 0);
+        const int64_t editedTokens =
+            int64_t(m_model->tokenizer()->encode(edited->edits[0].after).size());
+        QVERIFY2(r->tokensRead <= 64 + editedTokens,
+                 qPrintable(QString("%1 tokens read").arg(r->tokensRead)));
+
+        // An edit in the middle: only the states from that passage on are dropped.
+        const auto now = *db->stories().currentPath(id);
+        const size_t middle = now.size() / 2;
+        const int64_t kept = int64_t(db->states()
+                                         .onPath(now[middle - 1].id, m_model->info().identity, 64,
+                                                 0, int(engine::kStateFormatVersion))
+                                         ->size());
+        // (As the app's editor saves it: the whole new text, diffed by passage.)
+        const std::string full =
+            text(now, 0).substr(0, text(now).size() - text(now, middle).size()) +
+            withWord(now[middle].text) + text(now, middle + 1);
+        const auto edits = story::diffPassages(now, full);
+        QCOMPARE(edits.size(), size_t(1));
+        QCOMPARE(edits[0].passageId, now[middle].id);
+        BATON_VERIFY_OK(story::saveEdits(*db, edits));
+        QCOMPARE(*db->states().countForStory(id), kept);
+        auto after = reopened.continueStory(m_model, next);
+        BATON_VERIFY_OK(after);
+        QVERIFY(after->resumedFromPassage != 0);
     }
 };
 

@@ -205,7 +205,7 @@ class TestStoryPaths : public QObject {
         auto db = storage::Database::open(dbPath.toStdString());
         if (!db)
             return "cannot open " + dbPath.toStdString();
-        return describeStory(**db, m_cliStory, m_identity, 16, 4, withBlobs);
+        return describeStory(**db, m_cliStory, m_identity, 48, 4, withBlobs);
     }
 
 private Q_SLOTS:
@@ -215,7 +215,7 @@ private Q_SLOTS:
         QVERIFY(m_tmp.isValid());
         m_model = m_tmp.filePath("recurrent");
         engine::RecurrenceConfig rec;
-        rec.window = 16;
+        rec.window = 48; // room for the memory, the author's note and new text
         rec.overlap = 4;
         QVERIFY(baton::test::writeRecurrentFixture(m_model, rec));
         auto model = engine::Model::load(m_model.toStdString());
@@ -225,7 +225,7 @@ private Q_SLOTS:
         story::StorySettings settings = story::defaultSettings();
         settings.fixedSeed = true;
         settings.sampling.seed = 1;       // every step gives its own
-        settings.sampling.maxTokens = 22; // several chunks, more than one window
+        settings.sampling.maxTokens = 22; // several chunks; more than one window in all
         settings.sampling.stopAtEndOfText = false;
         m_settings = story::settingsJson(settings);
 

@@ -254,41 +254,18 @@ qint64 StoryEditor::passageAt(int pos) const {
     return c.charFormat().property(kPassageProperty).toLongLong();
 }
 
-std::vector<StoryEditor::PassageEdit> StoryEditor::pendingEdits() const {
-    std::vector<PassageEdit> edits;
+std::vector<story::PassageEdit> StoryEditor::pendingEdits() const {
     if (!m_edited || m_order.empty())
-        return edits;
-    // The saved part of the document, character by character, to the passage each
-    // belongs to; a character without one (a line break typed at a passage's end)
-    // joins the passage before it.
-    std::map<qint64, QString> now;
-    qint64 last = m_order.front();
-    for (QTextBlock b = document()->begin(); b.isValid() && b.position() < m_saved; b = b.next()) {
-        for (auto it = b.begin(); !it.atEnd(); ++it) {
-            const QTextFragment f = it.fragment();
-            if (f.position() >= m_saved)
-                break;
-            QString text = f.text().left(m_saved - f.position());
-            text.replace(QChar::LineSeparator, QLatin1Char('\n'));
-            const qint64 id = f.charFormat().property(kPassageProperty).toLongLong();
-            if (id != 0 && m_savedTexts.count(id))
-                last = id;
-            now[last] += text;
-        }
-        if (b.position() + b.length() - 1 < m_saved)
-            now[last] += QLatin1Char('\n');
-    }
-    for (qint64 id : m_order) {
-        const QString after = now.count(id) ? now[id] : QString();
-        const QString& before = m_savedTexts.at(id);
-        if (after != before)
-            edits.push_back({id, before.toStdString(), after.toStdString()});
-    }
-    return edits;
+        return {};
+    std::vector<std::string> before;
+    for (qint64 id : m_order)
+        before.push_back(m_savedTexts.at(id).toStdString());
+    const std::vector<int64_t> ids(m_order.begin(), m_order.end());
+    return story::diffTexts(ids, before, storyText().left(m_saved).toStdString());
 }
 
 void StoryEditor::acceptEdits() {
-    for (const PassageEdit& e : pendingEdits())
+    for (const story::PassageEdit& e : pendingEdits())
         m_savedTexts[e.passageId] = QString::fromStdString(e.after);
     m_edited = false;
     document()->clearUndoRedoStacks();
@@ -314,17 +291,39 @@ void StoryEditor::keyPressEvent(QKeyEvent* event) {
         Q_EMIT storyRedoRequested();
         return;
     }
-    // Text typed right after the saved text is new text, not part of the last passage.
-    const QTextCursor c = textCursor();
-    if (!c.hasSelection() && c.position() == m_saved && m_saved > 0)
-        setCurrentCharFormat(m_userFormat);
+    // What is typed is the user's: a selection typed over is replaced in one step by
+    // text in the user's format (QTextEdit would give it the replaced text's).
+    QTextCursor c = textCursor();
+    const QString typed = event->text();
+    const bool printable = !typed.isEmpty() && typed.at(0).isPrint() &&
+                           !(event->modifiers() & (Qt::ControlModifier | Qt::AltModifier));
+    if (c.hasSelection() && c.selectionStart() < m_saved && printable) {
+        const QTextCharFormat f = typingFormat(c.selectionStart());
+        c.beginEditBlock();
+        c.removeSelectedText();
+        c.insertText(typed, f);
+        c.endEditBlock();
+        setTextCursor(c);
+        return;
+    }
+    if (!c.hasSelection())
+        setCurrentCharFormat(typingFormat(c.position()));
     QTextEdit::keyPressEvent(event);
+}
+
+QTextCharFormat StoryEditor::typingFormat(int pos) const {
+    // Right after the saved text it is new text, not part of the last passage.
+    if (pos >= m_saved)
+        return m_userFormat;
+    QTextCharFormat f = m_userFormat;
+    f.setProperty(kPassageProperty, passageAt(std::max(0, pos - 1)));
+    return f;
 }
 
 void StoryEditor::inputMethodEvent(QInputMethodEvent* event) {
     const QTextCursor c = textCursor();
-    if (!isReadOnly() && !c.hasSelection() && c.position() == m_saved)
-        setCurrentCharFormat(m_userFormat);
+    if (!isReadOnly() && !c.hasSelection())
+        setCurrentCharFormat(typingFormat(c.position()));
     QTextEdit::inputMethodEvent(event);
 }
 
@@ -335,14 +334,10 @@ bool StoryEditor::canInsertFromMimeData(const QMimeData* source) const {
 void StoryEditor::insertFromMimeData(const QMimeData* source) {
     if (isReadOnly() || !source->hasText())
         return;
-    // Pasted inside a passage, it joins that passage (in its format); after the
-    // saved text, it is new text.
+    // Pasted text is the user's, like typed text.
     QTextCursor c = textCursor();
     const QString text = toDisplayText(source->text().toStdString());
-    if (!c.hasSelection() && c.position() == m_saved)
-        c.insertText(text, m_userFormat);
-    else
-        c.insertText(text);
+    c.insertText(text, typingFormat(c.selectionStart()));
     setTextCursor(c);
 }
 

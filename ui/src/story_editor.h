@@ -1,14 +1,16 @@
 // The story's text: every saved passage (user text and model text in distinct
-// colours) followed by what the user is typing. Saved text can be edited anywhere:
-// each character carries the id of the passage it belongs to (text typed inside a
-// passage joins it), and pendingEdits() gives the passages whose text changed, for
-// the owner to save (which invalidates the states after them). The document's own
+// colours) followed by what the user is typing. Saved text can be edited anywhere
+// (what is typed there is the user's, in the user's colour), and pendingEdits() gives
+// the passages whose text changed, found by a diff of the saved text as shown and as
+// it is now (story/edit.h), for the owner to save (which drops the saved states from
+// the first changed passage on). The document's own
 // undo covers the typing since the last save or generation; Undo beyond that is
 // the story's (storyUndoRequested). Long-form typography: a serif face, generous
 // line height, and a column of at most about 42 em centred in the view.
 #pragma once
 
 #include <baton/storage/records.h>
+#include <baton/story/edit.h>
 
 #include <QTextCharFormat>
 #include <QTextEdit>
@@ -60,11 +62,7 @@ public:
     // Saved text the user changed and the owner has not saved yet: one entry per
     // changed passage, in story order (a passage whose text was all deleted has an
     // empty `after`).
-    struct PassageEdit {
-        qint64 passageId = 0;
-        std::string before, after;
-    };
-    std::vector<PassageEdit> pendingEdits() const;
+    std::vector<story::PassageEdit> pendingEdits() const;
     bool hasPendingEdits() const { return m_edited; }
     // The pending edits were saved: they become the saved text.
     void acceptEdits();
@@ -99,6 +97,8 @@ protected:
 
 private:
     void insertAt(int pos, const QString& text, const QTextCharFormat& format);
+    // The format of text the user types at `pos`: the user's, in the passage there.
+    QTextCharFormat typingFormat(int pos) const;
     void updateColumn();
     void moveToEnd();
     int documentLength() const;

@@ -411,7 +411,7 @@ void StorySession::applyMove(qint64 leafId) {
     reloadPath(true);
 }
 
-void StorySession::applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward) {
+void StorySession::applyEdits(const std::vector<story::PassageEdit>& edits, bool forward) {
     if (!isOpen())
         return;
     for (const auto& e : edits)
@@ -444,7 +444,7 @@ bool StorySession::undoTurn() {
     return true;
 }
 
-void StorySession::saveEdits(const std::vector<StoryEditor::PassageEdit>& edits) {
+void StorySession::saveEdits(const std::vector<story::PassageEdit>& edits) {
     if (edits.empty() || !isOpen())
         return;
     for (const auto& e : edits)

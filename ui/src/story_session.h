@@ -77,7 +77,7 @@ public:
     // the next generation encode the story again).
     void saveNotes(const QString& memory, const QString& authorsNote);
     // Saves edits of saved text (one undo step).
-    void saveEdits(const std::vector<StoryEditor::PassageEdit>& edits);
+    void saveEdits(const std::vector<story::PassageEdit>& edits);
     // Saves typed text as a user passage at the end of the path without generating
     // (autosave of a draft; one undo step).
     void saveTyped(const QString& text);
@@ -185,7 +185,7 @@ private:
     bool onTypedWriteFailed(quint64 request, const storage::StorageError& error);
     // Records a move of the current leaf that has happened (undo goes back to before).
     void pushMove(const QString& name, qint64 before, qint64 after);
-    void applyEdits(const std::vector<StoryEditor::PassageEdit>& edits, bool forward);
+    void applyEdits(const std::vector<story::PassageEdit>& edits, bool forward);
 
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;

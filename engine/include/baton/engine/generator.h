@@ -25,8 +25,8 @@ struct GenerationEvent {
     std::string text;         // complete UTF-8 that became final with this token
     int64_t generated = 0;    // tokens generated so far in this call
     int64_t streamLength = 0; // tokens in the whole stream
-    int windowFill = 0;       // positions of the open window in use (pinned tokens included)
-    int64_t windowIndex = 0;  // windows rolled over before the open one
+    int windowFill = 0; // positions of the open window in use (pinned tokens and guidance included)
+    int64_t windowIndex = 0; // windows rolled over before the open one
     // With SamplingOptions::logprobs >= 0 (NaN otherwise): log p(token) under the
     // model, and the most likely tokens with theirs, most likely first.
     float logprob = std::numeric_limits<float>::quiet_NaN();
@@ -47,8 +47,10 @@ struct GenerationResult {
 };
 
 // The version of the state blobs exportState() writes. importState reads it and
-// version 1 (one state slot) and refuses others.
-constexpr uint32_t kStateFormatVersion = 2;
+// versions 1 (one state slot) and 2 (no count of pinned tokens), and refuses others.
+// Version 3 came with guidance (setGuide): a window may roll over early, so the count
+// of pinned tokens is recorded instead of inferred from where windows start.
+constexpr uint32_t kStateFormatVersion = 3;
 
 // What a state blob says about its stream, read without a model (a story's context
 // view shows where it resumes from).
@@ -97,6 +99,26 @@ public:
     Result<void> pin(const std::vector<int32_t>& ids);
     const std::vector<int32_t>& pinnedTokens() const;
 
+    // Guidance (a story's world info and author's note): tokens placed whole in the
+    // open window just before the continuation, never part of the stream (an exported
+    // state holds the stream's tokens and pool; whoever continues it places its own
+    // guidance). setGuide places them before the last `beforeLast` stream tokens of the
+    // open window (0: at its end; more: an unfinished sentence stays between the
+    // guidance and what is generated), cutting the window back to the last point before
+    // that (and before guidance placed earlier) and reading it again from there. A
+    // window without room for them rolls over first, keeping its overlap and the tokens
+    // after their place. While generating, every new window gets them again right
+    // after its overlap. Empty ids take the guidance away. pinned + guidance + o must
+    // leave room for a new token.
+    Result<void> setGuide(const std::vector<int32_t>& ids, int64_t beforeLast = 0);
+    const std::vector<int32_t>& guideTokens() const;
+    // Where the guidance sits in the open window: before windowTokens()[position]
+    // (-1: not in the open window).
+    int64_t guidePosition() const;
+    // Tokens read into windows since the generator was made (prefill and decode, pinned
+    // tokens, guidance and tokens read again included): what the work cost.
+    int64_t tokensRead() const;
+
     // Adds context tokens (rolling over as windows fill).
     Result<void> append(const std::vector<int32_t>& ids, const CancelToken& cancel = {});
     Result<void> appendText(std::string_view text, const CancelToken& cancel = {});
@@ -110,9 +132,9 @@ public:
 
     const WindowSettings& windows() const;
     int64_t streamLength() const;
-    int64_t windowStart() const;                      // where the open window's stream tokens begin
-    int64_t windowIndex() const;                      // windows rolled over since the stream began
-    int windowFill() const;                           // positions in use, pinned tokens included
+    int64_t windowStart() const; // where the open window's stream tokens begin
+    int64_t windowIndex() const; // windows rolled over since the stream began
+    int windowFill() const;      // positions in use, pinned tokens and guidance included
     const std::vector<int32_t>& windowTokens() const; // the open window's stream tokens
     // The logits for the next token given everything so far (empty before any token).
     const std::vector<float>& nextLogits() const;

@@ -41,6 +41,20 @@ WindowSettings resolveWindows(const ModelInfo& model, const WindowSettings& requ
 // ones it was trained with (allowed, but its state was learnt for those); else "".
 std::string windowWarning(const ModelInfo& model, const WindowSettings& windows);
 
+// Where guidance (Generator::setGuide: a story's world info and author's note) goes in
+// the open window, which holds `pinned` pinned and `stream` stream tokens: before the
+// last `beforeLast` stream tokens. When the window has no room for `guide` more tokens
+// and one new one, it rolls over first and the new window keeps `keep` stream tokens:
+// the overlap before the guidance's place and what follows it (the tokens just before
+// the continuation first, when not all fit).
+struct GuidePlacement {
+    bool rollsOver = false;
+    int64_t keep = 0; // stream tokens the new window keeps (rollsOver)
+    int64_t at = 0;   // the guidance sits before this stream token of the open window
+};
+GuidePlacement placeGuidance(const WindowSettings& windows, int64_t pinned, int64_t stream,
+                             int64_t guide, int64_t beforeLast);
+
 // Checks 1 <= T <= positions and 0 <= o < T.
 Result<void> validateWindows(const WindowSettings& windows, int positions);
 

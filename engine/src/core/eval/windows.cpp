@@ -1,5 +1,6 @@
 #include "baton/engine/windows.h"
 
+#include <algorithm>
 #include <string>
 
 namespace baton::engine {
@@ -48,6 +49,23 @@ std::string windowWarning(const ModelInfo& model, const WindowSettings& w) {
            ", o = " + std::to_string(r.overlap) +
            " and now runs with T = " + std::to_string(w.window) +
            ", o = " + std::to_string(w.overlap) + ": its state was learnt for the trained setting";
+}
+
+GuidePlacement placeGuidance(const WindowSettings& w, int64_t pinned, int64_t stream, int64_t guide,
+                             int64_t beforeLast) {
+    GuidePlacement p;
+    const int64_t tail = std::clamp<int64_t>(beforeLast, 0, stream);
+    p.at = stream - tail;
+    const int64_t room = std::max<int64_t>(0, w.window - pinned - 1 - guide);
+    if (guide == 0 || stream <= room)
+        return p;
+    p.rollsOver = true;
+    const int64_t after = std::min(tail, room);
+    const int64_t before =
+        after < tail ? 0 : std::min({static_cast<int64_t>(w.overlap), p.at, room - after});
+    p.keep = before + after;
+    p.at = before;
+    return p;
 }
 
 Result<void> validateWindows(const WindowSettings& w, int positions) {

@@ -81,18 +81,37 @@ public:
             view.slotBias = m.slotBiasHost.empty() ? nullptr : m.slotBiasHost.data();
             view.sink = m.sinkHost.empty() ? nullptr : m.sinkHost.data();
         }
+        checkpoint();
+    }
+
+    // The token an empty stream starts from (start-of-text, else end-of-text); -1: none.
+    int startToken() const {
+        const ModelConfig& c = m.info.config;
+        const int eos =
+            (m.tokenizer && m.tokenizer->eosId() >= 0) ? m.tokenizer->eosId() : c.eosTokenId;
+        const int start = c.bosTokenId >= 0 ? c.bosTokenId : eos;
+        return start >= 0 && start < c.vocabSize ? start : -1;
     }
 
     // Reads n tokens into the open window's cache, at the positions after what it
-    // holds (the pinned tokens, then the stream's); the caller records them.
-    void prefill(const int32_t* ids, int64_t n, bool wantLogits) {
+    // holds (the pinned tokens, then the stream's); the caller records them. Returns
+    // the pooled sums of these n tokens (undefined for a baseline model), added to the
+    // window's pool unless they are read again: a token counts in the pool once, where
+    // it was first read in the window (so a window read again after guidance moved, or
+    // from a saved state, keeps the pool it had).
+    torch::Tensor prefill(const int32_t* ids, int64_t n, bool wantLogits, bool pool = true) {
         std::vector<int64_t> v(ids, ids + n);
         auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
         ForwardArgs args = m.windowArgs(torch::Tensor(), cache.length, n, w.window);
         args.cache = &cache;
         auto out = m.net->forward(input, args);
-        if (m.recurrent())
-            pooled += out.pooled.to(torch::kFloat32);
+        tokensRead += n;
+        torch::Tensor added;
+        if (m.recurrent()) {
+            added = out.pooled.to(torch::kFloat32);
+            if (pool)
+                pooled += added;
+        }
         if (wantLogits && m.decoder) { // the decoder's LM head reads packed weights as they are
             auto h = out.hidden.select(1, n - 1).squeeze(0).contiguous();
             m.decoder->lmHead(h.data_ptr<float>(), lastLogits.data());
@@ -104,6 +123,7 @@ public:
             std::copy(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel(),
                       lastLogits.begin());
         }
+        return added;
     }
 
     void decode(int32_t id) {
@@ -117,6 +137,7 @@ public:
             m.decoder->step(id, cache.length, view, pool ? m.layerWeightsHost.data() : nullptr,
                             pool, hidden.data());
             cache.length += 1;
+            tokensRead += 1;
             m.decoder->lmHead(hidden.data(), lastLogits.data());
             window.push_back(id);
         } else {
@@ -139,16 +160,30 @@ public:
         window.insert(window.end(), ids, ids + n);
     }
 
+    // A point of the open window the cache can be cut back to (placeGuide): its
+    // positions in use, its stream tokens and the next-token logits.
+    void checkpoint() {
+        if (!checkpoints.empty() && checkpoints.back().cacheLength == cache.length)
+            checkpoints.pop_back(); // the same point, taken again
+        checkpoints.push_back({cache.length, window.size(), lastLogits});
+    }
+
     // A new window begins: the state (if any), then the pinned tokens.
     void beginWindow() {
+        checkpoints.clear();
+        guideAt = -1;
+        guidePooled = torch::Tensor();
         if (state.defined())
             enterState();
         if (!pinned.empty())
             prefill(pinned.data(), static_cast<int64_t>(pinned.size()), true);
+        checkpoint();
     }
 
-    int fill() const { return static_cast<int>(pinned.size() + window.size()); }
-    // The open window's tokens, pinned ones first.
+    int guideLength() const { return guideAt >= 0 ? static_cast<int>(guide.size()) : 0; }
+    int fill() const { return static_cast<int>(pinned.size() + window.size()) + guideLength(); }
+    // The open window's tokens, pinned ones first (the guide left out: the repetition
+    // penalty sees the story, not the guidance).
     std::vector<int32_t> context() const {
         std::vector<int32_t> all = pinned;
         all.insert(all.end(), window.begin(), window.end());
@@ -156,25 +191,89 @@ public:
     }
     bool full() const { return fill() == w.window; }
 
-    // The open window is full: pool it into h_prev, keep its last o stream tokens.
-    void rollover() {
-        const int64_t keep = w.overlap;
-        std::vector<int32_t> tail(window.end() - keep, window.end());
+    // Reads window[from..) into the open window, with the guide before window[guideBefore]
+    // when guideBefore >= from (the caller has cut the cache back to window[from]). The
+    // stream tokens count in the pool when this window reads them for the first time
+    // (`first`: a new window's overlap), the guide always (its part is taken out again
+    // when it moves).
+    void readWindowFrom(size_t from, int64_t guideBefore, bool first) {
+        const size_t at = guideBefore >= static_cast<int64_t>(from)
+                              ? std::min(static_cast<size_t>(guideBefore), window.size())
+                              : window.size();
+        const bool placing = guideBefore >= static_cast<int64_t>(from) && !guide.empty();
+        if (at > from) {
+            prefill(window.data() + from, static_cast<int64_t>(at - from),
+                    !placing && at == window.size(), first);
+            checkpoint();
+        }
+        if (placing) {
+            guidePooled =
+                prefill(guide.data(), static_cast<int64_t>(guide.size()), at == window.size());
+            guideAt = static_cast<int64_t>(at);
+            checkpoint();
+        }
+        if (window.size() > at) {
+            prefill(window.data() + at, static_cast<int64_t>(window.size() - at), true, first);
+            checkpoint();
+        }
+    }
+
+    // The open window is pooled into h_prev and a new one begins with the last `keep`
+    // stream tokens (the overlap o; more when it rolls over early to make room for the
+    // guide), the guide before window[guideBefore] of the new window when >= 0.
+    void rollover(size_t keep, int64_t guideBefore = -1) {
+        keep = std::min(keep, window.size());
+        std::vector<int32_t> tail(window.end() - static_cast<std::ptrdiff_t>(keep), window.end());
         if (m.recurrent() && useState)
-            state = m.nextState(pooled, w.window);
-        windowStart += stride();
+            state = m.nextState(pooled, w.window, fill());
         cache.clear();
         window.clear();
         if (pooled.defined())
             pooled.zero_();
         ++rollovers;
         beginWindow();
-        if (keep > 0)
-            readStream(tail.data(), keep, false);
+        window = std::move(tail);
+        windowStart = streamLength - static_cast<int64_t>(window.size());
+        readWindowFrom(0, guideBefore, true);
     }
+    void rollover() { rollover(static_cast<size_t>(w.overlap), guide.empty() ? -1 : w.overlap); }
 
-    // Stream tokens a window advances by: T less the pinned tokens and the overlap.
-    int64_t stride() const { return w.window - w.overlap - static_cast<int64_t>(pinned.size()); }
+    // Places the guide before the last `beforeLast` stream tokens of the open window:
+    // the cache is cut back to the last checkpoint before that point (and before a
+    // guide placed earlier, whose part of the pool is taken out) and read again from
+    // there. A window without room for it rolls over first, keeping the overlap before
+    // that point and what follows it (as much of it as fits beside the guide).
+    void placeGuide(size_t beforeLast) {
+        const GuidePlacement place = placeGuidance(
+            w, static_cast<int64_t>(pinned.size()), static_cast<int64_t>(window.size()),
+            static_cast<int64_t>(guide.size()), static_cast<int64_t>(beforeLast));
+        if (place.rollsOver) {
+            rollover(static_cast<size_t>(place.keep), place.at);
+            return;
+        }
+        const size_t at = static_cast<size_t>(place.at);
+        size_t cut = at;
+        if (guideAt >= 0)
+            cut = std::min(cut, static_cast<size_t>(guideAt));
+        // The last checkpoint at or before `cut` with no guide before it (the first one,
+        // after the pinned tokens, always qualifies).
+        size_t i = checkpoints.size();
+        while (i > 1 && (checkpoints[i - 1].windowSize > cut ||
+                         checkpoints[i - 1].cacheLength !=
+                             static_cast<int64_t>(pinned.size() + checkpoints[i - 1].windowSize)))
+            --i;
+        Checkpoint cp = std::move(checkpoints[i - 1]);
+        checkpoints.resize(i - 1);
+        cache.length = cp.cacheLength; // later keys and values are overwritten when read again
+        lastLogits = cp.logits;
+        const size_t from = cp.windowSize;
+        checkpoints.push_back(std::move(cp));
+        if (guideAt >= 0 && guidePooled.defined())
+            pooled -= guidePooled;
+        guideAt = -1;
+        guidePooled = torch::Tensor();
+        readWindowFrom(from, guide.empty() ? -1 : static_cast<int64_t>(at), false);
+    }
 
     void append(const std::vector<int32_t>& ids, const CancelToken& cancel) {
         size_t i = 0;
@@ -182,10 +281,11 @@ public:
             if (cancel.cancelled())
                 return;
             if (full())
-                rollover();
-            const size_t room = static_cast<size_t>(w.window) - pinned.size() - window.size();
+                rollover(static_cast<size_t>(w.overlap));
+            const size_t room = static_cast<size_t>(w.window - fill());
             const size_t take = std::min(room, ids.size() - i);
             readStream(ids.data() + i, static_cast<int64_t>(take), true);
+            checkpoint();
             i += take;
             streamLength += static_cast<int64_t>(take);
         }
@@ -199,11 +299,21 @@ public:
     cpu::CacheView view;
     std::vector<int32_t> pinned; // at the start of every window (pin())
     std::vector<int32_t> window; // the open window's stream tokens
+    std::vector<int32_t> guide;  // guidance before the continuation (setGuide)
+    int64_t guideAt = -1;        // the guide sits before window[guideAt]; -1: not in the window
+    torch::Tensor guidePooled;   // the guide's pooled sums in the open window
+    struct Checkpoint {
+        int64_t cacheLength = 0;
+        size_t windowSize = 0;
+        std::vector<float> logits;
+    };
+    std::vector<Checkpoint> checkpoints; // of the open window, in order
     int64_t windowStart = 0;
     int64_t streamLength = 0;
     int64_t rollovers = 0;
-    torch::Tensor state;  // the open window's state [1, S, k], compute dtype; undefined if none
-    torch::Tensor pooled; // running sums per slot over the open window, float32 [1, S, k]
+    int64_t tokensRead = 0; // read into windows, read again included
+    torch::Tensor state;    // the open window's state [1, S, k], compute dtype; undefined if none
+    torch::Tensor pooled;   // running sums per slot over the open window, float32 [1, S, k]
     std::vector<float> lastLogits;
     std::vector<float> hidden;
 
@@ -268,6 +378,7 @@ Result<std::vector<uint8_t>> Generator::exportState() const {
         b.width = g.m.info.config.nEmbd;
         b.insertBlock = g.m.insertBlock();
         b.slots = g.m.stateSlots();
+        b.pinned = static_cast<int32_t>(g.pinned.size());
         b.hasState = g.state.defined();
         b.windowStart = g.windowStart;
         b.streamLength = g.streamLength;
@@ -275,8 +386,10 @@ Result<std::vector<uint8_t>> Generator::exportState() const {
         b.tokens = g.window;
         if (g.state.defined())
             b.state = toHost(g.state);
+        // The pool as the stream made it: the guide is read again, wherever the next
+        // continuation places it.
         if (g.pooled.defined())
-            b.pooled = toHost(g.pooled);
+            b.pooled = toHost(g.guidePooled.defined() ? g.pooled - g.guidePooled : g.pooled);
         return encodeStateBlob(b);
     } catch (const c10::Error& e) {
         return torchError(e);
@@ -320,9 +433,12 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
                              "the saved state is damaged: a token id is outside the vocabulary");
     if (auto r = checkPinned(pinned, w, info.config.vocabSize); !r)
         return r.error();
+    // Version 3 records its pinned tokens; earlier versions rolled over only when full,
+    // so their windows start at multiples of the stride those tokens leave.
     const int64_t stride = w.window - w.overlap - static_cast<int64_t>(pinned.size());
-    if (b.tokens.size() + pinned.size() > static_cast<size_t>(w.window) ||
-        b.windowStart != b.rollovers * stride)
+    if ((b.pinned >= 0 && b.pinned != static_cast<int32_t>(pinned.size())) ||
+        (b.pinned < 0 && b.windowStart != b.rollovers * stride) ||
+        b.tokens.size() + pinned.size() > static_cast<size_t>(w.window))
         return makeError(ErrorCode::StateMismatch,
                          "the saved state was made with another number of tokens pinned to its "
                          "windows");
@@ -343,6 +459,7 @@ Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const 
         g.beginWindow();
         if (!b.tokens.empty())
             g.readStream(b.tokens.data(), static_cast<int64_t>(b.tokens.size()), true);
+        g.checkpoint();
         if (cancel.cancelled())
             return makeError(ErrorCode::Cancelled, "cancelled while restoring the state");
         // The stored running pool continues the exported one exactly.
@@ -396,6 +513,13 @@ bool Generator::rewind() {
     g.streamLength = k.streamLength;
     g.cache.length = k.cacheLength; // later keys and values are overwritten when read again
     g.window.resize(k.windowSize);
+    while (!g.checkpoints.empty() && g.checkpoints.back().cacheLength > k.cacheLength)
+        g.checkpoints.pop_back();
+    if (g.guideAt >= 0 &&
+        static_cast<int64_t>(g.pinned.size()) + g.guideAt >= k.cacheLength) { // read after the mark
+        g.guideAt = -1;
+        g.guidePooled = torch::Tensor();
+    }
     if (k.pooled.defined())
         g.pooled.copy_(k.pooled);
     g.lastLogits = k.lastLogits;
@@ -428,6 +552,45 @@ const std::vector<int32_t>& Generator::pinnedTokens() const {
 }
 const std::vector<int32_t>& Generator::windowTokens() const {
     return m_impl->window;
+}
+const std::vector<int32_t>& Generator::guideTokens() const {
+    return m_impl->guide;
+}
+int64_t Generator::guidePosition() const {
+    return m_impl->guideAt;
+}
+int64_t Generator::tokensRead() const {
+    return m_impl->tokensRead;
+}
+
+Result<void> Generator::setGuide(const std::vector<int32_t>& ids, int64_t beforeLast) {
+    Impl& g = *m_impl;
+    for (int32_t id : ids)
+        if (id < 0 || id >= g.m.info.config.vocabSize)
+            return makeError(ErrorCode::InvalidArgument,
+                             "token id " + std::to_string(id) + " is outside the vocabulary");
+    if (static_cast<int64_t>(g.pinned.size() + ids.size()) + g.w.overlap >= g.w.window)
+        return makeError(
+            ErrorCode::InvalidArgument,
+            std::to_string(ids.size()) + " tokens of guidance, " + std::to_string(g.pinned.size()) +
+                " pinned and an overlap of " + std::to_string(g.w.overlap) +
+                " leave no room for new text in a window of " + std::to_string(g.w.window));
+    if (beforeLast < 0)
+        return makeError(ErrorCode::InvalidArgument, "the guide's place is before the stream");
+    // Nothing read: the stream starts as generate() would start it, then the guidance.
+    if (!ids.empty() && g.streamLength == 0 && g.pinned.empty() && g.startToken() >= 0)
+        if (auto r = append({g.startToken()}); !r)
+            return r;
+    try {
+        torch::NoGradGuard noGrad;
+        g.guide = ids;
+        if (ids.empty() && g.guideAt < 0)
+            return {}; // nothing placed, nothing to place
+        g.placeGuide(static_cast<size_t>(beforeLast));
+    } catch (const c10::Error& e) {
+        return torchError(e);
+    }
+    return {};
 }
 
 const std::vector<float>& Generator::nextLogits() const {
@@ -495,12 +658,21 @@ Generator::generate(const SamplingOptions& options,
     const int eos =
         (g.m.tokenizer && g.m.tokenizer->eosId() >= 0) ? g.m.tokenizer->eosId() : config.eosTokenId;
     if (g.streamLength == 0 && g.pinned.empty()) {
-        const int start = config.bosTokenId >= 0 ? config.bosTokenId : eos;
-        if (start < 0 || start >= config.vocabSize)
+        const int start = g.startToken();
+        if (start < 0)
             return makeError(ErrorCode::InvalidArgument,
                              "the prompt is empty and this model has no start-of-text token");
         if (auto r = append({start}, cancel); !r)
             return r.error();
+    }
+
+    if (!g.guide.empty() && g.guideAt < 0) { // rolled over since it was placed
+        try {
+            torch::NoGradGuard noGrad;
+            g.placeGuide(0);
+        } catch (const c10::Error& e) {
+            return torchError(e);
+        }
     }
 
     GenerationResult result;

@@ -69,6 +69,7 @@ std::vector<uint8_t> encodeStateBlob(const StateBlob& s) {
     out.put(s.width);
     out.put(s.insertBlock);
     out.put(s.slots);
+    out.put(s.pinned);
     out.put(uint8_t(s.hasState ? 1 : 0));
     out.put(s.windowStart);
     out.put(s.streamLength);
@@ -90,7 +91,7 @@ Result<StateBlob> decodeStateBlob(const std::vector<uint8_t>& blob) {
         return corrupt("it is not a Baton state");
     StateBlob s;
     std::memcpy(&s.version, blob.data() + sizeof(kStateMagic), 4);
-    if (s.version != kStateFormatVersion && s.version != 1)
+    if (s.version < 1 || s.version > kStateFormatVersion)
         return makeError(ErrorCode::StateVersion, "the saved state has format version " +
                                                       std::to_string(s.version) +
                                                       "; this build reads versions 1 to " +
@@ -109,19 +110,22 @@ Result<StateBlob> decodeStateBlob(const std::vector<uint8_t>& blob) {
     uint8_t hasState = 0;
     if (!in.getBytes(magic, 8) || !in.get(version) || !in.getBytes(identity, 16) ||
         !in.get(s.window) || !in.get(s.overlap) || !in.get(s.width) || !in.get(s.insertBlock) ||
-        (version >= 2 && !in.get(s.slots)) || !in.get(hasState) || !in.get(s.windowStart) ||
-        !in.get(s.streamLength) || !in.get(s.rollovers) || !in.get(count))
+        (version >= 2 && !in.get(s.slots)) || (version >= 3 && !in.get(s.pinned)) ||
+        !in.get(hasState) || !in.get(s.windowStart) || !in.get(s.streamLength) ||
+        !in.get(s.rollovers) || !in.get(count))
         return corrupt("it is too short");
     s.identity.assign(identity, 16);
     s.hasState = hasState != 0;
+    if (version < 3)
+        s.pinned = -1;
     if (hasState > 1 || s.window < 1 || s.overlap < 0 || s.overlap >= s.window || s.width < 1 ||
-        s.slots < 1 || s.slots > 64 || s.width > (1 << 20))
+        s.slots < 1 || s.slots > 64 || s.width > (1 << 20) || s.pinned < -1 || s.pinned >= s.window)
         return corrupt("impossible settings");
-    // Where windows start also depends on the tokens pinned to them, which the blob does
-    // not hold: Generator::importState checks windowStart against the roll-overs.
-    if (count > uint32_t(s.window) || s.windowStart < 0 || s.windowStart > (int64_t(1) << 50) ||
-        s.windowStart + int64_t(count) != s.streamLength || s.rollovers < 0 ||
-        s.rollovers > s.windowStart)
+    // Every roll-over moves the window's start on (also an early one, to make room for
+    // guidance), so there are no more roll-overs than tokens before the open window.
+    if (count + uint32_t(std::max(0, s.pinned)) > uint32_t(s.window) || s.windowStart < 0 ||
+        s.windowStart > (int64_t(1) << 50) || s.windowStart + int64_t(count) != s.streamLength ||
+        s.rollovers < 0 || s.rollovers > s.windowStart)
         return corrupt("inconsistent positions");
     // Lengths are checked against the bytes there before anything is allocated: a blob
     // that claims 2^31 tokens must not allocate 8 GB to find out it lies.

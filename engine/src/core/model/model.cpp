@@ -70,8 +70,9 @@ ForwardArgs Model::Impl::windowArgs(const torch::Tensor& state, int64_t first, i
     return args;
 }
 
-torch::Tensor Model::Impl::nextState(const torch::Tensor& pooledSums, int64_t window) {
-    return recurrence->forward(pooledSums.to(dtype), window);
+torch::Tensor Model::Impl::nextState(const torch::Tensor& pooledSums, int64_t window,
+                                     int64_t filled) {
+    return recurrence->forward(pooledSums.to(dtype), window, filled);
 }
 
 void Model::Impl::buildDecoder() {

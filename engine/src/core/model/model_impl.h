@@ -39,8 +39,9 @@ public:
     // inference copies. A baseline model gets plain arguments.
     ForwardArgs windowArgs(const torch::Tensor& state, int64_t first, int64_t n, int64_t window,
                            bool trainable = false) const;
-    // The state for the next window [B, S, k] from a full window's pooled sums.
-    torch::Tensor nextState(const torch::Tensor& pooledSums, int64_t window);
+    // The state for the next window [B, S, k] from a window's pooled sums (`filled`
+    // positions in use; -1: the full window).
+    torch::Tensor nextState(const torch::Tensor& pooledSums, int64_t window, int64_t filled = -1);
     // Refreshes layerWeights/slotBias/sink (and their host copies) from the module.
     void refreshRecurrenceCaches();
 

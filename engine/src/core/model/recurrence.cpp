@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace baton::engine {
@@ -43,10 +44,11 @@ torch::Tensor RecurrenceImpl::segmentMatrix(int64_t first, int64_t n, int64_t wi
     return m.to(options);
 }
 
-torch::Tensor RecurrenceImpl::forward(const torch::Tensor& sums, int64_t window) {
+torch::Tensor RecurrenceImpl::forward(const torch::Tensor& sums, int64_t window, int64_t filled) {
     const int S = m_config.slots;
     std::vector<float> inverse(static_cast<size_t>(S), 0.f);
-    for (int64_t p = 0; p < window; ++p)
+    const int64_t used = filled < 0 ? window : std::min(filled, window);
+    for (int64_t p = 0; p < used; ++p)
         if (const int j = segmentOf(p, window); j >= 0)
             inverse[static_cast<size_t>(j)] += 1.f;
     for (float& v : inverse)

@@ -17,10 +17,12 @@ class RecurrenceImpl : public torch::nn::Module {
 public:
     RecurrenceImpl(const ModelConfig& model, const RecurrenceConfig& config);
 
-    // The state for the next window [B, S, k] from a full window of T positions:
-    // `sums` [B, S, k] holds, per slot, the sum of the mixed hidden states over its
-    // segment (see segmentOf).
-    torch::Tensor forward(const torch::Tensor& sums, int64_t window);
+    // The state for the next window [B, S, k] from a window of T positions: `sums`
+    // [B, S, k] holds, per slot, the sum of the mixed hidden states over its segment
+    // (see segmentOf), and each sum is divided by the number of its positions in use.
+    // `filled` is how many positions of the window were in use (a window that rolled
+    // over early to make room for guidance, see Generator::setGuide); -1: all T.
+    torch::Tensor forward(const torch::Tensor& sums, int64_t window, int64_t filled = -1);
     // softmax(alpha): the layer weights of the pooling [L].
     torch::Tensor layerWeights() const;
     // The slot whose segment holds window position `position` of a window of T, or -1

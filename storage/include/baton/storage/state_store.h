@@ -30,13 +30,20 @@ public:
     Result<std::optional<StoredState>> latestOnPath(int64_t leafId,
                                                     const std::string& modelIdentity, int window,
                                                     int overlap, int formatVersion, int layout = 0);
-    // Keeps one state per window on a path: deletes the states of the ancestors of
-    // kept.passageId that have the same window index, model, T, o, format version and
-    // layout,
-    // except at branch points (passages with more than one child), whose state other
-    // branches resume from. Resuming any passage then re-encodes at most about one
-    // window, and a long story keeps about one state per window instead of one per
-    // chunk. Returns how many were deleted.
+    // The states (without blobs) on the path ending at leafId that match the model, T, o,
+    // format version and layout, root first.
+    Result<std::vector<StoredState>> onPath(int64_t leafId, const std::string& modelIdentity,
+                                            int window, int overlap, int formatVersion,
+                                            int layout = 0);
+    // Keeps one state per finished window on a path, and every state of the open one:
+    // after saving `kept` (in window w), deletes the states of its ancestors in windows
+    // before w that have a deeper state in the same window, for the same model, T, o,
+    // format version and layout, except at branch points (passages with more than one
+    // child), whose state other branches resume from. An edit in the open window then
+    // resumes from the chunk before it (reading at most the window again and the edited
+    // text), one in an older window from the end of the window before, and a long story
+    // keeps about one state per window instead of one per chunk. Returns how many were
+    // deleted.
     Result<int64_t> pruneAncestors(const StoredState& kept);
     // Deletes the states of passageId and of all its descendants; returns how many.
     Result<int64_t> invalidateFrom(int64_t passageId);

@@ -1,8 +1,9 @@
 // The next continuation of a story, planned before anything is generated: the
-// windows, what every window starts with, where it resumes, which world info fires and
-// what is read. StoryService::continueStory runs the plan; describeContext lays it out
-// for the context viewer. One plan for both, so the viewer shows exactly what the model
-// reads.
+// windows, what every window holds beside the story (the memory, the guidance: world
+// info and the author's note), where it resumes, which world info fires and what is
+// read. StoryService::continueStory runs the plan; describeContext lays it out for the
+// context viewer, the status bar and the window ruler. One plan for all, so what they
+// show is exactly what the model reads.
 #pragma once
 
 #include "baton/story/error.h"
@@ -21,39 +22,72 @@
 
 namespace baton::story {
 
+// The memory read in every window may take at most half of T.
+constexpr int kMaxPinnedShare = 2;
+// Beside the memory, the overlap and the guidance, every window a generation writes in
+// leaves at least a quarter of T to new text.
+constexpr int kMinNewTextShare = 4;
+
+// What every window of a story holds beside its text, for this model and settings.
+struct WindowLayout {
+    engine::WindowSettings windows;
+    std::vector<int32_t> pinned; // start-of-text and the memory (EveryWindow), else none
+    int memoryTokens = 0;        // the memory's tokens (in either layout)
+    int noteTokens = 0;          // the author's note, before every continuation
+    int loreBudget = 0;          // what world info may take beside it
+    // Tokens a window leaves to the story's text when the note and the whole budget of
+    // world info are placed in it.
+    int storyRoom() const {
+        return windows.window - static_cast<int>(pinned.size()) - noteTokens - loreBudget;
+    }
+};
+
+// The windows a story runs with for this model, what every window starts with, and the
+// room the guidance may take: the note's tokens, and the world-info budget (the
+// setting, or 0 for all the room left) within what leaves a quarter of T to new text.
+// Refuses bad windows, a memory too long to be read in every window (the error says to
+// shorten it or read it once) and a note too long for the window. Cheap: no database
+// reads (what a continuation checks before it saves anything).
+Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Model& model,
+                                  const StorySettings& settings);
+
+// One world-info entry's cost, fired or not: what the World info dock shows.
+struct LoreCost {
+    int64_t id = 0;
+    int tokens = 0;
+    bool fits = true; // false: longer than the budget, so it can never be placed
+};
+
 struct ContinuationPlan {
     storage::Story story;
-    engine::WindowSettings windows; // resolved for the model
+    WindowLayout room;              // the windows, the pinned tokens and the budgets
+    engine::WindowSettings windows; // = room.windows
     MemoryLayout layout = MemoryLayout::EveryWindow;
-    std::vector<int32_t> pinned; // every window starts with these (start-of-text, memory)
-    ResumePoint point;           // the current path and the deepest saved state on it
-    StateKey key;                // the saved states this plan can resume from
-    LoreSelection lore;          // triggered by the path's text and `pending`
-    std::string pending;         // text that would be sent with the continuation
+    std::vector<int32_t> pinned;     // = room.pinned
+    ResumePoint point;               // the current path and the deepest saved state on it
+    StateKey key;                    // the saved states this plan can resume from
+    LoreSelection lore;              // triggered by the path's text and `pending`
+    std::string pending;             // text that would be sent with the continuation
+    std::vector<int32_t> guide;      // the guidance's tokens: placed world info, then the note
+    std::vector<int> guideParts;     // tokens of each of promptAfter()'s guide segments
+    size_t tailBytes = 0;            // the unfinished sentence the guidance goes before
+    std::vector<LoreCost> loreCosts; // every enabled entry with text, in the story's order
+    std::vector<storage::StoredState> pathStates; // the path's states for `key` (no blobs)
 
     // What is read after a saved state at passage afterPassage (0: from the beginning).
     Prompt promptAfter(int64_t afterPassage) const;
 };
-
-// The memory read in every window may take at most half of T.
-constexpr int kMaxPinnedShare = 2;
-
-// The windows a story runs with for this model and what every window starts with
-// (start-of-text and the memory, in the EveryWindow layout). Refuses bad windows, and a
-// memory too long to be read in every window (the error says to shorten it or read it
-// once). Cheap: no database reads (what a continuation checks before it saves anything).
-struct WindowLayout {
-    engine::WindowSettings windows;
-    std::vector<int32_t> pinned;
-};
-Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Model& model,
-                                  const StorySettings& settings);
 
 // Plans the next continuation of storyId. `pending` is text to be sent with it (it
 // triggers world info and is read after the path). Refuses what windowLayout refuses.
 Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::Model& model,
                                           int64_t storyId, const StorySettings& settings,
                                           const std::string& pending = {});
+
+// How many of the last `tokens` make up the last `bytes` bytes of their text (all of
+// them when their text is shorter).
+int64_t tokensCovering(const std::vector<int32_t>& tokens, size_t bytes,
+                       const engine::Tokenizer& tokenizer);
 
 // One stretch of the open window, of one kind.
 struct ContextSpan {
@@ -70,16 +104,24 @@ struct ContextView {
     MemoryLayout layout = MemoryLayout::EveryWindow;
     int pinnedTokens = 0;              // at the start of every window
     int memoryTokens = 0;              // the memory's tokens (in either layout)
+    int noteTokens = 0;                // the author's note's
+    int guideTokens = 0;               // world info and the note placed in the window
     bool hasState = false;             // a recurrent state enters the open window
     int64_t stateFromWindow = -1;      // the window it summarises (-1: no state)
     int64_t windowIndex = 0;           // the open window's index in the story's stream
     int64_t resumedFromPassage = 0;    // the saved state it starts from (0: none)
-    int readTokens = 0;                // tokens read after the saved state (or from the start)
+    int readTokens = 0;                // tokens the model reads before it generates
     std::vector<ContextSpan> spans;    // the open window, in order
-    std::vector<int32_t> streamTokens; // its tokens after the pinned ones
+    std::vector<int32_t> streamTokens; // its stream tokens (the guidance left out)
     int used = 0;                      // positions in use
     int room = 0;                      // tokens left before the window rolls over
     LoreSelection lore;
+    std::vector<LoreCost> loreCosts; // every enabled entry, in the story's order
+    // Where each window of the story's stream, 0 to windowIndex, begins: a byte offset
+    // into the text of the path and the text not sent yet. The open window's is where its
+    // stream tokens begin; an earlier window's is the end of the last passage saved with
+    // a state in the window before it (to the chunk), else a stride of re-read text on.
+    std::vector<int64_t> windowStarts;
 };
 
 // Lays out what the model reads when `plan` runs.

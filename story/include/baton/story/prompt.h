@@ -5,13 +5,15 @@
 // With the memory in every window (MemoryLayout::EveryWindow, the default) every window
 // starts with the start-of-text token and the memory (pinnedText), then the story. With
 // the memory read once, it is read before the first passage and later windows see it
-// only through the state. After the story text come the world-info entries that fired
-// (lore.h) and the author's note, read once by each generation just before the model
-// continues (never saved as text).
+// only through the state. The world-info entries that fired (lore.h) and the author's
+// note are the guidance (Prompt::guide): not part of the story's stream, they are
+// placed whole just before the continuation (before an unfinished last sentence, so
+// the model goes on with it) in every window a generation writes in
+// (engine::Generator::setGuide), and never saved as text.
 //
-// A state saved at passage P is the generator's state after the path up to P and the
-// world info and notes read on the way; it records its layout (stateLayout), and a new
-// memory invalidates a story's states (StoryStore::update deletes them).
+// A state saved at passage P is the generator's state after the path up to P; it records
+// its layout (stateLayout), and a new memory invalidates a story's states
+// (StoryStore::update deletes them).
 #pragma once
 
 #include "baton/story/lore.h"
@@ -21,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace baton::story {
@@ -41,8 +44,9 @@ struct Segment {
 };
 
 struct Prompt {
-    std::vector<Segment> segments;
-    std::string text() const; // the segments' text in order
+    std::vector<Segment> segments; // the stream: memory read once, passages, text not sent
+    std::vector<Segment> guide;    // world info, then the author's note
+    std::string text() const;      // the stream's text in order
 };
 
 // "" without a memory; otherwise the memory and a paragraph break.
@@ -56,10 +60,16 @@ std::string pinnedText(const storage::Story& story, MemoryLayout layout);
 // with pinned text, else 0 (with an empty memory both layouts read the same).
 int stateLayout(const storage::Story& story, MemoryLayout layout);
 
+// Where the guidance goes in a story's text: the bytes at its end that stay between the
+// guidance and the continuation, an unfinished last sentence (after the last line
+// break, or after the last sentence end and the spaces after it); 0 when the text ends
+// with a line break or a finished sentence.
+size_t unfinishedTail(std::string_view text);
+
 // What continuing `path` reads after a saved state at passage `afterPassage` (the
 // passages after it), or, with afterPassage 0, from the beginning (the memory when it
-// is read once, and every passage); then `pending` (text not saved yet) as a passage,
-// the placed world-info entries and the author's note.
+// is read once, and every passage); then `pending` (text not saved yet) as a passage;
+// and the guidance: the placed world-info entries and the author's note.
 Prompt continuationPrompt(const storage::Story& story, const std::vector<storage::Passage>& path,
                           int64_t afterPassage, MemoryLayout layout, const LoreSelection& lore = {},
                           const std::string& pending = {});

@@ -34,7 +34,8 @@ struct StorySettings {
     bool fixedSeed = false;           // false: every generation draws a new seed
     engine::WindowSettings windows;   // window 0: the model's default
     MemoryLayout memory = MemoryLayout::EveryWindow;
-    int loreBudget = 0; // tokens for all world-info entries together; 0: a quarter of T
+    int loreBudget = 0; // tokens for all world-info entries together; 0: all the window has
+                        // left beside the memory, the note and a quarter of T for new text
 };
 
 // A named sampler preset (the app's Focused / Balanced / Creative).

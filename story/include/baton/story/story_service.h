@@ -10,7 +10,8 @@
 //
 // A StoryService works on one Database and is used by one thread at a time. It keeps
 // the generator of its last continuation: continuing the same path again (nothing
-// typed, edited or switched meanwhile) reads only the author's note.
+// typed, edited or switched meanwhile) reads no story text, only the guidance again
+// where it moves.
 #pragma once
 
 #include "baton/story/error.h"
@@ -48,7 +49,9 @@ struct ContinueResult {
     int64_t lastPassageId = 0;      // its last saved chunk (the new end of the path)
     int64_t userPassageId = 0;      // the user's text, when there was any
     int64_t resumedFromPassage = 0; // whose saved state it started from (0: none)
-    std::string readText;           // what was read before generating (after the state)
+    std::string readText;           // the story text read before generating (after the state)
+    int64_t tokensRead = 0;         // tokens the model read before generating: the open
+                                    // window again from a saved state, the text, the guidance
     LoreSelection lore;             // the world info that fired (placed entries were read)
     bool reusedGenerator = false;   // continued the last continuation's generator
     int64_t chunks = 0, states = 0; // saved
