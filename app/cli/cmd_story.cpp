@@ -170,7 +170,9 @@ int storyExport(const std::vector<std::string>& argv) {
     checkStorage(story);
     auto text = db->stories().currentText(id);
     checkStorage(text);
-    const std::string out = format == "md" ? "# " + story->title + "\n\n" + *text : *text;
+    const std::string out = story::exportedText(story->title, *text,
+                                                format == "md" ? story::ExportFormat::Markdown
+                                                               : story::ExportFormat::Text);
     if (args.has("output")) {
         std::ofstream f(args.get("output"), std::ios::binary | std::ios::trunc);
         f << out;
@@ -347,6 +349,9 @@ int storyGenerate(const std::vector<std::string>& argv) {
         else
             std::cerr << "[read " << r->readText.size() << " bytes of story text, " << r->tokensRead
                       << " tokens in all]\n";
+        if (r->trimmedBytes > 0)
+            std::cerr << "[cut back " << r->trimmedBytes
+                      << " bytes to the end of the last whole sentence]\n";
         for (const auto& m : r->lore.matches)
             std::cerr << "[world info " << (m.placed ? "read" : "left out (over the budget)")
                       << ": entry " << m.entry.id << ", key " << m.key << "]\n";

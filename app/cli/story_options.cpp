@@ -27,8 +27,12 @@ void addStoryRunOptions(Args& args) {
                 "Where the memory is read: at the start of every window (the default), or once "
                 "before the story (later windows see it only through the state)")
         .option("lore-budget", "N",
-                "Tokens for all world-info entries together (default: the story's, else a "
-                "quarter of the window)");
+                "Tokens for all world-info entries together (default: the story's, else all "
+                "the room the window has left beside the memory, the note and a quarter of it "
+                "for new text)")
+        .flag("trim-sentences",
+              "Cut a generation that stops in the middle of a sentence back to its last whole "
+              "sentence (default: the story's setting)");
     addSamplingOptions(args);
 }
 
@@ -54,6 +58,8 @@ StoryRun storyRun(const Args& args, const storage::Story& story) {
         else
             throw UsageError("--memory-layout must be every_window or once, not '" + layout + "'");
     }
+    if (args.has("trim-sentences"))
+        run.settings.trimSentences = true;
     if (args.has("lore-budget"))
         run.settings.loreBudget = static_cast<int>(args.getInt("lore-budget", 1, 1 << 20));
     run.modelPath = args.has("model") ? args.get("model") : story.modelPath;

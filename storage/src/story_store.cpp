@@ -329,16 +329,19 @@ Result<int64_t> StoryStore::undo(int64_t storyId) {
     });
 }
 
-Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& text) {
+Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& text,
+                                        bool keepAuthor) {
     return guard<int64_t>([&]() -> Result<int64_t> {
         Transaction t(m_db);
         const int64_t storyId = storyOfPassage(m_db, passageId);
-        m_db.prepare("UPDATE passages SET text = ?1, author = ?2, edited_at = ?3 WHERE id = ?4")
-            .bind(1, text)
-            .bind(2, static_cast<int64_t>(PassageAuthor::Edit))
-            .bind(3, nowMs())
-            .bind(4, passageId)
-            .run();
+        Statement update = m_db.prepare("UPDATE passages SET text = ?1, author = coalesce(?2, "
+                                        "author), edited_at = ?3 WHERE id = ?4");
+        update.bind(1, text).bind(3, nowMs()).bind(4, passageId);
+        if (keepAuthor)
+            update.bindNull(2);
+        else
+            update.bind(2, static_cast<int64_t>(PassageAuthor::Edit));
+        update.run();
         m_db.prepare(std::string(kSubtree) +
                      "DELETE FROM recurrent_states WHERE passage_id IN (SELECT id FROM sub)")
             .bind(1, passageId)

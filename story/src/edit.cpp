@@ -1,5 +1,7 @@
 #include "baton/story/edit.h"
 
+#include "baton/story/prompt.h"
+
 #include <baton/storage/database.h>
 #include <baton/storage/story_store.h>
 
@@ -230,6 +232,50 @@ Result<int64_t> saveEdits(storage::Database& db, const std::vector<PassageEdit>&
     if (!r)
         return storageError(r.error());
     return deleted;
+}
+
+Result<size_t> trimToSentence(storage::Database& db, int64_t storyId, int64_t generationId) {
+    auto path = db.stories().currentPath(storyId);
+    if (!path)
+        return storageError(path.error());
+    size_t first = path->size(); // the generation's chunks: the end of the path
+    while (first > 0 && (*path)[first - 1].generationId == generationId && generationId != 0)
+        --first;
+    if (first == path->size())
+        return size_t(0);
+    std::string text;
+    for (const auto& p : *path)
+        text += p.text;
+    size_t generationStart = 0;
+    for (size_t i = 0; i < first; ++i)
+        generationStart += (*path)[i].text.size();
+    size_t cut = text.size() - unfinishedTail(text);
+    while (cut > generationStart && (text[cut - 1] == ' ' || text[cut - 1] == '\t'))
+        --cut; // no trailing space after the sentence
+    if (cut <= generationStart || cut == text.size())
+        return size_t(0); // no whole sentence in it, or nothing to cut
+    // The chunk the cut falls in keeps its text up to it; the chunks after it go.
+    size_t at = generationStart, i = first;
+    while (i < path->size() && at + (*path)[i].text.size() < cut)
+        at += (*path)[i++].text.size();
+    auto r = db.transaction([&]() -> storage::Result<void> {
+        if (i + 1 < path->size())
+            if (auto removed = db.stories().removePassage((*path)[i + 1].id); !removed)
+                return removed.error();
+        const std::string kept = (*path)[i].text.substr(0, cut - at);
+        if (kept != (*path)[i].text) {
+            if (kept.empty()) { // the cut is at the chunk's start: it goes too
+                if (auto removed = db.stories().removePassage((*path)[i].id); !removed)
+                    return removed.error();
+            } else if (auto edited = db.stories().editPassage((*path)[i].id, kept, true); !edited) {
+                return edited.error();
+            }
+        }
+        return {};
+    });
+    if (!r)
+        return storageError(r.error());
+    return text.size() - cut;
 }
 
 Result<EditResult> findAndReplace(storage::Database& db, int64_t storyId, std::string_view find,

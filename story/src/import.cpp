@@ -32,4 +32,15 @@ Result<ImportedStory> importBook(const std::string& path, bool unwrap) {
     return storyFromText(std::move(book->text), book->title);
 }
 
+std::string exportedText(const std::string& title, const std::string& text, ExportFormat format) {
+    if (format == ExportFormat::Text)
+        return text;
+    // A title on one line (storyFromText reads it back up to the line break).
+    std::string heading = title;
+    for (char& c : heading)
+        if (c == '\n' || c == '\r')
+            c = ' ';
+    return "# " + heading + "\n\n" + text;
+}
+
 } // namespace baton::story

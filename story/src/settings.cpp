@@ -63,6 +63,7 @@ Result<StorySettings> parseSettings(std::string_view json) {
                                  "\"every_window\" or \"once\"");
     }
     r.integer("lore_budget", 1, 1 << 20, s.loreBudget);
+    r.boolean("trim_sentences", s.trimSentences);
     if (!r.error().empty())
         return settingsError("the generation settings are invalid: " + r.error());
     if (s.windows.window > 0 && s.windows.overlap >= s.windows.window)
@@ -95,6 +96,8 @@ std::string settingsJson(const StorySettings& s) {
         o["memory"] = memoryLayoutName(s.memory);
     if (s.loreBudget > 0)
         o["lore_budget"] = s.loreBudget;
+    if (s.trimSentences)
+        o["trim_sentences"] = true;
     return o.dump();
 }
 

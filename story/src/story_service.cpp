@@ -1,6 +1,7 @@
 #include "baton/story/story_service.h"
 
 #include "baton/story/context.h"
+#include "baton/story/edit.h"
 #include "baton/story/prompt.h"
 #include "baton/story/resume.h"
 #include "baton/story/retry.h"
@@ -207,6 +208,21 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     out.chunks = writer.chunks();
     out.states = writer.states();
     out.saveError = writer.error();
+
+    // An unfinished last sentence cut back (when asked, and the model did not end it).
+    if (request.settings.trimSentences && !out.saveError && out.generationId != 0 &&
+        out.generation.reason != engine::StopReason::EndOfText) {
+        auto trimmed = trimToSentence(m_db, id, out.generationId);
+        if (!trimmed)
+            return trimmed.error();
+        out.trimmedBytes = *trimmed;
+        if (out.trimmedBytes > 0) {
+            auto leaf = m_db.stories().get(id);
+            if (leaf)
+                out.lastPassageId = leaf->currentPassageId;
+            return out; // the generator's stream holds what was cut: not kept
+        }
+    }
 
     // Keep the generator when its stream is exactly the saved path's (the last chunk
     // was saved with its state): the next continuation of this path need not read it.

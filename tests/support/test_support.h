@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QString>
 
@@ -41,10 +42,12 @@ inline QString missingMessage(const QString& path) {
            " (the tests read ../shared beside the checkout; set BATON_SHARED_DIR at configure)";
 }
 
-// Call from initTestCase(): test mode for QStandardPaths, all cores for LibTorch (a
-// suite built TORCH_FREE has no LibTorch to set up).
+// Call from initTestCase(): test mode for QStandardPaths (and so for QSettings, whose
+// file then lives under ~/.qttest), settings left by an earlier run cleared, all cores
+// for LibTorch (a suite built TORCH_FREE has no LibTorch to set up).
 inline void initTestProcess() {
     QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
 #ifndef BATON_TEST_TORCH_FREE
     engine::initializeRuntime();
 #endif

@@ -8,6 +8,7 @@
 #include "tiny_model.h"
 
 #include "adventure_bar.h"
+#include "context_panel.h"
 #include "generation_settings_panel.h"
 #include "library_panel.h"
 #include "story_editor.h"
@@ -111,6 +112,26 @@ class TestMainWindow : public QObject {
         return s;
     }
 
+    // The status bar, the Context dock and the window ruler say the same window and fill.
+    bool countersAgree() const {
+        const auto* panel =
+            m_app.window->findChild<ui::ContextPanel*>(QStringLiteral("contextPanel"));
+        const auto* status = m_app.window->findChild<QLabel*>(QStringLiteral("windowLabel"));
+        if (!panel || !status || !panel->view())
+            return false;
+        const story::ContextView& v = *panel->view();
+        const QString caption = ui::windowCaption(v.windowIndex, v.used, v.windows.window);
+        const auto* ruler = m_app.window->ruler();
+        return status->text() == caption && ruler->caption() == caption &&
+               int64_t(ruler->windows().size()) == v.windowIndex + 1;
+    }
+
+    // After a change of the path: a new context view arrives, and everything agrees.
+    void waitForAgreement(int viewsBefore, QSignalSpy& views, const char* what) {
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            views.count() > viewsBefore && !session()->busy() && countersAgree(), what, 30000);
+    }
+
     void setSpin(const char* name, int value) {
         auto* s = m_app.window->findChild<QSpinBox*>(QLatin1String(name));
         QVERIFY(s);
@@ -199,7 +220,7 @@ private Q_SLOTS:
         QVERIFY(editor()->typedText().isEmpty());
         QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("windowLabel"))
                     ->text()
-                    .startsWith(QStringLiteral("window 1 · ")));
+                    .startsWith(QStringLiteral("Window 1 · ")));
         QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("speedLabel"))
                     ->text()
                     .contains(QStringLiteral("tokens/s")));
@@ -479,6 +500,71 @@ private Q_SLOTS:
                  QStringLiteral("Wkvqz stormy."));
     }
 
+    // A one-word edit in the last passage rewrites that passage only, though the
+    // passages around it begin and end with line breaks (the editor's paragraphs), and
+    // keeps the saved states of every passage before it.
+    void editingOneWordKeepsTheStatesBeforeIt() {
+        int64_t story = 0;
+        std::vector<int64_t> ids;
+        {
+            auto db = storage::Database::open(m_db.toStdString());
+            QVERIFY(db.ok());
+            storage::Story s;
+            s.title = "Paragraphs";
+            story = *(*db)->stories().create(s);
+            const char* texts[] = {"It was a dark night.\n\n",  "Anne walked to the shrubbery",
+                                   " and stopped.\n",           "\n\"Come,\" he said.",
+                                   "\n\nShe did not answer.\n", "\nThe wind rose again."};
+            for (const char* t : texts) {
+                ids.push_back(*(*db)->stories().append(story, t, storage::PassageAuthor::Model));
+                storage::StoredState st;
+                st.passageId = ids.back();
+                st.modelIdentity = "m";
+                st.window = 128;
+                st.formatVersion = 3;
+                st.blob = {1, 2, 3};
+                QVERIFY((*db)->states().save(st).ok());
+            }
+        }
+        m_app.window->library()->refresh();
+        auto opened = [&] {
+            m_app.window->library()->select(story); // once the library lists it
+            return session()->storyId() == story;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(opened(), 10000);
+        QTRY_VERIFY(editor()->storyText().endsWith(QStringLiteral("The wind rose again.")));
+        // "wind" -> "gale", typed over a selection.
+        const int at = int(editor()->storyText().lastIndexOf(QStringLiteral("wind")));
+        editor()->setFocus();
+        QTextCursor c = editor()->textCursor();
+        c.setPosition(at);
+        c.setPosition(at + 4, QTextCursor::KeepAnchor);
+        editor()->setTextCursor(c);
+        QTest::keyClicks(editor(), QStringLiteral("gale"));
+        QCOMPARE(editor()->pendingEdits().size(), size_t(1));
+        QCOMPARE(editor()->pendingEdits()[0].passageId, ids.back());
+        // What was typed is the writer's, all of it.
+        for (int i = at; i < at + 4; ++i)
+            QCOMPARE(editor()->authorAt(i), storage::PassageAuthor::User);
+        auto db = openDb(m_db);
+        QTRY_COMPARE_WITH_TIMEOUT(db->stories().passage(ids.back())->text,
+                                  std::string("\nThe gale rose again."), 10000);
+        for (size_t i = 0; i + 1 < ids.size(); ++i) {
+            QCOMPARE(db->stories().passage(ids[i])->editedAt, int64_t(0));
+            QCOMPARE(db->states().forPassage(ids[i])->size(), size_t(1));
+        }
+        QVERIFY(db->states().forPassage(ids.back())->empty());
+        // Back to the story the other tests write, and this one gone.
+        m_app.window->library()->select(m_story);
+        QTRY_COMPARE(session()->storyId(), m_story);
+        {
+            auto rw = storage::Database::open(m_db.toStdString());
+            QVERIFY(rw.ok() && (*rw)->stories().remove(story).ok());
+        }
+        m_app.window->library()->refresh();
+        QTRY_VERIFY(m_app.window->library()->selectedStory() == m_story);
+    }
+
     void editorKeepsTheStorysCharacters() {
         // No-break spaces stay (QTextEdit::toPlainText would make them spaces), line
         // breaks are \n, and showing the same path again attaches ids only.
@@ -697,38 +783,79 @@ private Q_SLOTS:
         QTRY_COMPARE(editor()->storyText(), first);
     }
 
+    // One source for "which window, how full": after a generation, an undo, a switch to
+    // another alternative and an edit, the status bar, the Context dock and the ruler
+    // show the window the next continuation opens in, and agree.
+    void countersAgreeAfterEveryChange() {
+        QVERIFY(session()->isOpen());
+        setSpin("maxTokens", 24);
+        QSignalSpy views(session(), &ui::StorySession::contextReady);
+        int before = views.count();
+        action("actionContinue")->trigger();
+        waitIdle();
+        waitForAgreement(before, views, "after a generation");
+        const auto* panel =
+            m_app.window->findChild<ui::ContextPanel*>(QStringLiteral("contextPanel"));
+        const int usedAfterGeneration = panel->view()->used;
+        // Undo: the window of the path before the generation.
+        before = views.count();
+        action("actionUndo")->trigger();
+        waitForAgreement(before, views, "after an undo");
+        QVERIFY(panel->view()->used != usedAfterGeneration ||
+                panel->view()->windowIndex >= 0); // a fresh view, of the shorter path
+        action("actionRedo")->trigger();
+        // A retry makes an alternative; switching back is a change of branch.
+        before = views.count();
+        action("actionRetry")->trigger();
+        waitIdle();
+        waitForAgreement(before, views, "after a retry");
+        before = views.count();
+        action("actionPreviousAlternative")->trigger();
+        waitForAgreement(before, views, "after a switch to another alternative");
+        // An edit of saved text.
+        before = views.count();
+        editor()->setFocus();
+        QTextCursor c = editor()->textCursor();
+        c.setPosition(2);
+        editor()->setTextCursor(c);
+        QTest::keyClicks(editor(), QStringLiteral("Q"));
+        waitForAgreement(before, views, "after an edit");
+        action("actionUndo")->trigger();
+        QTRY_VERIFY(!editor()->storyText().mid(2, 1).startsWith(QLatin1Char('Q')) ||
+                    !editor()->hasPendingEdits());
+    }
+
     void windowRulerAndLossColours() {
         QVERIFY(session()->isOpen());
         QVERIFY(editor()->savedLength() > 0);
         setSpin("window", 16);
         setSpin("overlap", 4);
         auto* ruler = m_app.window->ruler();
-        QVERIFY(ruler->windows().empty());
+        // The ruler shows the story's windows as the context view lays them out.
+        QTRY_VERIFY_WITH_TIMEOUT(countersAgree() && ruler->windows().size() > 1, 20000);
+        QVERIFY(!ruler->hasLoss());
         QAction* loss = action("actionShowLoss");
         QVERIFY(loss->isEnabled());
         loss->trigger();
         QVERIFY(loss->isChecked());
-        QTRY_VERIFY_WITH_TIMEOUT(!ruler->windows().empty(), 60000);
-        // Windows of 16 starting every 12 tokens, each but the first re-reading 4.
+        QTRY_VERIFY_WITH_TIMEOUT(ruler->hasLoss(), 60000);
+        // Every window that holds text is shaded by its tokens' mean loss.
         const auto& w = ruler->windows();
-        QCOMPARE(w[0].firstToken, int64_t(0));
-        QCOMPARE(w[0].overlap, 0);
-        if (w.size() > 1) {
-            QCOMPARE(w[1].firstToken, int64_t(12));
-            QCOMPARE(w[1].overlap, 4);
-            QVERIFY(w[1].startChar > 0);
-        }
+        QCOMPARE(w.front().startChar, 0);
+        for (size_t i = 1; i < w.size(); ++i)
+            QVERIFY(w[i].startChar >= w[i - 1].startChar);
         for (const auto& x : w)
-            QVERIFY(x.meanLoss > 0);
+            if (x.endChar > x.startChar + 4)
+                QVERIFY(x.meanLoss > 0);
         // Every token but the first is coloured.
         QVERIFY(editor()->lossRangeCount() > 10);
         QTest::qWait(50);
         screenshot(QStringLiteral("write_windows_and_loss.png"));
-        // New text makes the colours stale: they go.
+        // New text makes the colours stale: they go, the windows stay.
         editor()->setFocus();
         QTest::keyClicks(editor(), QStringLiteral(" More."));
         QCOMPARE(editor()->lossRangeCount(), 0);
-        QVERIFY(ruler->windows().empty());
+        QVERIFY(!ruler->hasLoss());
         QVERIFY(!loss->isChecked());
         for (int i = 0; i < 6; ++i)
             QTest::keyClick(editor(), Qt::Key_Backspace);

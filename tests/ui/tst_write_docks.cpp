@@ -29,6 +29,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollBar>
 #include <QTabBar>
 #include <QTemporaryDir>
@@ -115,12 +116,19 @@ private Q_SLOTS:
     void firstLaunchFits_data() {
         QTest::addColumn<int>("width");
         QTest::addColumn<int>("height");
+        QTest::newRow("960x600") << 960 << 600;
         QTest::newRow("1280x800") << 1280 << 800;
         QTest::newRow("1920x1080") << 1920 << 1080;
     }
     void firstLaunchFits() {
         QFETCH(int, width);
         QFETCH(int, height);
+        // The window's minimum fits half of a 1920-wide screen, and 960 x 600.
+        QVERIFY2(m_app.window->minimumSizeHint().width() <= 960 &&
+                     m_app.window->minimumSizeHint().height() <= 600,
+                 qPrintable(QStringLiteral("the window needs %1x%2")
+                                .arg(m_app.window->minimumSizeHint().width())
+                                .arg(m_app.window->minimumSizeHint().height())));
         m_app.window->resize(width, height);
         QTRY_COMPARE(m_app.window->size(), QSize(width, height));
         // Until the layouts have settled (a busy machine takes longer), then for good.
@@ -134,6 +142,26 @@ private Q_SLOTS:
         QTRY_VERIFY(child<QLabel>("libraryEmpty")->isVisible());
         QVERIFY(child<QLabel>("libraryEmpty")->text().contains(QStringLiteral("Import story")));
         m_app.window->resize(1280, 820);
+    }
+
+    // A new window opens inside the available screen (the first launch's 1280 x 820 is
+    // too tall for a 1280 x 800 screen), whatever that screen is.
+    void theWindowOpensInsideTheScreen() {
+        storage::StorageController storage;
+        engine::EngineController engine, lab;
+        ui::MainWindow window(storage, engine, lab, {});
+        const QRect screen = window.screen()->availableGeometry();
+        QVERIFY(window.minimumSizeHint().width() <= screen.width() &&
+                window.minimumSizeHint().height() <= screen.height());
+        QVERIFY2(screen.contains(window.geometry()),
+                 qPrintable(QStringLiteral("%1x%2 at %3,%4 on a %5x%6 screen")
+                                .arg(window.width())
+                                .arg(window.height())
+                                .arg(window.x())
+                                .arg(window.y())
+                                .arg(screen.width())
+                                .arg(screen.height())));
+        QVERIFY(window.width() <= 1280 && window.height() <= 820);
     }
 
     void worldInfoIsEditedInItsDock() {

@@ -69,6 +69,11 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     m_maxTokens = intSpin(1, 100000, QStringLiteral("maxTokens"));
     m_maxTokens->setValue(200);
     m_maxTokens->setToolTip(tr("The most tokens one generation writes."));
+    m_trimSentences = new QCheckBox(tr("End on a whole sentence"));
+    m_trimSentences->setObjectName(QStringLiteral("trimSentences"));
+    m_trimSentences->setToolTip(tr("A generation that stops in the middle of a sentence (at "
+                                   "Max tokens) is cut back to the end of its last whole "
+                                   "sentence."));
     m_fixedSeed = new QCheckBox(tr("Fixed"));
     m_fixedSeed->setObjectName(QStringLiteral("fixedSeed"));
     m_fixedSeed->setToolTip(tr("The same seed, settings and text give the same continuation. "
@@ -90,6 +95,7 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     form->addRow(tr("Top-p"), m_topP);
     form->addRow(tr("Repetition penalty"), m_repetition);
     form->addRow(tr("Max tokens"), m_maxTokens);
+    form->addRow(QString(), m_trimSentences);
     form->addRow(tr("Seed"), seedRow);
 
     m_window = intSpin(1, 1, QStringLiteral("window"));
@@ -155,6 +161,7 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
         m_overlap->setMaximum(qMax(0, t - 1));
         onEdited();
     });
+    connect(m_trimSentences, &QCheckBox::toggled, this, &GenerationSettingsPanel::onEdited);
     connect(m_fixedSeed, &QCheckBox::toggled, this, [this](bool on) {
         m_seed->setEnabled(on);
         onEdited();
@@ -237,6 +244,7 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     s.sampling.repetitionPenalty = m_repetition->value();
     s.sampling.maxTokens = m_maxTokens->value();
     s.fixedSeed = m_fixedSeed->isChecked();
+    s.trimSentences = m_trimSentences->isChecked();
     s.memory = story::MemoryLayout(m_memoryLayout->currentData().toInt());
     s.loreBudget = m_loreBudget->value();
     s.sampling.seed =
@@ -266,6 +274,7 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     m_repetition->setValue(settings.sampling.repetitionPenalty);
     m_maxTokens->setValue(settings.sampling.maxTokens);
     m_fixedSeed->setChecked(settings.fixedSeed);
+    m_trimSentences->setChecked(settings.trimSentences);
     m_seed->setEnabled(settings.fixedSeed);
     m_memoryLayout->setCurrentIndex(m_memoryLayout->findData(int(settings.memory)));
     m_loreBudget->setValue(settings.loreBudget);

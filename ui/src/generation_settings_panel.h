@@ -56,6 +56,7 @@ private:
     QDoubleSpinBox* m_repetition;
     QSpinBox* m_maxTokens;
     QCheckBox* m_fixedSeed;
+    QCheckBox* m_trimSentences;
     QSpinBox* m_seed;
     QSpinBox* m_window;
     QSpinBox* m_overlap;

@@ -247,6 +247,7 @@ void LibraryPanel::onListed(quint64 request, const std::vector<storage::Story>& 
     showStories();
     if (!m_search->text().isEmpty())
         runSearch(); // the texts may have changed
+    Q_EMIT listed();
 }
 
 void LibraryPanel::setSearchText(const QString& text) {
@@ -367,9 +368,10 @@ void LibraryPanel::deleteSelected() {
     m_list->clearSelection();
     m_list->setCurrentIndex({});
     const QString title = QString::fromStdString(m_pending->title);
+    // Cut once, at the end (an untitled story's title may already end in "…").
     m_undoLabel->setText(
         tr("“%1” deleted.")
-            .arg(QFontMetrics(m_undoLabel->font()).elidedText(title, Qt::ElideMiddle, 160)));
+            .arg(QFontMetrics(m_undoLabel->font()).elidedText(title, Qt::ElideRight, 200)));
     m_undoBar->show();
     m_undoTimer->start();
     Q_EMIT pendingDeleteChanged(true);

@@ -65,6 +65,8 @@ Q_SIGNALS:
     void storyCreated(qint64 storyId);
     // A search answered by the database has been applied to the list.
     void searchApplied();
+    // The list of stories was read (again) and is shown.
+    void listed();
     void storyRenamed(qint64 storyId, QString title);
     // A story is about to disappear from the list (deleted, pending undo).
     void storyRemoved(qint64 storyId);

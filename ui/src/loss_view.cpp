@@ -1,5 +1,6 @@
 #include "loss_view.h"
 
+#include "panel_util.h"
 #include "story_editor.h"
 #include "window_ruler.h"
 
@@ -24,8 +25,7 @@ LossView::LossView(engine::EngineController& engine, StoryEditor& editor, Window
     });
     connect(&m_engine, &engine::EngineController::tokenLosses, this,
             [this](engine::JobId job, const engine::TokenLosses& l) {
-                onTokenLosses(job, l.byteEnd, l.nll, l.windows.window, l.windows.overlap,
-                              l.withState && m_engine.model() && m_engine.model()->recurrence);
+                onTokenLosses(job, l.byteEnd, l.nll, l.windows.window, l.windows.overlap);
             });
     connect(&m_engine, &engine::EngineController::jobFinished, this,
             [this](engine::JobId job, bool ok, const engine::Error& error) {
@@ -44,7 +44,7 @@ void LossView::measure(const QString& text, const engine::WindowSettings& window
     req.keepPerToken = true;
     m_text = text;
     m_job = m_engine.evaluate(req);
-    m_ruler.clear(tr("Scoring the story in windows…"));
+    Q_EMIT statusMessage(tr("Scoring the story in windows…"), 0);
     Q_EMIT shownChanged(true);
 }
 
@@ -54,31 +54,19 @@ void LossView::drop(const QString& why) {
         m_engine.cancel(m_job);
     m_job = 0;
     m_editor.clearLossRanges();
-    m_ruler.clear(why.isEmpty() ? tr("Window ruler: Story > Show windows and loss (Ctrl+L)") : why);
+    m_ruler.setLoss({});
+    if (!why.isEmpty())
+        Q_EMIT statusMessage(why, 5000);
     Q_EMIT shownChanged(false);
 }
 
 void LossView::onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
-                             const std::vector<float>& nll, int window, int overlap, bool state) {
+                             const std::vector<float>& nll, int window, int overlap) {
     if (job != m_job)
         return;
     m_job = 0;
     // Byte offsets of the UTF-8 text -> character positions in the editor.
-    const QString& text = m_text;
-    std::vector<int> charAt; // charAt[b] = the character that byte b starts
-    charAt.reserve(size_t(text.size()) * 2 + 1);
-    for (int i = 0; i < text.size(); ++i) {
-        const char32_t c = text.at(i).unicode();
-        int bytes = c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
-        if (text.at(i).isHighSurrogate() && i + 1 < text.size()) {
-            bytes = 4;
-            charAt.insert(charAt.end(), size_t(bytes), i);
-            ++i;
-            continue;
-        }
-        charAt.insert(charAt.end(), size_t(bytes), i);
-    }
-    charAt.push_back(int(text.size()));
+    const std::vector<int> charAt = charIndexOfBytes(m_text);
     auto charOf = [&](int64_t byte) {
         return charAt[size_t(std::clamp<int64_t>(byte, 0, int64_t(charAt.size()) - 1))];
     };
@@ -90,25 +78,11 @@ void LossView::onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
         begin = byteEnd[i];
     }
     m_editor.setLossRanges(ranges);
-    std::vector<RulerWindow> windows;
-    const engine::WindowSettings ws{window, overlap};
-    for (const engine::WindowSpan& span : engine::planWindows(int64_t(byteEnd.size()), ws)) {
-        RulerWindow w;
-        w.firstToken = span.start;
-        w.lastToken = span.start + span.length - 1;
-        w.overlap = span.index > 0 ? int(std::min<int64_t>(overlap, span.length)) : 0;
-        double sum = 0;
-        int n = 0;
-        for (int64_t t = span.firstScored; t <= span.lastScored && t < int64_t(nll.size()); ++t)
-            if (nll[size_t(t)] >= 0) {
-                sum += nll[size_t(t)];
-                ++n;
-            }
-        w.meanLoss = n ? sum / n : 0;
-        w.startChar = span.start > 0 ? charOf(byteEnd[size_t(span.start - 1)]) : 0;
-        windows.push_back(w);
-    }
-    m_ruler.setWindows(std::move(windows), int64_t(byteEnd.size()), state);
+    std::vector<WindowRuler::Loss> losses;
+    losses.reserve(ranges.size());
+    for (const auto& r : ranges)
+        losses.push_back({r.begin, r.end, r.nll});
+    m_ruler.setLoss(losses);
     double total = 0;
     int scored = 0;
     for (float v : nll)

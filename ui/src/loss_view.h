@@ -1,7 +1,7 @@
-// The story's windows and loss (Story > Show windows and loss): the story's text is
-// scored in windows on the writing engine; the window ruler draws the windows, their
-// overlaps and mean loss, and the editor colours every token by its loss. The colours
-// go when the text changes.
+// The story's loss (Story > Show windows and loss): the story's text is scored in
+// windows on the writing engine; the editor colours every token by its loss and the
+// window ruler shades the story's windows by their tokens' mean loss. The colours go
+// when the text changes.
 #pragma once
 
 #include "error_text.h"
@@ -41,7 +41,7 @@ Q_SIGNALS:
 
 private:
     void onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
-                       const std::vector<float>& nll, int window, int overlap, bool state);
+                       const std::vector<float>& nll, int window, int overlap);
 
     engine::EngineController& m_engine;
     StoryEditor& m_editor;

@@ -26,6 +26,8 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -38,6 +40,17 @@
 namespace baton::ui {
 
 namespace {
+
+// A page that scrolls when the window is smaller than it needs (the window's minimum
+// size then does not depend on the largest page).
+QWidget* scrolling(QWidget* page) {
+    auto* scroll = new QScrollArea;
+    scroll->setObjectName(page->objectName() + QStringLiteral("Scroll"));
+    scroll->setWidget(page);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    return scroll;
+}
 
 QString formatCount(int64_t n) {
     if (n >= 1000000000)
@@ -76,14 +89,14 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->setDocumentMode(true);
     m_pages->addTab(m_write, tr("Write"));
-    m_pages->addTab(m_compare, tr("Compare overlaps"));
-    m_pages->addTab(m_fineTune, tr("Fine-tune"));
-    m_pages->addTab(m_models, tr("Models"));
+    m_pages->addTab(scrolling(m_compare), tr("Compare overlaps"));
+    m_pages->addTab(scrolling(m_fineTune), tr("Fine-tune"));
+    m_pages->addTab(scrolling(m_models), tr("Models"));
     m_topics = new TopicsPanel(m_storage, m_engine, m_lab);
     m_topics->setStoryProvider([this] { return m_write->topicsStory(); });
-    m_pages->addTab(m_topics, tr("Topics"));
+    m_pages->addTab(scrolling(m_topics), tr("Topics"));
     m_server = new ServerPanel(m_engine);
-    m_pages->addTab(m_server, tr("Server"));
+    m_pages->addTab(scrolling(m_server), tr("Server"));
     setCentralWidget(m_pages);
     connect(m_topics, &TopicsPanel::failed, this, &MainWindow::showError);
     connect(m_fineTune, &FineTunePanel::topicsRequested, this, [this] {
@@ -144,11 +157,8 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     // The Write page reports; the window shows.
     connect(m_write, &WritePage::statusMessage, this,
             [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
-    connect(m_write, &WritePage::progress, this,
-            [this](const QString& window, const QString& speed) {
-                m_windowLabel->setText(window);
-                m_speedLabel->setText(speed);
-            });
+    connect(m_write, &WritePage::windowStatus, m_windowLabel, &QLabel::setText);
+    connect(m_write, &WritePage::speedStatus, m_speedLabel, &QLabel::setText);
     connect(m_write, &WritePage::titleChanged, this, [this](const QString& title) {
         setWindowTitle(title.isEmpty() ? tr("Baton") : tr("%1 — Baton").arg(title));
     });
@@ -217,7 +227,15 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 applyWeights(); // the choice may have changed while it loaded
             });
     updateModelLabel();
-    resize(1280, 820);
+    // 1280 x 820, or less to open inside a smaller screen (main() restores the size the
+    // writer left it at, which Qt keeps on a screen too).
+    const QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect();
+    QSize size(1280, 820);
+    if (screen.isValid())
+        size = size.boundedTo(screen.size() * 0.94);
+    resize(size);
+    if (screen.isValid())
+        move(screen.center() - rect().center());
 }
 
 MainWindow::~MainWindow() = default;
@@ -294,6 +312,7 @@ void MainWindow::createMenus() {
     file->addAction(w.newStory);
     file->addAction(w.newAdventure);
     file->addAction(w.importStory);
+    file->addAction(w.exportStory);
     file->addAction(m_openModelAction);
     file->addSeparator();
     file->addAction(m_quitAction);

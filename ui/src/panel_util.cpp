@@ -1,6 +1,7 @@
 #include "panel_util.h"
 
 #include <QLabel>
+#include <QLocale>
 #include <QStringDecoder>
 
 namespace baton::ui {
@@ -32,6 +33,26 @@ std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd) {
     if (decode.hasError())
         return std::nullopt;
     return text;
+}
+
+QString wordCount(qint64 n) {
+    return n == 1 ? QObject::tr("1 word") : QObject::tr("%1 words").arg(QLocale().toString(n));
+}
+
+std::vector<int> charIndexOfBytes(const QString& text) {
+    std::vector<int> charAt;
+    charAt.reserve(size_t(text.size()) * 2 + 1);
+    for (int i = 0; i < text.size(); ++i) {
+        const char32_t c = text.at(i).unicode();
+        if (text.at(i).isHighSurrogate() && i + 1 < text.size()) {
+            charAt.insert(charAt.end(), 4, i);
+            ++i;
+            continue;
+        }
+        charAt.insert(charAt.end(), size_t(c < 0x80 ? 1 : c < 0x800 ? 2 : 3), i);
+    }
+    charAt.push_back(int(text.size()));
+    return charAt;
 }
 
 } // namespace baton::ui

@@ -1,10 +1,12 @@
-// Small pieces the panels share: a section title, and strict UTF-8 decoding of files.
+// Small pieces the panels share: a section title, strict UTF-8 decoding of files, and
+// where the bytes of a text's UTF-8 fall among its characters.
 #pragma once
 
 #include <QByteArray>
 #include <QString>
 
 #include <optional>
+#include <vector>
 
 class QLabel;
 
@@ -17,5 +19,12 @@ QLabel* sectionTitle(const QString& text);
 // cutAtEnd (the bytes are the start of a longer file), an incomplete character at
 // the very end is dropped instead of refused.
 std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd = false);
+
+// "1 word", "2,345 words".
+QString wordCount(qint64 n);
+
+// For the UTF-8 encoding of `text`: entry b is the character (QChar index) that byte b
+// belongs to; one more entry, text.size(), for the end.
+std::vector<int> charIndexOfBytes(const QString& text);
 
 } // namespace baton::ui

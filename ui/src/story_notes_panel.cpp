@@ -30,17 +30,21 @@ StoryNotesPanel::StoryNotesPanel(QWidget* parent)
     };
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(10, 8, 10, 8);
+    m_cost = new QLabel;
+    m_cost->setObjectName(QStringLiteral("memoryCost"));
+    m_cost->setWordWrap(true);
+    m_cost->setTextFormat(Qt::RichText);
+    l->addWidget(m_cost);
+    l->addSpacing(4);
     l->addWidget(sectionTitle(tr("Memory")));
     l->addWidget(hint(tr("Read at the start of every window (Generation > Context: once, "
                          "instead). Changing it makes the next generation read the whole "
                          "story again.")));
     l->addWidget(m_memory, 2);
-    m_cost = hint(QString());
-    m_cost->setObjectName(QStringLiteral("memoryCost"));
-    l->addWidget(m_cost);
     l->addSpacing(6);
     l->addWidget(sectionTitle(tr("Author's note")));
-    l->addWidget(hint(tr("Read just before the model writes; never part of the story's text.")));
+    l->addWidget(hint(tr("Placed whole just before the model writes, in every window; never "
+                         "part of the story's text.")));
     l->addWidget(m_note, 1);
 
     m_timer = new QTimer(this);
@@ -63,17 +67,34 @@ void StoryNotesPanel::setNotes(const QString& memory, const QString& authorsNote
     m_loading = false;
 }
 
-void StoryNotesPanel::setMemoryCost(bool everyWindow, int memoryTokens, int pinnedTokens,
-                                    int window) {
-    if (window <= 0 || memoryTokens == 0)
+void StoryNotesPanel::setWindowCost(const story::ContextView* view) {
+    if (!view || view->windows.window <= 0) {
         m_cost->clear();
-    else if (everyWindow)
-        m_cost->setText(tr("%1 tokens of every window of %2 (start-of-text included).")
-                            .arg(pinnedTokens)
-                            .arg(window));
+        m_cost->hide();
+        return;
+    }
+    const story::ContextView& v = *view;
+    const int T = v.windows.window;
+    QString memory;
+    if (v.memoryTokens == 0)
+        memory = tr("no memory");
+    else if (v.layout == story::MemoryLayout::EveryWindow)
+        memory = tr("memory %1").arg(v.pinnedTokens);
     else
-        m_cost->setText(tr("%1 tokens, read once at the start of the story.").arg(memoryTokens));
-    m_cost->setVisible(!m_cost->text().isEmpty());
+        memory = tr("memory read once (%1)").arg(v.memoryTokens);
+    const QString note = v.noteTokens > 0 ? tr("note %1").arg(v.noteTokens) : tr("no note");
+    const int story = T - v.pinnedTokens - v.noteTokens - v.lore.budget;
+    m_cost->setText(tr("<b>Every window of %1 tokens:</b> %2 · %3 · world info up to %4 · "
+                       "the story at least %5.")
+                        .arg(T)
+                        .arg(memory, note)
+                        .arg(v.lore.budget)
+                        .arg(story));
+    m_cost->show();
+}
+
+QString StoryNotesPanel::costText() const {
+    return m_cost->text();
 }
 
 QString StoryNotesPanel::memory() const {

@@ -1,9 +1,12 @@
 // The story's memory (background the model reads at the start of every window, or
-// once before the story: the cast, the setting, the premise) with what it costs, and
-// the author's note (guidance read just before each generation: tone, what should
-// happen next). Changes are reported after a short pause in typing (and at once by
-// flush()).
+// once before the story: the cast, the setting, the premise) and the author's note
+// (guidance placed whole just before the continuation in every window the model writes
+// in: tone, what should happen next), with what they and world info cost of every
+// window, shown up front. Changes are reported after a short pause in typing (and at
+// once by flush()).
 #pragma once
+
+#include <baton/story/context.h>
 
 #include <QWidget>
 
@@ -24,9 +27,10 @@ public:
     QString authorsNote() const;
     // Reports a pending change now.
     void flush();
-    // What the memory costs (from the context view): its tokens in every window of T,
-    // or once; window 0 clears it.
-    void setMemoryCost(bool everyWindow, int memoryTokens, int pinnedTokens, int window);
+    // What the memory, the note and world info cost of every window (the context
+    // view's figures); nullptr clears it.
+    void setWindowCost(const story::ContextView* view);
+    QString costText() const;
 
 Q_SIGNALS:
     void notesChanged(QString memory, QString authorsNote);

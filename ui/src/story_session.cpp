@@ -243,7 +243,7 @@ bool StorySession::generate(const QString& userText, const story::StorySettings&
     r.userText = userText.toStdString();
     r.settings = settings;
     r.chunkTokens = m_chunkTokens;
-    start(std::move(r), userText.isEmpty() ? tr("Continue") : tr("Generate"));
+    start(std::move(r), tr("generation"));
     return true;
 }
 
@@ -256,7 +256,7 @@ void StorySession::retry(const story::StorySettings& settings) {
     r.retry = true;
     r.settings = settings;
     r.chunkTokens = m_chunkTokens;
-    start(std::move(r), tr("Retry"));
+    start(std::move(r), tr("retry"));
 }
 
 void StorySession::start(story::ContinueRequest request, const QString& stepName) {
@@ -440,7 +440,7 @@ bool StorySession::undoTurn() {
     if (first == 0 || busy())
         return false;
     // m_path[first - 1] is the action; the turn ends before it.
-    switchTo(first >= 2 ? m_path[first - 2].id : 0, tr("Undo turn"));
+    switchTo(first >= 2 ? m_path[first - 2].id : 0, tr("taking back a turn"));
     return true;
 }
 
@@ -450,8 +450,8 @@ void StorySession::saveEdits(const std::vector<story::PassageEdit>& edits) {
     for (const auto& e : edits)
         m_writes.insert(m_storage.editPassage(e.passageId, e.after), tr("Saving your edit"));
     m_undo->push(new StoryStep(
-        edits.size() == 1 ? tr("Edit") : tr("Edit of %1 passages").arg(edits.size()),
-        [this, edits] { applyEdits(edits, false); }, [this, edits] { applyEdits(edits, true); }));
+        tr("edit"), [this, edits] { applyEdits(edits, false); },
+        [this, edits] { applyEdits(edits, true); }));
     reloadPath(false);
 }
 
@@ -466,7 +466,7 @@ void StorySession::saveTyped(const QString& text) {
     auto after = std::make_shared<qint64>(0);
     auto live = std::make_shared<bool>(true);
     m_undo->push(new StoryStep(
-        tr("Typing"), [this, before] { applyMove(before); },
+        tr("typing"), [this, before] { applyMove(before); },
         [this, after] {
             if (*after != 0)
                 applyMove(*after);

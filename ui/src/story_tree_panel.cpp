@@ -1,9 +1,11 @@
 #include "story_tree_panel.h"
 
+#include "panel_util.h"
 #include "story_editor.h"
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -124,13 +126,11 @@ void StoryTreePanel::rebuild() {
         stack.pop_back();
         // The segment's passages.
         QString text;
-        int passages = 0;
         bool containsPath = false, containsLeaf = false;
         qint64 id = next.first;
         for (;;) {
             const storage::Passage& p = m_all[m_index.at(id)];
             text += toDisplayText(p.text);
-            ++passages;
             containsPath = containsPath || onPath.count(id);
             containsLeaf = containsLeaf || id == leaf;
             const auto it = m_children.find(id);
@@ -144,10 +144,9 @@ void StoryTreePanel::rebuild() {
         const storage::Passage& first = m_all[m_index.at(next.first)];
         item->setText(0,
                       (containsLeaf ? QStringLiteral("\u25B8 ") : QString()) + snippet(text, 60));
-        item->setToolTip(0, tr("%1\n\n%2 passage(s), %3 characters")
-                                .arg(snippet(text, 600))
-                                .arg(passages)
-                                .arg(text.size()));
+        const int words =
+            int(text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts).size());
+        item->setToolTip(0, tr("%1\n\n%2").arg(snippet(text, 600), wordCount(words)));
         item->setData(0, kEndRole, qint64(end));
         item->setData(0, kStartRole, qint64(next.first));
         item->setForeground(0,
@@ -167,13 +166,21 @@ void StoryTreePanel::rebuild() {
         m_tree->scrollToItem(current);
     }
     const QString position = alternativePosition();
-    m_summary->setText(m_all.empty()
-                           ? tr("The story is empty.")
-                           : tr("%1 passages in %2 segments.%3")
-                                 .arg(m_all.size())
-                                 .arg(m_segmentOf.size())
-                                 .arg(position.isEmpty()
-                                          ? QString()
+    QString branchText;
+    for (const auto& p : m_path)
+        branchText += toDisplayText(p.text);
+    const int words = int(
+        branchText.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts).size());
+    int branches = 0; // the tree's leaves
+    for (const auto& p : m_all)
+        branches += m_children.count(p.id) ? 0 : 1;
+    m_summary->setText(
+        m_all.empty()
+            ? tr("The story is empty.")
+            : tr("%1 on this branch; %2.%3")
+                  .arg(wordCount(words))
+                  .arg(branches == 1 ? tr("no other branch") : tr("%1 branches").arg(branches))
+                  .arg(position.isEmpty() ? QString()
                                           : tr(" Latest choice: alternative %1.").arg(position)));
 }
 
@@ -217,7 +224,7 @@ void StoryTreePanel::activate(QTreeWidgetItem* item) {
     if (!item)
         return;
     const qint64 end = item->data(0, kEndRole).toLongLong();
-    Q_EMIT switchRequested(end, tr("Switch branch"));
+    Q_EMIT switchRequested(end, tr("switch to another branch"));
 }
 
 } // namespace baton::ui

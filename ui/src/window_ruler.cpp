@@ -26,40 +26,82 @@ QColor lossColor(double nll) {
 }
 } // namespace
 
+QString windowCaption(qint64 index, int used, int size) {
+    return WindowRuler::tr("Window %1 · %2 of %3 in use").arg(index + 1).arg(used).arg(size);
+}
+
 WindowRuler::WindowRuler(QWidget* parent)
     : QWidget(parent) {
     setObjectName(QStringLiteral("windowRuler"));
     setMouseTracking(true);
-    m_hint = tr("Window ruler: Story > Show windows and loss (Ctrl+L)");
 }
 
 QSize WindowRuler::sizeHint() const {
     return {400, fontMetrics().height() * 2 + 14};
 }
 
-void WindowRuler::setWindows(std::vector<RulerWindow> windows, int64_t tokens, bool carriesState) {
-    m_windows = std::move(windows);
-    m_tokens = tokens;
+QSize WindowRuler::minimumSizeHint() const {
+    return {120, fontMetrics().height() * 2 + 14};
+}
+
+void WindowRuler::setStoryWindows(const std::vector<int>& startChars, int textChars, int used,
+                                  int size, bool carriesState) {
+    m_windows.clear();
+    m_chars = std::max(0, textChars);
+    for (size_t i = 0; i < startChars.size(); ++i) {
+        RulerWindow w;
+        w.startChar = std::clamp(startChars[i], 0, m_chars);
+        w.endChar = i + 1 < startChars.size() ? std::clamp(startChars[i + 1], w.startChar, m_chars)
+                                              : m_chars;
+        m_windows.push_back(w);
+    }
+    m_used = used;
+    m_size = size;
     m_state = carriesState;
+    shade();
     update();
+}
+
+void WindowRuler::setLoss(const std::vector<Loss>& losses) {
+    m_losses = losses;
+    shade();
+    update();
+}
+
+void WindowRuler::shade() {
+    for (RulerWindow& w : m_windows) {
+        double sum = 0;
+        int n = 0;
+        for (const Loss& l : m_losses)
+            if (l.begin >= w.startChar && l.begin < w.endChar && l.nll >= 0) {
+                sum += l.nll;
+                ++n;
+            }
+        w.meanLoss = n > 0 ? sum / n : -1;
+    }
 }
 
 void WindowRuler::clear(const QString& hint) {
     m_windows.clear();
-    m_tokens = 0;
+    m_losses.clear();
+    m_chars = 0;
     m_hint = hint;
     update();
 }
 
+QString WindowRuler::caption() const {
+    if (m_windows.empty())
+        return QString();
+    return windowCaption(qint64(m_windows.size()) - 1, m_used, m_size);
+}
+
 int WindowRuler::windowAt(int x) const {
-    if (m_tokens <= 0)
+    if (m_windows.empty() || m_chars <= 0)
         return -1;
     const double w = std::max(1, width() - 2 * kMargin);
-    const double token = (x - kMargin) / w * double(m_tokens);
-    // The latest window that covers the token (windows overlap).
+    const double at = (x - kMargin) / w * double(m_chars);
     for (int i = int(m_windows.size()) - 1; i >= 0; --i)
-        if (token >= double(m_windows[size_t(i)].firstToken) &&
-            token <= double(m_windows[size_t(i)].lastToken) + 1)
+        if (at >= double(m_windows[size_t(i)].startChar))
             return i;
     return -1;
 }
@@ -69,7 +111,7 @@ void WindowRuler::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), palette().color(QPalette::Window));
     p.setPen(palette().color(QPalette::Mid));
     p.drawLine(0, 0, width(), 0);
-    if (m_windows.empty() || m_tokens <= 0) {
+    if (m_windows.empty()) {
         QColor c = palette().color(QPalette::WindowText);
         c.setAlphaF(0.55);
         p.setPen(c);
@@ -79,24 +121,26 @@ void WindowRuler::paintEvent(QPaintEvent*) {
     }
     p.setRenderHint(QPainter::Antialiasing);
     const double w = std::max(1, width() - 2 * kMargin);
-    auto xOf = [&](double token) { return kMargin + token / double(m_tokens) * w; };
+    auto xOf = [&](double c) { return kMargin + (m_chars > 0 ? c / double(m_chars) * w : 0.0); };
     const int barTop = 6, barH = height() - fontMetrics().height() - 12;
+    const QColor ink(0x1f, 0x3d, 0x5c);
     for (size_t i = 0; i < m_windows.size(); ++i) {
         const RulerWindow& win = m_windows[i];
-        const QRectF r(xOf(double(win.firstToken)), barTop,
-                       std::max(1.0, xOf(double(win.lastToken + 1)) - xOf(double(win.firstToken))),
-                       barH);
+        const bool open = i + 1 == m_windows.size();
+        const QRectF r(xOf(win.startChar), barTop,
+                       std::max(open ? 3.0 : 1.0, xOf(win.endChar) - xOf(win.startChar)), barH);
         p.setPen(Qt::NoPen);
-        p.setBrush(lossColor(win.meanLoss));
+        p.setBrush(win.meanLoss >= 0
+                       ? lossColor(win.meanLoss)
+                       : (open ? QColor(0xd8, 0xe4, 0xf0) : QColor(0xe6, 0xe3, 0xdc)));
         p.drawRect(r);
-        if (win.overlap > 0) { // the part re-read from the previous window
-            QColor o(0x1f, 0x3d, 0x5c, 60);
-            p.setBrush(QBrush(o, Qt::BDiagPattern));
-            p.drawRect(QRectF(r.left(), r.top(),
-                              xOf(double(win.firstToken + win.overlap)) - r.left(), r.height()));
+        if (open) { // the open window: outlined
+            p.setPen(QPen(ink, 1.5));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(r.adjusted(0.75, 0.75, -0.75, -0.75));
         }
         // A window start; with a recurrent model the state enters here.
-        p.setPen(QPen(QColor(0x1f, 0x3d, 0x5c), 1.5));
+        p.setPen(QPen(ink, 1.5));
         p.drawLine(QPointF(r.left(), barTop - 3), QPointF(r.left(), barTop + barH + 3));
         if (m_state && i > 0) {
             QPolygonF arrow;
@@ -111,15 +155,13 @@ void WindowRuler::paintEvent(QPaintEvent*) {
     QColor text = palette().color(QPalette::WindowText);
     text.setAlphaF(0.7);
     p.setPen(text);
-    const RulerWindow& first = m_windows.front();
-    const int T = int(first.lastToken - first.firstToken + 1);
+    QString line = caption();
+    if (m_windows.size() > 1)
+        line += m_state ? tr(" · ▸ state carried into each window") : tr(" · no state");
+    line += hasLoss() ? tr(" · shade = mean loss") : tr(" · Ctrl+L: loss");
     p.drawText(QRect(kMargin, barTop + barH + 2, width() - 2 * kMargin, fontMetrics().height() + 4),
                Qt::AlignLeft | Qt::AlignVCenter,
-               tr("%1 tokens · %2 windows of %3%4 · shade = mean loss per window")
-                   .arg(m_tokens)
-                   .arg(m_windows.size())
-                   .arg(T)
-                   .arg(m_state ? tr(" · ▸ state carried forward") : tr(" · no state")));
+               fontMetrics().elidedText(line, Qt::ElideRight, width() - 2 * kMargin));
 }
 
 void WindowRuler::mousePressEvent(QMouseEvent* event) {
@@ -134,14 +176,15 @@ bool WindowRuler::event(QEvent* e) {
         const int i = windowAt(help->pos().x());
         if (i >= 0) {
             const RulerWindow& win = m_windows[size_t(i)];
-            QToolTip::showText(help->globalPos(),
-                               tr("Window %1: tokens %2–%3, overlap %4, mean loss %5 nats")
-                                   .arg(i + 1)
-                                   .arg(win.firstToken)
-                                   .arg(win.lastToken)
-                                   .arg(win.overlap)
-                                   .arg(win.meanLoss, 0, 'f', 2),
-                               this);
+            QString tip = i + 1 == int(m_windows.size())
+                              ? tr("Window %1, open: %2 of %3 positions in use")
+                                    .arg(i + 1)
+                                    .arg(m_used)
+                                    .arg(m_size)
+                              : tr("Window %1").arg(i + 1);
+            if (win.meanLoss >= 0)
+                tip += tr(", mean loss %1 nats").arg(win.meanLoss, 0, 'f', 2);
+            QToolTip::showText(help->globalPos(), tip, this);
         } else {
             QToolTip::hideText();
         }

@@ -1,11 +1,11 @@
 // The window ruler: a strip along the story (left = its start, right = its end)
-// showing each window of T tokens, the overlap it shares with the one before, and
-// where a recurrent model carries its state forward (a mark at each window start),
-// with the mean loss per window as the bar's shade when the loss is known. Clicking a
-// window asks to show its start. Fed by the engine's per-token losses.
+// showing the windows the model has read it in, as the context view lays them out (the
+// one source the status bar and the Context dock show too): where each window begins,
+// which one is open and how full it is, and where a recurrent model carries its state
+// forward (a mark at each window start). With the loss measured (Story > Show windows
+// and loss) each window is shaded by the mean loss of its tokens. Clicking a window
+// asks to show its start.
 #pragma once
-
-#include <baton/engine/engine_controller.h>
 
 #include <QString>
 #include <QWidget>
@@ -15,10 +15,8 @@
 namespace baton::ui {
 
 struct RulerWindow {
-    int64_t firstToken = 0, lastToken = 0; // inclusive
-    int overlap = 0;                       // tokens shared with the previous window
-    double meanLoss = 0;                   // nats per scored token
-    int startChar = 0;                     // where the window starts in the text
+    int startChar = 0, endChar = 0; // the story's characters it reads [start, end)
+    double meanLoss = -1;           // nats per token; < 0: not measured
 };
 
 class WindowRuler : public QWidget {
@@ -26,11 +24,26 @@ class WindowRuler : public QWidget {
 public:
     explicit WindowRuler(QWidget* parent = nullptr);
 
-    // The windows of a text of `tokens` tokens; charStart maps token -> character.
-    void setWindows(std::vector<RulerWindow> windows, int64_t tokens, bool carriesState);
+    // The story's windows: where each begins (characters, the open one last), the
+    // story's length, and the open window's positions in use of its size T.
+    void setStoryWindows(const std::vector<int>& startChars, int textChars, int used, int size,
+                         bool carriesState);
+    // Per-character-range losses (a token's characters and its loss in nats), averaged
+    // into the windows; an empty list takes the shading away.
+    struct Loss {
+        int begin = 0, end = 0;
+        float nll = 0;
+    };
+    void setLoss(const std::vector<Loss>& losses);
+    // No story, or no view of it: the hint instead.
     void clear(const QString& hint);
+
     const std::vector<RulerWindow>& windows() const { return m_windows; }
+    // "Window 13 · 36 of 128 in use" (the status bar says the same).
+    QString caption() const;
+    bool hasLoss() const { return !m_losses.empty(); }
     QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
 
 Q_SIGNALS:
     void windowClicked(int startChar);
@@ -41,11 +54,17 @@ protected:
     bool event(QEvent* event) override;
 
 private:
+    void shade();
     int windowAt(int x) const;
     std::vector<RulerWindow> m_windows;
-    int64_t m_tokens = 0;
+    std::vector<Loss> m_losses;
+    int m_chars = 0;
+    int m_used = 0, m_size = 0;
     bool m_state = false;
     QString m_hint;
 };
+
+// The caption of an open window: "Window 13 · 36 of 128 in use" (index from 0).
+QString windowCaption(qint64 index, int used, int size);
 
 } // namespace baton::ui

@@ -93,6 +93,13 @@ WorldInfoPanel::WorldInfoPanel(storage::StorageController& storage, QWidget* par
     m_problem = new QLabel;
     m_problem->setObjectName(QStringLiteral("loreProblem"));
     m_problem->setWordWrap(true);
+    m_cost = new QLabel;
+    m_cost->setObjectName(QStringLiteral("loreCost"));
+    m_cost->setWordWrap(true);
+    m_budget = new QLabel;
+    m_budget->setObjectName(QStringLiteral("loreBudget"));
+    m_budget->setWordWrap(true);
+    m_budget->setForegroundRole(QPalette::PlaceholderText);
 
     m_form = new QWidget;
     auto* form = new QFormLayout(m_form);
@@ -108,6 +115,7 @@ WorldInfoPanel::WorldInfoPanel(storage::StorageController& storage, QWidget* par
     form->addRow(QString(), row);
     form->addRow(tr("Order"), m_order);
     form->addRow(tr("Scan depth"), m_depth);
+    form->addRow(m_cost);
     form->addRow(m_problem);
 
     auto* l = new QVBoxLayout(this);
@@ -115,6 +123,7 @@ WorldInfoPanel::WorldInfoPanel(storage::StorageController& storage, QWidget* par
     l->addWidget(sectionTitle(tr("World info")));
     l->addWidget(m_empty);
     l->addWidget(m_list, 1);
+    l->addWidget(m_budget);
     l->addLayout(buttons);
     l->addWidget(m_form, 2);
 
@@ -182,7 +191,7 @@ void WorldInfoPanel::reload(qint64 select) {
             m_list->clear();
             int row = m_entries.empty() ? -1 : 0;
             for (size_t i = 0; i < m_entries.size(); ++i) {
-                auto* item = new QListWidgetItem(itemText(m_entries[i]));
+                auto* item = new QListWidgetItem(entryText(i));
                 item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
                 item->setCheckState(m_entries[i].enabled ? Qt::Checked : Qt::Unchecked);
                 m_list->addItem(item);
@@ -224,7 +233,62 @@ void WorldInfoPanel::showSelected() {
     }
     m_problem->clear();
     m_loading = false;
+    showCost();
     updateEnabled();
+}
+
+QString WorldInfoPanel::entryText(size_t row) const {
+    const storage::LoreEntry& e = m_entries[row];
+    QString text = itemText(e);
+    const auto cost = m_costs.find(e.id);
+    if (cost != m_costs.end())
+        text += cost->second.tokens == 1 ? tr(" \u00b7 1 token")
+                                         : tr(" \u00b7 %1 tokens").arg(cost->second.tokens);
+    return text;
+}
+
+void WorldInfoPanel::setCosts(const std::vector<story::LoreCost>& costs, int budget) {
+    m_costs.clear();
+    for (const auto& c : costs)
+        m_costs[c.id] = c;
+    m_budgetTokens = budget;
+    m_loading = true;
+    for (size_t i = 0; i < m_entries.size(); ++i)
+        if (QListWidgetItem* item = m_list->item(int(i))) {
+            item->setText(entryText(i));
+            const auto cost = m_costs.find(m_entries[i].id);
+            const bool never = cost != m_costs.end() && !cost->second.fits;
+            item->setForeground(never ? QBrush(QColor(0xb0, 0x3a, 0x2e)) : QBrush());
+            item->setToolTip(never ? tr("Longer than the world-info budget: it can never be "
+                                        "read. Shorten it, or raise the budget or the window.")
+                                   : QString());
+        }
+    m_loading = false;
+    m_budget->setText(budget < 0 ? QString()
+                                 : tr("All entries that fire share %1 tokens of every "
+                                      "window (Generation > World info).")
+                                       .arg(budget));
+    m_budget->setVisible(budget >= 0 && !m_entries.empty());
+    showCost();
+}
+
+void WorldInfoPanel::showCost() {
+    const int row = selectedRow();
+    const auto cost = row >= 0 ? m_costs.find(m_entries[size_t(row)].id) : m_costs.end();
+    if (cost == m_costs.end()) {
+        m_cost->clear();
+    } else if (!cost->second.fits) {
+        m_cost->setText(tr("<b>%1 tokens: longer than the world-info budget of %2, so it can "
+                           "never be read.</b> Shorten it, or raise the budget "
+                           "(Generation > World info) or the window.")
+                            .arg(cost->second.tokens)
+                            .arg(m_budgetTokens));
+    } else {
+        m_cost->setText(tr("%1 tokens of the %2 all entries share, when it fires.")
+                            .arg(cost->second.tokens)
+                            .arg(m_budgetTokens));
+    }
+    m_cost->setVisible(!m_cost->text().isEmpty());
 }
 
 void WorldInfoPanel::updateEnabled() {
@@ -234,6 +298,7 @@ void WorldInfoPanel::updateEnabled() {
     m_add->setEnabled(m_story != 0);
     m_empty->setVisible(m_story != 0 && m_entries.empty());
     m_list->setVisible(!m_entries.empty());
+    m_budget->setVisible(m_budgetTokens >= 0 && !m_entries.empty());
 }
 
 void WorldInfoPanel::onEdited() {
@@ -254,7 +319,7 @@ void WorldInfoPanel::onEdited() {
                                       : QString());
     if (QListWidgetItem* item = m_list->item(row)) {
         m_loading = true;
-        item->setText(itemText(e));
+        item->setText(entryText(size_t(row)));
         item->setCheckState(e.enabled ? Qt::Checked : Qt::Unchecked);
         m_loading = false;
     }

@@ -1,4 +1,5 @@
-// A story's world info (a dock): its entries in the order they are placed, and the
+// A story's world info (a dock): its entries in the order they are placed, each with
+// what it costs of the window (a warning on one that can never fit the budget), and the
 // selected one's keys, secondary keys, content, on/off, order and scan depth. The
 // model reads an entry just before it continues when one of its keys occurs in the
 // recent text (story/lore.h). Edits are saved after a pause in typing, through the
@@ -8,9 +9,11 @@
 #include "error_text.h"
 
 #include <baton/storage/records.h>
+#include <baton/story/context.h>
 
 #include <QWidget>
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -41,6 +44,10 @@ public:
     const std::vector<storage::LoreEntry>& entries() const { return m_entries; }
     void addEntry();
     void removeSelected();
+    // What the entries cost (the context view's): their tokens against the budget.
+    void setCosts(const std::vector<story::LoreCost>& costs, int budget);
+    // The list's text of an entry, its cost included ("Elinor — … · 38 tokens").
+    QString entryText(size_t row) const;
 
 Q_SIGNALS:
     void loreChanged();
@@ -53,6 +60,7 @@ private:
     void save();
     int selectedRow() const;
     void updateEnabled();
+    void showCost();
 
     storage::StorageController& m_storage;
     qint64 m_story = 0;
@@ -66,11 +74,15 @@ private:
     QSpinBox* m_order;
     QSpinBox* m_depth;
     QLabel* m_problem;
+    QLabel* m_cost;
+    QLabel* m_budget;
     QPushButton* m_add;
     QPushButton* m_remove;
     QWidget* m_form;
     QTimer* m_timer;
     std::set<qint64> m_dirty; // entries edited since the last save
+    std::map<qint64, story::LoreCost> m_costs;
+    int m_budgetTokens = -1; // -1: not known yet
     bool m_reorder = false;
     bool m_focusKeys = false; // an added entry: its keys get the focus once listed   // an order
                               // changed: the list is read again after the save

@@ -36,6 +36,10 @@ WriteActions WriteActions::create(QObject* owner, QWidget& window) {
                          QKeySequence(Qt::CTRL | Qt::Key_I),
                          tr("A new story from a book: UTF-8 text, Markdown or a DRM-free EPUB "
                             "(Ctrl+I)"));
+    a.exportStory = make(tr("&Export story…"), QStringLiteral("actionExportStory"),
+                         QKeySequence(Qt::CTRL | Qt::Key_E),
+                         tr("Save the current branch of the story as Markdown or plain text "
+                            "(Ctrl+E); Import story reads it back"));
     a.undo = make(tr("&Undo"), QStringLiteral("actionUndo"), QKeySequence::Undo);
     a.redo = make(tr("&Redo"), QStringLiteral("actionRedo"), QKeySequence::Redo);
     a.previousAlternative =

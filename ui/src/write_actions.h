@@ -9,9 +9,9 @@ class QWidget;
 namespace baton::ui {
 
 struct WriteActions {
-    QAction *newStory, *newAdventure, *importStory, *undo, *redo, *previousAlternative,
-        *nextAlternative, *undoTurn, *rename, *duplicate, *remove, *undoRemove, *generate,
-        *continueStory, *retry, *stop, *loss;
+    QAction *newStory, *newAdventure, *importStory, *exportStory, *undo, *redo,
+        *previousAlternative, *nextAlternative, *undoTurn, *rename, *duplicate, *remove,
+        *undoRemove, *generate, *continueStory, *retry, *stop, *loss;
 
     // Creates them as children of `owner`, added to `window` (for their shortcuts).
     static WriteActions create(QObject* owner, QWidget& window);

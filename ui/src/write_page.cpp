@@ -18,6 +18,7 @@
 #include <baton/engine/engine_controller.h>
 #include <baton/engine/windows.h>
 #include <baton/storage/storage_controller.h>
+#include <baton/story/import.h>
 
 #include <QAction>
 #include <QApplication>
@@ -28,6 +29,9 @@
 #include <QFrame>
 #include <QLabel>
 #include <QMainWindow>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QSettings>
 #include <QSplitter>
 #include <QTextDocument>
 #include <QTimer>
@@ -37,6 +41,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <utility>
 
 namespace baton::ui {
 
@@ -136,6 +141,18 @@ void WritePage::createActions(QMainWindow& window) {
         if (!path.isEmpty())
             importStory(path);
     });
+    on(a.exportStory, [this] {
+        if (!m_session->isOpen())
+            return;
+        QString name = QString::fromStdString(m_session->story().title).simplified();
+        name.replace(QRegularExpression(QStringLiteral("[/\\\\:*?\"<>|]")), QStringLiteral("-"));
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export the story"),
+            QDir::home().filePath((name.isEmpty() ? tr("Story") : name) + QStringLiteral(".md")),
+            tr("Markdown (*.md);;Plain text (*.txt)"));
+        if (!path.isEmpty() && exportStory(path))
+            Q_EMIT statusMessage(tr("Exported to %1").arg(QFileInfo(path).fileName()), 5000);
+    });
     on(a.undo, &WritePage::storyUndo);
     on(a.redo, &WritePage::storyRedo);
     on(a.previousAlternative, [this] { switchAlternative(-1); });
@@ -191,6 +208,7 @@ void WritePage::connectParts() {
             });
     connect(m_importer, &StoryImporter::failed, this, &WritePage::failed);
     connect(m_library, &LibraryPanel::selectionChanged, this, &WritePage::updateActions);
+    connect(m_library, &LibraryPanel::listed, this, &WritePage::reopenLastStory);
     connect(m_library, &LibraryPanel::pendingDeleteChanged, this, &WritePage::updateActions);
     connect(m_library, &LibraryPanel::storageFailed, this,
             [this](const QString& what, const storage::StorageError& e) {
@@ -219,6 +237,14 @@ void WritePage::connectParts() {
                 else
                     m_editor->setFocus();
                 loadStorySettings(story);
+                if (story.id == m_caretStory) { // reopened at launch: the caret as it was
+                    QTextCursor c = m_editor->textCursor();
+                    c.setPosition(std::clamp(m_caret, 0, int(m_editor->storyText().size())));
+                    m_editor->setTextCursor(c);
+                    m_editor->ensureCursorVisible();
+                    m_caretStory = 0;
+                }
+                rememberStory();
                 Q_EMIT titleChanged(QString::fromStdString(story.title));
                 // The story continues with the model it was written with.
                 const QString storyModel = QString::fromStdString(story.modelPath);
@@ -227,7 +253,8 @@ void WritePage::connectParts() {
                 if (!storyModel.isEmpty() && storyModel != current && !m_modelLoading &&
                     QFileInfo::exists(storyModel + QStringLiteral("/config.json")))
                     Q_EMIT storyModelWanted(storyModel);
-                Q_EMIT progress(QString(), QString());
+                Q_EMIT windowStatus(QString());
+                Q_EMIT speedStatus(QString());
                 updateActions();
             });
     connect(m_session, &StorySession::pathChanged, this,
@@ -291,8 +318,8 @@ void WritePage::connectParts() {
     });
     connect(m_session, &StorySession::windowProgress, this,
             [this](qint64 window, int fill, int size, double tps) {
-                Q_EMIT progress(tr("window %1 · %2/%3").arg(window + 1).arg(fill).arg(size),
-                                tr("%1 tokens/s").arg(tps, 0, 'f', 1));
+                Q_EMIT windowStatus(windowCaption(window, fill, size));
+                Q_EMIT speedStatus(tr("%1 tokens/s").arg(tps, 0, 'f', 1));
             });
     connect(m_session, &StorySession::generationFinished, this,
             [this](const QString& summary) { Q_EMIT statusMessage(summary, 10000); });
@@ -366,6 +393,24 @@ bool WritePage::busy() const {
     return m_session->busy();
 }
 
+void WritePage::reopenLastStory() {
+    if (std::exchange(m_reopened, true) || m_session->isOpen())
+        return;
+    const QSettings settings;
+    const qint64 id = settings.value(QStringLiteral("write/lastStory")).toLongLong();
+    if (id <= 0)
+        return;
+    m_caretStory = id;
+    m_caret = settings.value(QStringLiteral("write/caret")).toInt();
+    m_library->select(id); // opens it, when it is still there
+}
+
+void WritePage::rememberStory() {
+    QSettings settings;
+    settings.setValue(QStringLiteral("write/lastStory"), m_session->storyId());
+    settings.setValue(QStringLiteral("write/caret"), m_editor->textCursor().position());
+}
+
 bool WritePage::prepareToClose() {
     // Runs the event loop while `pending` holds, for at most 10 s.
     auto waitWhile = [](const std::function<bool()>& pending) {
@@ -383,6 +428,7 @@ bool WritePage::prepareToClose() {
     saveDraft();
     flushNotes();
     m_library->commitPendingDelete();
+    rememberStory();
     waitWhile([this] { return m_session->savingTyped(); });
     return !m_session->savingTyped() && m_editor->typedText().isEmpty() &&
            !m_session->hasLeftBehindText();
@@ -405,6 +451,26 @@ void WritePage::showLoss(bool on) {
     updateActions();
 }
 
+bool WritePage::exportStory(const QString& path) {
+    if (!m_session->isOpen())
+        return false;
+    saveDraft();
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const auto format = suffix == QLatin1String("md") || suffix == QLatin1String("markdown")
+                            ? story::ExportFormat::Markdown
+                            : story::ExportFormat::Text;
+    const std::string text =
+        story::exportedText(m_session->story().title, m_editor->storyText().toStdString(), format);
+    QSaveFile file(path); // the old file stays whole until the new one is written
+    if (!file.open(QIODevice::WriteOnly) ||
+        file.write(text.data(), qint64(text.size())) != qint64(text.size()) || !file.commit()) {
+        Q_EMIT failed(tr("The story could not be exported"),
+                      {tr("%1 could not be written: %2").arg(path, file.errorString()), {}});
+        return false;
+    }
+    return true;
+}
+
 void WritePage::importStory(const QString& path) {
     if (!m_databaseOpen || !m_importer->import(path))
         return;
@@ -422,6 +488,13 @@ void WritePage::newStory(bool adventure) {
     if (m_engine.model())
         s.modelPath = m_engine.model()->path;
     s.settingsJson = m_settings->toJson();
+    if (adventure) { // a reply ends on a whole sentence, as in KoboldAI Lite's adventures
+        auto settings = story::parseSettings(s.settingsJson);
+        if (settings) {
+            settings->trimSentences = true;
+            s.settingsJson = story::settingsJson(*settings);
+        }
+    }
     m_library->createStory(s);
 }
 
@@ -481,7 +554,7 @@ void WritePage::switchAlternative(int step) {
     if (!leaf)
         return;
     saveDraft();
-    m_session->switchTo(*leaf, tr("Switch alternative"));
+    m_session->switchTo(*leaf, tr("switch to another alternative"));
 }
 
 void WritePage::sendTurn(int kind, const QString& input) {
@@ -533,6 +606,7 @@ void WritePage::updateActions() {
     m_actions.newStory->setEnabled(m_databaseOpen && !busy);
     m_actions.newAdventure->setEnabled(m_databaseOpen && !busy);
     m_actions.importStory->setEnabled(m_databaseOpen && !busy);
+    m_actions.exportStory->setEnabled(open && !busy);
     const bool editing = m_editor->hasPendingEdits();
     m_actions.undo->setEnabled(open && !busy && (m_session->canUndo() || editing));
     m_actions.redo->setEnabled(open && !busy && m_session->canRedo());
@@ -545,7 +619,9 @@ void WritePage::updateActions() {
     const bool alternatives = open && !busy && m_tree->alternative(1).has_value();
     m_actions.previousAlternative->setEnabled(alternatives);
     m_actions.nextAlternative->setEnabled(alternatives);
-    m_actions.undoTurn->setEnabled(open && !busy && m_session->canRetry());
+    const bool adventure = open && m_session->story().mode == storage::StoryMode::Adventure;
+    m_actions.undoTurn->setEnabled(adventure && !busy && m_session->canRetry());
+    m_actions.undoTurn->setVisible(!open || adventure);
     m_adventure->setReady(open && model && !busy, m_session->canRetry(),
                           m_session->canRetry() && model);
     m_actions.rename->setEnabled(m_library->selectedStory() != 0);

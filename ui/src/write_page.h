@@ -36,8 +36,9 @@ struct Story;
 } // namespace baton::storage
 
 namespace baton::story {
+struct ContextView;
 struct StorySettings;
-}
+} // namespace baton::story
 
 namespace baton::ui {
 
@@ -94,6 +95,10 @@ public:
     void setNoModelHint(const QString& text);
     // A new story from a book file, read off the GUI thread (File > Import story).
     void importStory(const QString& path);
+    // Writes the open story's current branch to `path`: Markdown (a "# " title line) for
+    // .md and .markdown, else plain text; what Import story reads back. False (with
+    // `failed` emitted) when it cannot be written.
+    bool exportStory(const QString& path);
     // The open story continues with this model from now on.
     void setStoryModel(const QString& folder);
     bool busy() const;
@@ -106,7 +111,11 @@ public:
 
 Q_SIGNALS:
     void statusMessage(QString text, int milliseconds);
-    void progress(QString window, QString speed);
+    // Which window is open and how full (the context view's, or the generation's as it
+    // streams): what the status bar shows; "" without a story.
+    void windowStatus(QString text);
+    // How fast the last generation went ("" before one).
+    void speedStatus(QString text);
     void titleChanged(QString title); // "" without a story
     void failed(QString what, baton::ui::ErrorText error);
     void openModelRequested();
@@ -115,6 +124,10 @@ Q_SIGNALS:
 
 private:
     void createActions(QMainWindow& window);
+    // The story open at the last close, with the caret where it was (QSettings
+    // write/lastStory, write/caret): reopened once the library first lists it.
+    void reopenLastStory();
+    void rememberStory();
     void createDocks(QMainWindow& window);
     void connectParts();
     void connectSaving(); // write_page_saving.cpp
@@ -122,8 +135,12 @@ private:
     void connectDocks();
     // Saves the memory, the note and world info being typed.
     void flushNotes();
-    // Lays out the next continuation again after a pause, when the Context dock shows.
+    // Lays out the next continuation again after a pause: the one source of "which
+    // window, how full" (status bar, Context dock, ruler) and of what the memory, the
+    // note and world info cost.
     void refreshContext();
+    // Shows a context view everywhere it is shown.
+    void showContext(const story::ContextView& view);
     void newStory(bool adventure);
     // Saves the edits of saved text the editor holds (before anything that reads or
     // moves the story).
@@ -168,6 +185,9 @@ private:
     SaveRetry* m_saveRetry = nullptr;
     WriteActions m_actions{};
     bool m_databaseOpen = false;
+    bool m_reopened = false; // the last story was reopened (or there was none)
+    qint64 m_caretStory = 0; // reopened at launch: its caret goes to m_caret
+    int m_caret = 0;
     bool m_modelLoading = false;
 };
 

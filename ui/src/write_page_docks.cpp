@@ -1,14 +1,18 @@
 // The Write page's docks: generation settings, branches, memory and note, world info,
-// and the context viewer, which is laid out again (on the engine thread, by the plan a
-// continuation runs) whenever something it shows changes.
+// and the context viewer. The context view is laid out again (on the engine thread, by
+// the plan a continuation runs) whenever something it shows changes, and is the one
+// source of which window is open and how full (the status bar, the Context dock and the
+// window ruler) and of what the memory, the note and world info cost.
 #include "write_page.h"
 
 #include "context_panel.h"
 #include "generation_settings_panel.h"
+#include "panel_util.h"
 #include "story_editor.h"
 #include "story_notes_panel.h"
 #include "story_session.h"
 #include "story_tree_panel.h"
+#include "window_ruler.h"
 #include "world_info_panel.h"
 
 #include <baton/engine/engine_controller.h>
@@ -18,6 +22,8 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace baton::ui {
 
@@ -66,8 +72,24 @@ void WritePage::flushNotes() {
 }
 
 void WritePage::refreshContext() {
-    if (m_contextDock->isVisible() && !m_contextDock->visibleRegion().isEmpty())
-        m_contextTimer->start();
+    m_contextTimer->start();
+}
+
+void WritePage::showContext(const story::ContextView& v) {
+    m_context->showView(v);
+    m_notes->setWindowCost(&v);
+    m_worldInfo->setCosts(v.loreCosts, v.lore.budget);
+    if (m_session->busy())
+        return; // the generation reports its window as it streams
+    Q_EMIT windowStatus(windowCaption(v.windowIndex, v.used, v.windows.window));
+    // The ruler: where each window begins in the editor's text (saved and typed).
+    const QString text = m_editor->storyText();
+    const std::vector<int> charAt = charIndexOfBytes(text);
+    std::vector<int> starts;
+    for (int64_t b : v.windowStarts)
+        starts.push_back(charAt[size_t(std::clamp<int64_t>(b, 0, int64_t(charAt.size()) - 1))]);
+    const bool recurrent = m_engine.model() && m_engine.model()->recurrence;
+    m_ruler->setStoryWindows(starts, int(text.size()), v.used, v.windows.window, recurrent);
 }
 
 void WritePage::connectDocks() {
@@ -83,12 +105,14 @@ void WritePage::connectDocks() {
                                       "tokenizer and windows."));
         else if (!m_session->busy())
             m_session->requestContext(generationSettings(), m_editor->typedText());
+        if (!m_session->isOpen() || !m_engine.model()) {
+            m_notes->setWindowCost(nullptr);
+            m_ruler->clear(m_session->isOpen() ? tr("Load a model to see the story's windows.")
+                                               : QString());
+            Q_EMIT windowStatus(QString());
+        }
     });
-    connect(m_session, &StorySession::contextReady, this, [this](const story::ContextView& v) {
-        m_context->showView(v);
-        m_notes->setMemoryCost(v.layout == story::MemoryLayout::EveryWindow, v.memoryTokens,
-                               v.pinnedTokens, v.windows.window);
-    });
+    connect(m_session, &StorySession::contextReady, this, &WritePage::showContext);
     connect(m_session, &StorySession::contextFailed, this, [this](const QString& message) {
         m_context->showMessage(tr("What the model reads cannot be laid out: %1").arg(message));
     });
@@ -103,7 +127,6 @@ void WritePage::connectDocks() {
     });
     connect(m_session, &StorySession::closed, this, [this] {
         m_worldInfo->setStory(0);
-        m_notes->setMemoryCost(true, 0, 0, 0);
         refreshContext();
     });
     connect(m_session, &StorySession::phaseChanged, this, [this](StorySession::Phase phase) {

@@ -45,10 +45,12 @@ void WritePage::commitEdits() {
     if (m_session->isOpen())
         m_session->saveEdits(edits);
     m_editor->acceptEdits();
-    if (!edits.empty())
+    if (!edits.empty()) {
         Q_EMIT statusMessage(tr("Edit saved; the model reads the story again from the "
                                 "edit on (Ctrl+Z undoes it)."),
                              6000);
+        refreshContext();
+    }
 }
 
 void WritePage::saveDraft() {

@@ -49,9 +49,11 @@ public:
     // Moves the current leaf to its parent; returns the new current id (0 = empty).
     Result<int64_t> undo(int64_t storyId);
     // Replaces a passage's text in place and deletes the recurrent states of that
-    // passage and of all its descendants (they were computed from the old text).
-    // Returns the number of states deleted.
-    Result<int64_t> editPassage(int64_t passageId, const std::string& text);
+    // passage and of all its descendants (they were computed from the old text). The
+    // passage becomes the user's edit (PassageAuthor::Edit) unless keepAuthor (a
+    // model's text cut short stays the model's). Returns the number of states deleted.
+    Result<int64_t> editPassage(int64_t passageId, const std::string& text,
+                                bool keepAuthor = false);
     // Deletes a passage and its descendants; the current leaf moves to its parent
     // when it was among them.
     Result<void> removePassage(int64_t passageId);

@@ -48,6 +48,13 @@ struct EditResult {
 // Saves edits in one transaction; returns how many saved states were deleted.
 Result<int64_t> saveEdits(storage::Database& db, const std::vector<PassageEdit>& edits);
 
+// Cuts the generation `generationId` at the end of the story's current path back to the
+// end of its last whole sentence (settings.h: trimSentences): the chunk the cut falls
+// in is edited, those after it removed; the states before the cut stay. Nothing
+// changes when the generation ends a sentence or a line, or holds no sentence end.
+// Returns the bytes cut.
+Result<size_t> trimToSentence(storage::Database& db, int64_t storyId, int64_t generationId);
+
 // Replaces the last occurrence of `find` in the text of the story's current path with
 // `replace` and saves the edit. An error when `find` is empty or does not occur.
 Result<EditResult> findAndReplace(storage::Database& db, int64_t storyId, std::string_view find,

@@ -5,7 +5,8 @@
 //
 //   {"temperature": 0.8, "top_k": 0, "top_p": 0.95, "repetition_penalty": 1.1,
 //    "max_tokens": 200, "seed": 7, "stop": ["\n>"], "ignore_eos": false,
-//    "window": 128, "overlap": 16, "memory": "every_window", "lore_budget": 32}
+//    "window": 128, "overlap": 16, "memory": "every_window", "lore_budget": 32,
+//    "trim_sentences": true}
 //
 // A key of the wrong type or out of range is an error that names it; unknown keys are
 // kept out of the way (ignored), so a newer build's settings still open.
@@ -36,6 +37,9 @@ struct StorySettings {
     MemoryLayout memory = MemoryLayout::EveryWindow;
     int loreBudget = 0; // tokens for all world-info entries together; 0: all the window has
                         // left beside the memory, the note and a quarter of T for new text
+    // A generation that stops in the middle of a sentence (at max tokens) is cut back to
+    // the end of its last whole sentence (KoboldAI Lite's "trim sentences").
+    bool trimSentences = false;
 };
 
 // A named sampler preset (the app's Focused / Balanced / Creative).
@@ -57,7 +61,8 @@ StorySettings defaultSettings();
 Result<StorySettings> parseSettings(std::string_view json);
 // The JSON for these settings: every sampler value; the seed only when fixed;
 // stop strings and ignore_eos only when set; the windows only when not the model's;
-// the memory layout only when "once"; the world-info budget only when set.
+// the memory layout only when "once"; the world-info budget and trim_sentences only when
+// set.
 std::string settingsJson(const StorySettings& settings);
 
 } // namespace baton::story

@@ -55,6 +55,7 @@ struct ContinueResult {
     LoreSelection lore;             // the world info that fired (placed entries were read)
     bool reusedGenerator = false;   // continued the last continuation's generator
     int64_t chunks = 0, states = 0; // saved
+    size_t trimmedBytes = 0;        // cut back to a whole sentence (trimSentences)
     std::string notice;             // e.g. why a saved state was skipped
     // A chunk could not be saved: the text before it is saved, the generation stopped.
     std::optional<storage::StorageError> saveError;
