@@ -1,6 +1,7 @@
 #include "panel_util.h"
 
 #include <QLabel>
+#include <QLocale>
 #include <QStringDecoder>
 
 namespace baton::ui {
@@ -11,6 +12,10 @@ QLabel* sectionTitle(const QString& text) {
     f.setWeight(QFont::DemiBold);
     l->setFont(f);
     return l;
+}
+
+QString countText(qint64 n, const QString& one, const QString& many) {
+    return n == 1 ? one : many.arg(QLocale().toString(n));
 }
 
 std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd) {

@@ -1,4 +1,5 @@
-// Small pieces the panels share: a section title, and strict UTF-8 decoding of files.
+// Small pieces the panels share: a section title, strict UTF-8 decoding of files, and
+// counts with the right plural.
 #pragma once
 
 #include <QByteArray>
@@ -17,5 +18,9 @@ QLabel* sectionTitle(const QString& text);
 // cutAtEnd (the bytes are the start of a longer file), an incomplete character at
 // the very end is dropped instead of refused.
 std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd = false);
+
+// `one` for a count of 1, else `many` with %1 replaced by the count (in the current
+// locale's digits): countText(n, tr("1 book"), tr("%1 books")).
+QString countText(qint64 n, const QString& one, const QString& many);
 
 } // namespace baton::ui

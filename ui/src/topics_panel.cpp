@@ -7,14 +7,17 @@
 #include <baton/engine/topics.h>
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -22,6 +25,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QThread>
 #include <QVBoxLayout>
 
 namespace baton::ui {
@@ -121,16 +125,26 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     m_fitProgress = new QProgressBar;
     m_fitProgress->setObjectName(QStringLiteral("fitProgress"));
     m_fitProgress->setRange(0, 1000);
-    m_fitStatus = new QLabel(tr("LDA by collapsed Gibbs sampling on the books of the "
-                                "Fine-tune page (documents of about 1,000 words)."));
+    auto* fitAbout = new QLabel(
+        tr("LDA by collapsed Gibbs sampling on the books of the Fine-tune page, cut into "
+           "documents of about 1,000 words. Each topic needs about %1 words of vocabulary "
+           "(the words found in at least 5 of the documents and in at most half of them): a "
+           "short book supports only a few topics. A fit whose topics repeat each other is "
+           "not kept, and you are told how many topics the books support.")
+            .arg(TopicFitCheck::kWordsPerTopic));
+    fitAbout->setObjectName(QStringLiteral("fitAbout"));
+    fitAbout->setWordWrap(true);
+    m_fitStatus = new QLabel;
     m_fitStatus->setObjectName(QStringLiteral("fitStatus"));
     m_fitStatus->setWordWrap(true);
+    m_fitStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* form = new QFormLayout;
     form->addRow(tr("Topics"), m_fitTopics);
     form->addRow(tr("Sweeps"), m_fitSweeps);
     form->addRow(tr("Name"), m_fitName);
     auto* fitButtons = new QHBoxLayout;
     fitButtons->addWidget(m_fitProgress, 1);
+    fitButtons->addStretch(0);
     fitButtons->addWidget(m_fitCancel);
     fitButtons->addWidget(m_fit);
 
@@ -152,6 +166,7 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     rl->addWidget(sectionTitle(tr("What the state carries")));
     rl->addWidget(m_states, 3);
     rl->addWidget(sectionTitle(tr("Fit a topic model")));
+    rl->addWidget(fitAbout);
     rl->addLayout(form);
     rl->addLayout(fitButtons);
     rl->addWidget(m_fitStatus);
@@ -195,8 +210,8 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
         if (job != m_fitJob)
             return;
         m_fitProgress->setValue(int(f * 1000));
-        m_fitStatus->setText(
-            tr("Fitting %1 on %2 book(s): %3").arg(m_fitLabel).arg(m_fitBooks).arg(m));
+        setFitStatus(tr("Fitting %1 on %2: %3")
+                         .arg(m_fitLabel, countText(m_fitBooks, tr("1 book"), tr("%1 books")), m));
     });
     connect(&m_lab, &EC::topicsFitted, this,
             [this](engine::JobId job, const QString&, int topics, int vocabulary) {
@@ -235,14 +250,22 @@ void TopicsPanel::refresh() {
             const QString selected = m_model->currentData().toString();
             m_models = std::move(models);
             m_model->clear();
-            for (const auto& m : m_models)
-                m_model->addItem(tr("%1 (%2 topics, %3 words)")
-                                     .arg(QString::fromStdString(m.name))
-                                     .arg(m.topics)
-                                     .arg(m.vocabularySize),
-                                 QString::fromStdString(m.path));
+            for (const auto& m : m_models) {
+                m_model->addItem(
+                    tr("%1 (%2, %3)")
+                        .arg(QString::fromStdString(m.name),
+                             countText(m.topics, tr("1 topic"), tr("%1 topics")),
+                             countText(m.vocabularySize, tr("1 word"), tr("%1 words"))),
+                    QString::fromStdString(m.path));
+                m_model->setItemData(m_model->count() - 1, QString::fromStdString(m.summary),
+                                     Qt::ToolTipRole);
+            }
             if (m_models.empty())
                 m_model->addItem(tr("No topic model yet: fit one below"), QString());
+            // The "fit one first" hint is answered once there is a model to analyse with.
+            else if (m_status->text() == fitFirstHint())
+                m_status->setText(tr("Ready: open a story on the Write page and press Analyse "
+                                     "the story."));
             selectTopicModel(m_pendingSelect.isEmpty() ? selected : m_pendingSelect);
             m_pendingSelect.clear();
             updateButtons();
@@ -273,7 +296,7 @@ void TopicsPanel::analyze() {
         return;
     const QString path = m_model->currentData().toString();
     if (path.isEmpty()) {
-        m_status->setText(tr("Fit a topic model first (below), then analyse."));
+        m_status->setText(fitFirstHint());
         return;
     }
     if (!m_engine.model()) {
@@ -396,9 +419,9 @@ void TopicsPanel::show(const engine::TopicsInspection& view) {
     m_states->resizeColumnToContents(0);
     m_states->resizeColumnToContents(1);
     m_status->setText(
-        tr("%1 windows, %2 topics%3")
-            .arg(view.windows.size())
-            .arg(k)
+        tr("%1, %2%3")
+            .arg(countText(qint64(view.windows.size()), tr("1 window"), tr("%1 windows")))
+            .arg(countText(k, tr("1 topic"), tr("%1 topics")))
             .arg(view.jsdBits >= 0
                      ? tr("; latest generation JSD %1 bits").arg(view.jsdBits, 0, 'f', 3)
                      : QString()));
@@ -408,7 +431,7 @@ void TopicsPanel::fit() {
     if (m_fitJob)
         return;
     if (m_folder.isEmpty()) {
-        m_fitStatus->setText(tr("The story database is not open."));
+        setFitStatus(tr("The story database is not open."));
         return;
     }
     QString name = m_fitName->text().trimmed();
@@ -420,7 +443,7 @@ void TopicsPanel::fit() {
                .arg(m_folder, file.left(40),
                     QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss")));
     if (!QDir().mkpath(m_folder)) {
-        m_fitStatus->setText(tr("Cannot create %1.").arg(m_folder));
+        setFitStatus(tr("Cannot create %1.").arg(m_folder));
         return;
     }
     engine::LdaOptions options;
@@ -428,7 +451,7 @@ void TopicsPanel::fit() {
     options.iterations = m_fitSweeps->value();
     m_fitLabel = name;
     m_fitPath = file;
-    m_fitStatus->setText(tr("Reading the books…"));
+    setFitStatus(tr("Reading the books…"));
     m_fit->setEnabled(false);
     // The books' texts from the database, then the fit on the lab engine.
     m_storage.bookTexts(
@@ -438,8 +461,8 @@ void TopicsPanel::fit() {
             for (auto& b : books)
                 texts.push_back(std::move(b.text));
             if (texts.empty()) {
-                m_fitStatus->setText(
-                    tr("No books: add some on the Fine-tune page (text or Markdown)."));
+                setFitStatus(
+                    tr("No books: add some on the Fine-tune page (text, Markdown or EPUB)."));
                 updateButtons();
                 return;
             }
@@ -450,7 +473,8 @@ void TopicsPanel::fit() {
             r.outPath = file.toStdString();
             m_fitJob = m_lab.fitTopics(r);
             m_fitProgress->setValue(0);
-            m_fitStatus->setText(tr("Fitting %1 on %2 book(s)…").arg(m_fitLabel).arg(m_fitBooks));
+            setFitStatus(tr("Fitting %1 on %2…")
+                             .arg(m_fitLabel, countText(m_fitBooks, tr("1 book"), tr("%1 books"))));
             updateButtons();
         },
         [this](const storage::StorageError& error) {
@@ -463,45 +487,144 @@ void TopicsPanel::onFitFinished(engine::JobId job, bool ok, const engine::Error&
     if (job != m_fitJob)
         return;
     m_fitJob = 0;
-    updateButtons();
     if (!ok) {
+        updateButtons();
         if (error.code == engine::ErrorCode::Cancelled) {
-            m_fitStatus->setText(tr("Cancelled; nothing was saved."));
+            setFitStatus(tr("Cancelled; nothing was saved."));
         } else {
-            m_fitStatus->setText(tr("The fit failed."));
+            setFitStatus(tr("The fit failed."), Tone::Warning);
             Q_EMIT failed(tr("The topic model could not be fitted"), describeEngineError(error));
         }
         return;
     }
     m_fitProgress->setValue(1000);
+    checkFit();
+}
+
+void TopicsPanel::checkFit() {
+    // Reading the saved model back and comparing its topics is file work: off this thread.
+    m_checking = true;
+    updateButtons();
+    setFitStatus(tr("Checking the %1 topics of %2…").arg(m_fitTopicsFound).arg(m_fitLabel));
+    QPointer<TopicsPanel> self(this);
+    const std::string path = m_fitPath.toStdString();
+    QThread* thread = QThread::create([self, path] {
+        std::optional<TopicFitCheck> check;
+        QString error;
+        if (auto model = engine::TopicModel::load(path))
+            check = checkTopicModel(*model);
+        else
+            error = QString::fromStdString(model.error().message);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, check = std::move(check), error] {
+                if (self)
+                    self->onFitChecked(check, error);
+            },
+            Qt::QueuedConnection);
+    });
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
+}
+
+void TopicsPanel::onFitChecked(const std::optional<TopicFitCheck>& check, const QString& error) {
+    if (!check) {
+        m_checking = false;
+        updateButtons();
+        setFitStatus(tr("The fitted model could not be read back; nothing was registered."),
+                     Tone::Warning);
+        Q_EMIT failed(tr("The topic model could not be checked"),
+                      {tr("The fitted model in %1 could not be read back.").arg(m_fitPath), error});
+        return;
+    }
+    const TopicFitCheck& c = *check;
+    const QString vocabulary = countText(c.vocabulary, tr("1 word"), tr("%1 words"));
+    const QString advice =
+        c.suggestedTopics() > 0
+            ? tr("Fit at most %1 topics, or add more books.").arg(c.suggestedTopics())
+            : tr("The books are too short for topics: add more books.");
+    if (c.repeated() > 0) {
+        // Copies of the same topics: not worth registering. The file goes too.
+        QFile::remove(m_fitPath);
+        m_checking = false;
+        updateButtons();
+        setFitStatus(
+            tr("Not kept: %1 of the %2 topics share most of their top words with another "
+               "topic (%3), so the model cannot tell them apart. The books give a vocabulary "
+               "of %4, and a topic needs about %5. %6")
+                .arg(c.repeated())
+                .arg(c.topics)
+                .arg(c.sharedWords(), vocabulary)
+                .arg(TopicFitCheck::kWordsPerTopic)
+                .arg(advice),
+            Tone::Warning);
+        return;
+    }
+    registerFit(c, c.smallVocabulary()
+                       ? tr("Warning: a vocabulary of %1 is small for %2 topics (about %3 words "
+                            "each): the topics may be weak. %4")
+                             .arg(vocabulary)
+                             .arg(c.topics)
+                             .arg(TopicFitCheck::kWordsPerTopic)
+                             .arg(advice)
+                       : QString());
+}
+
+void TopicsPanel::registerFit(const TopicFitCheck& check, const QString& warning) {
     // Registered with what the engine reported of the fitted model.
     storage::TopicModelRecord r;
     r.path = m_fitPath.toStdString();
     r.name = m_fitLabel.toStdString();
-    r.topics = m_fitTopicsFound;
-    r.vocabularySize = m_fitVocabulary;
-    r.summary = "fitted in the app on " + std::to_string(m_fitBooks) + " book(s), " +
-                std::to_string(m_fitSweeps->value()) + " sweeps";
+    r.topics = check.topics;
+    r.vocabularySize = check.vocabulary;
+    r.summary = tr("Fitted in the app on %1, %2 sweeps; a vocabulary of %3.")
+                    .arg(countText(m_fitBooks, tr("1 book"), tr("%1 books")))
+                    .arg(m_fitSweeps->value())
+                    .arg(countText(check.vocabulary, tr("1 word"), tr("%1 words")))
+                    .toStdString();
     m_storage.registerTopicModel(
         r, this,
-        [this](int64_t) {
-            m_fitStatus->setText(tr("%1 is ready (%2).").arg(m_fitLabel, m_fitPath));
+        [this, warning](int64_t) {
+            m_checking = false;
+            updateButtons();
+            const QString ready = tr("%1 is ready (%2).").arg(m_fitLabel, m_fitPath);
+            if (warning.isEmpty())
+                setFitStatus(ready);
+            else
+                setFitStatus(ready + QLatin1Char(' ') + warning, Tone::Warning);
             m_pendingSelect = m_fitPath;
             refresh();
             Q_EMIT fitted(m_fitPath);
         },
         [this](const storage::StorageError& error) {
+            m_checking = false;
+            updateButtons();
             Q_EMIT failed(tr("The topic model could not be registered"),
                           describeStorageError(error));
         });
 }
 
+void TopicsPanel::setFitStatus(const QString& text, Tone tone) {
+    m_fitStatus->setText(text);
+    QPalette p = palette();
+    if (tone == Tone::Warning)
+        p.setColor(QPalette::WindowText, QColor(0xa0, 0x3a, 0x00));
+    m_fitStatus->setPalette(p);
+}
+
+QString TopicsPanel::fitFirstHint() {
+    return tr("Fit a topic model first (below), then analyse.");
+}
+
 void TopicsPanel::updateButtons() {
     m_analyze->setEnabled(!m_inspectJob);
     m_cancel->setEnabled(m_inspectJob != 0);
-    m_fit->setEnabled(!m_fitJob);
+    m_fit->setEnabled(!fitting());
     m_fitCancel->setEnabled(m_fitJob != 0);
     m_model->setEnabled(!m_inspectJob);
+    // An idle progress bar reads as an empty text field: shown only while it moves.
+    m_progress->setVisible(m_inspectJob != 0);
+    m_fitProgress->setVisible(fitting());
 }
 
 } // namespace baton::ui
