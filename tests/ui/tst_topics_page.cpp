@@ -45,9 +45,13 @@ class TestTopicsPage : public QObject {
     // Presses Fit and waits until the fit is checked and registered or refused.
     void fitThrough(int topics, const QString& name) {
         m_panel->setFitOptions(topics, 200, name);
+        QSignalSpy ended(m_panel.get(), &ui::TopicsPanel::fitFinished);
         QTest::mouseClick(child<QPushButton>("fitStart"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(m_panel->fitting(), 30000);
-        QTRY_VERIFY_WITH_TIMEOUT(!m_panel->fitting(), 120000);
+        QVERIFY(m_panel->fitting());
+        QVERIFY(!child<QPushButton>("fitStart")->isEnabled());
+        QVERIFY(ended.wait(120000));
+        QCOMPARE(ended.count(), 1);
+        QVERIFY(!m_panel->fitting());
     }
 
 private Q_SLOTS:
