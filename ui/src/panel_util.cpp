@@ -18,6 +18,13 @@ QString countText(qint64 n, const QString& one, const QString& many) {
     return n == 1 ? one : many.arg(QLocale().toString(n));
 }
 
+QString shownModelName(const QString& name) {
+    constexpr int kMax = 40;
+    if (name.size() <= kMax)
+        return name;
+    return name.left(kMax / 2 - 1) + QChar(0x2026) + name.right(kMax / 2 - 1);
+}
+
 std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd) {
     if (cutAtEnd) {
         // Back up over continuation bytes to the last lead byte; drop the character

@@ -1,5 +1,5 @@
-// Small pieces the panels share: a section title, strict UTF-8 decoding of files, and
-// counts with the right plural.
+// Small pieces the panels share: a section title, strict UTF-8 decoding of files,
+// counts with the right plural, and model names short enough for a model box.
 #pragma once
 
 #include <QByteArray>
@@ -22,5 +22,9 @@ std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd = false);
 // `one` for a count of 1, else `many` with %1 replaced by the count (in the current
 // locale's digits): countText(n, tr("1 book"), tr("%1 books")).
 QString countText(qint64 n, const QString& one, const QString& many);
+
+// A model's name as a model box shows it: whole up to 40 characters, else elided in
+// the middle (the boxes' tooltips carry it whole, with the model's shape).
+QString shownModelName(const QString& name);
 
 } // namespace baton::ui
