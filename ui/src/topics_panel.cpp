@@ -180,10 +180,7 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
             m_engine.cancel(m_inspectJob);
     });
     connect(m_fit, &QPushButton::clicked, this, &TopicsPanel::fit);
-    connect(m_fitCancel, &QPushButton::clicked, this, [this] {
-        if (m_fitJob)
-            m_lab.cancel(m_fitJob);
-    });
+    connect(m_fitCancel, &QPushButton::clicked, this, &TopicsPanel::cancelFit);
     using EC = engine::EngineController;
     connect(&m_engine, &EC::jobProgress, this,
             [this](engine::JobId job, double f, const QString& m) {
@@ -314,8 +311,7 @@ void TopicsPanel::analyze() {
 void TopicsPanel::cancel() {
     if (m_inspectJob)
         m_engine.cancel(m_inspectJob);
-    if (m_fitJob)
-        m_lab.cancel(m_fitJob);
+    cancelFit();
     m_probe->cancel();
 }
 
@@ -427,7 +423,7 @@ void TopicsPanel::updateButtons() {
     m_analyze->setEnabled(!m_inspectJob);
     m_cancel->setEnabled(m_inspectJob != 0);
     m_fit->setEnabled(!fitting());
-    m_fitCancel->setEnabled(m_fitJob != 0);
+    m_fitCancel->setEnabled(m_fitJob != 0 || m_fitReading);
     m_model->setEnabled(!m_inspectJob);
     // An idle progress bar reads as an empty text field: shown only while it moves.
     m_progress->setVisible(m_inspectJob != 0);

@@ -90,6 +90,8 @@ private:
     void onFitChecked(const std::optional<TopicFitCheck>& check, const QString& error);
     void registerFit(const TopicFitCheck& check, const QString& warning);
     void endFit(bool kept);
+    // Cancels the fit: its job, or, while the books are read, the fit before it starts.
+    void cancelFit();
     enum class Tone { Normal, Warning };
     void setFitStatus(const QString& text, Tone tone = Tone::Normal);
     static QString fitFirstHint();
@@ -122,7 +124,9 @@ private:
 
     engine::JobId m_inspectJob = 0;
     engine::JobId m_fitJob = 0;
-    bool m_fitBusy = false; // from Fit until registered or refused
+    bool m_fitBusy = false;      // from Fit until registered or refused
+    bool m_fitReading = false;   // the books are being read for it
+    bool m_fitCancelled = false; // Cancel while they were
     QString m_fitPath, m_fitLabel;
     QString m_pendingSelect; // the topic model to select when the list is read
     int m_fitBooks = 0;

@@ -47,11 +47,19 @@ void TopicsPanel::fit() {
     m_fitPath = file;
     setFitStatus(tr("Reading the books…"));
     m_fitBusy = true; // until the fit is registered or refused
+    m_fitReading = true;
+    m_fitCancelled = false;
     updateButtons();
     // The books' texts from the database, then the fit on the lab engine.
     m_storage.bookTexts(
         {}, this,
         [this, options, file](std::vector<storage::Book> books) {
+            m_fitReading = false;
+            if (m_fitCancelled) { // before the fit began
+                setFitStatus(tr("Cancelled; nothing was saved."));
+                endFit(false);
+                return;
+            }
             std::vector<std::string> texts;
             for (auto& b : books)
                 texts.push_back(std::move(b.text));
@@ -73,9 +81,17 @@ void TopicsPanel::fit() {
             updateButtons();
         },
         [this](const storage::StorageError& error) {
+            m_fitReading = false;
             endFit(false);
             Q_EMIT failed(tr("The books could not be read"), describeStorageError(error));
         });
+}
+
+void TopicsPanel::cancelFit() {
+    if (m_fitJob)
+        m_lab.cancel(m_fitJob);
+    else if (m_fitReading)
+        m_fitCancelled = true; // said when the books are read; the fit never starts
 }
 
 void TopicsPanel::onFitFinished(engine::JobId job, bool ok, const engine::Error& error) {
