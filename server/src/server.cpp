@@ -82,6 +82,8 @@ void Server::Impl::routes() {
 
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         requests.fetch_add(1);
+        if (options.onActivity)
+            options.onActivity();
         // Browsers' front ends (KoboldAI Lite) call from another origin.
         res.set_header("Access-Control-Allow-Origin", "*");
         if (req.method == "OPTIONS") {
@@ -128,6 +130,8 @@ void Server::Impl::routes() {
         if (res.status >= 400)
             rejected.fetch_add(1);
         spdlog::info("{} {} -> {}", req.method, req.path, res.status);
+        if (options.onActivity)
+            options.onActivity();
     });
     addKoboldRoutes(http, core);
     addOpenAiRoutes(http, core);

@@ -1,11 +1,14 @@
 // The lab pages' presenters (Compare overlaps, Fine-tune) against a fake LabBackend:
 // what they ask of the engine and the storage, and what they make of the answers.
 #include "epub_fixture.h"
+#include "fake_lab_backend.h"
 #include "test_support.h"
 
 #include "compare_presenter.h"
 #include "finetune_presenter.h"
 #include "model_catalog.h"
+
+#include <baton/engine/text.h>
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -13,151 +16,9 @@
 
 using namespace baton;
 using namespace baton::ui;
+using baton::test::FakeLabBackend;
 
 namespace {
-
-// Records every request; the test plays the engine by emitting the backend's signals.
-// Storage requests are answered at once from memory.
-class FakeLabBackend : public LabBackend {
-public:
-    struct Job {
-        QString kind, model;
-        engine::EvaluateRequest evaluate;
-        engine::GenerateRequest generate;
-        engine::TrainConfig train;
-    };
-    std::map<engine::JobId, Job> jobs;
-    std::vector<engine::JobId> cancelled;
-    std::vector<storage::EvalResult> results;
-    std::vector<storage::Book> stored;
-    std::vector<storage::TrainingRun> runList;
-    std::vector<std::vector<storage::MetricPoint>> metricCalls;
-    std::vector<std::tuple<qint64, std::string, storage::RunStatus>> finished;
-    std::vector<storage::MetricPoint> metrics;
-    bool failStorage = false;
-
-    engine::JobId loadModel(const QString& folder) override {
-        Job j;
-        j.kind = "load";
-        j.model = folder;
-        return add(j);
-    }
-    engine::JobId evaluate(const engine::EvaluateRequest& r) override {
-        Job j;
-        j.kind = "evaluate";
-        j.evaluate = r;
-        return add(j);
-    }
-    engine::JobId generate(const engine::GenerateRequest& r) override {
-        Job j;
-        j.kind = "generate";
-        j.generate = r;
-        return add(j);
-    }
-    engine::JobId train(const engine::TrainConfig& c) override {
-        Job j;
-        j.kind = "train";
-        j.train = c;
-        return add(j);
-    }
-    void cancel(engine::JobId job) override { cancelled.push_back(job); }
-
-    void storeEvalResult(const storage::EvalResult& r, Failed f) override {
-        if (fail(f))
-            return;
-        results.push_back(r);
-    }
-    void evalResults(Done<std::vector<storage::EvalResult>> d, Failed f) override {
-        if (!fail(f))
-            d(results);
-    }
-    void books(Done<std::vector<storage::Book>> d, Failed f) override {
-        if (fail(f))
-            return;
-        std::vector<storage::Book> listed = stored;
-        for (auto& b : listed)
-            b.text.clear();
-        d(listed);
-    }
-    void bookTexts(const std::vector<int64_t>& ids, Done<std::vector<storage::Book>> d,
-                   Failed f) override {
-        if (fail(f))
-            return;
-        std::vector<storage::Book> out;
-        for (const auto& b : stored)
-            if (ids.empty() || std::find(ids.begin(), ids.end(), b.id) != ids.end())
-                out.push_back(b);
-        d(out);
-    }
-    void addBooks(const std::vector<storage::Book>& books, Done<bool> d, Failed f) override {
-        if (fail(f))
-            return;
-        for (auto b : books) {
-            b.id = int64_t(stored.size()) + 1;
-            b.textBytes = int64_t(b.text.size());
-            stored.push_back(b);
-        }
-        d(true);
-    }
-    void removeBooks(const std::vector<int64_t>& ids, Done<bool> d, Failed f) override {
-        if (fail(f))
-            return;
-        stored.erase(std::remove_if(stored.begin(), stored.end(),
-                                    [&](const storage::Book& b) {
-                                        return std::find(ids.begin(), ids.end(), b.id) != ids.end();
-                                    }),
-                     stored.end());
-        d(true);
-    }
-    void runs(Done<std::vector<storage::TrainingRun>> d, Failed f) override {
-        if (!fail(f))
-            d(runList);
-    }
-    void createRun(const storage::TrainingRun& run, Done<int64_t> d, Failed f) override {
-        if (fail(f))
-            return;
-        runList.insert(runList.begin(), run);
-        runList.front().id = int64_t(runList.size());
-        d(runList.front().id);
-    }
-    void resumeRun(qint64, Done<std::vector<storage::MetricPoint>> d, Failed f) override {
-        if (!fail(f))
-            d(metrics);
-    }
-    void addMetrics(const std::vector<storage::MetricPoint>& points, Failed f) override {
-        if (!fail(f))
-            metricCalls.push_back(points);
-    }
-    void finishRun(qint64 runId, const std::vector<storage::MetricPoint>& points,
-                   const std::string& checkpoint, storage::RunStatus status, const std::string&,
-                   Done<bool> d, Failed f) override {
-        if (fail(f))
-            return;
-        metricCalls.push_back(points);
-        finished.push_back({runId, checkpoint, status});
-        d(true);
-    }
-
-    engine::JobId jobOf(const QString& kind, int nth = 0) const {
-        for (const auto& [id, j] : jobs)
-            if (j.kind == kind && nth-- == 0)
-                return id;
-        return 0;
-    }
-
-private:
-    engine::JobId add(const Job& j) {
-        const engine::JobId id = m_next++;
-        jobs[id] = j;
-        return id;
-    }
-    bool fail(const Failed& f) {
-        if (failStorage && f)
-            f(storage::makeStorageError(storage::StorageErrorCode::Io, "injected"));
-        return failStorage;
-    }
-    engine::JobId m_next = 1;
-};
 
 engine::ScoreResult row(int T, int o, double nll) {
     engine::ScoreResult r;
@@ -445,9 +306,23 @@ private Q_SLOTS:
         QVERIFY(p.start(s));
         const engine::JobId job = fake.jobOf("train");
         QCOMPARE(fake.jobs[job].train.bpttWindows, 1); // a baseline
+        // The base model's held-out measurement is queued before the training; both
+        // are cancelled.
+        const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
+        QVERIFY(load && eval && load < job && eval < job);
+        Q_EMIT fake.jobFinished(load, true, {});
+        Q_EMIT fake.evaluationRow(eval, row(32, 0, 500), true);
+        Q_EMIT fake.jobFinished(eval, true, {});
+        QVERIFY(p.heldOutBefore().valid());
+        engine::TrainEvent step;
+        step.kind = engine::TrainEvent::Kind::Step;
+        step.step = 1;
+        step.totalSteps = 100;
+        Q_EMIT fake.trainingEvent(job, step);
         p.cancel();
         QCOMPARE(fake.cancelled, std::vector<engine::JobId>{job});
         Q_EMIT fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        QVERIFY(!p.running());
         QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Cancelled);
         // The run can be resumed while its folder is there.
         fake.runList[0].status = storage::RunStatus::Cancelled;
@@ -455,7 +330,10 @@ private Q_SLOTS:
         QVERIFY(QDir().mkpath(outDir));
         p.refresh();
         QVERIFY(p.canResume());
-        fake.metrics = {{1, 5, "train_loss", 4.0}, {1, 5, "val_ppl", 90.0}};
+        fake.metrics = {{1, 5, "train_loss", 4.0},
+                        {1, 5, "val_ppl", 90.0},
+                        {1, 0, "heldout_nll_base", 500.0},
+                        {1, 0, "heldout_tokens_base", 100.0}};
         QSignalSpy restored(&p, &FineTunePresenter::settingsRestored);
         QVERIFY(p.resume());
         QCOMPARE(restored.count(), 1);
@@ -466,6 +344,157 @@ private Q_SLOTS:
         QVERIFY(resumed.resume);
         QCOMPARE(QString::fromStdString(resumed.outDir), outDir);
         QVERIFY(resumed.corpusTexts.empty()); // the run's folder holds them
+        // The base model's figure came back with the metrics: not measured again.
+        QCOMPARE(p.heldOutBefore().tokens, int64_t(100));
+        QCOMPARE(fake.jobOf("evaluate", 1), engine::JobId(0));
+    }
+
+    // A run scores the held-out end of the books with the base model before training
+    // and with the fine-tuned model after it: the same text, the same windows.
+    void fineTuneMeasuresTheHeldOutTextBeforeAndAfter() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        p.setRunsFolder(m_tmp.filePath("runs3"));
+        std::string book;
+        for (int i = 0; i < 60; ++i)
+            book += "Paragraph " + std::to_string(i) + " of the book,\nhard-wrapped.\n\n";
+        fake.stored.push_back({1, "Book", "", "sum", book, int64_t(book.size()), 0});
+        p.refresh();
+        QSignalSpy done(&p, &FineTunePresenter::runFinished);
+        QSignalSpy progress(&p, &FineTunePresenter::progress);
+        QSignalSpy heldOut(&p, &FineTunePresenter::heldOutChanged);
+        QJsonObject s{{"base", "/m/base"}, {"mode", "recurrent"}, {"scope", "all"},  {"window", 32},
+                      {"overlap", 8},      {"bptt_windows", 2},   {"batch_size", 2}, {"lr", 1e-4},
+                      {"epochs", 1.0},     {"name", "held"}};
+        QVERIFY(p.start(s));
+        const engine::JobId train = fake.jobOf("train");
+        const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
+        QVERIFY(load < eval && eval < train); // queued before the training
+        QCOMPARE(fake.jobs[load].model, QString("/m/base"));
+        const auto& c = fake.jobs[train].train;
+        const engine::EvaluateRequest before = fake.jobs[eval].evaluate;
+        // The held-out end, as the trainer reads it (unwrapped), never in the corpus.
+        QCOMPARE(before.text, engine::unwrapText(c.validationTexts[0].second));
+        QCOMPARE(before.text, heldOutTexts(fake.stored).at(0));
+        QVERIFY(before.text.find("Paragraph 59 of the book,") != std::string::npos);
+        QVERIFY(c.corpusTexts[0].second.find("Paragraph 59") == std::string::npos);
+        QCOMPARE(before.settings.size(), size_t(1));
+        QCOMPARE(before.settings[0].window, 32);
+        QCOMPARE(before.settings[0].overlap, 8);
+        Q_EMIT fake.jobFinished(load, true, {});
+        Q_EMIT fake.jobProgress(eval, 0.5, QString());
+        QCOMPARE(progress.last().at(0).toDouble(), 0.5);
+        Q_EMIT fake.evaluationRow(eval, row(32, 8, 400), true);  // perplexity e^4
+        Q_EMIT fake.evaluationRow(eval, row(32, 8, 999), false); // state off: not counted
+        Q_EMIT fake.jobFinished(eval, true, {});
+        QVERIFY(heldOut.count() >= 1);
+        QCOMPARE(p.heldOutBefore().tokens, int64_t(100));
+        QVERIFY(qAbs(p.heldOutBefore().perplexity() - std::exp(4.0)) < 1e-9);
+        QVERIFY2(p.heldOutSummary().contains("base model 54.60"), qPrintable(p.heldOutSummary()));
+        QVERIFY(p.heldOutSummary().contains("measured when training ends"));
+
+        engine::TrainEvent e;
+        e.kind = engine::TrainEvent::Kind::Step;
+        e.step = e.totalSteps = 3;
+        e.loss = 3;
+        Q_EMIT fake.trainingEvent(train, e);
+        engine::TrainEvent fin;
+        fin.kind = engine::TrainEvent::Kind::Done;
+        fin.checkpoint = "/runs/held/model";
+        Q_EMIT fake.trainingEvent(train, fin);
+        Q_EMIT fake.jobFinished(train, true, {});
+        // The base model's figure is stored with the run.
+        QCOMPARE(fake.metricCalls.size(), size_t(1));
+        const auto stored = fake.metricCalls[0];
+        QVERIFY(std::any_of(stored.begin(), stored.end(), [](const storage::MetricPoint& m) {
+            return m.name == "heldout_nll_base" && m.value == 400;
+        }));
+        // Not finished yet: the fine-tuned model on the same text, with the same windows.
+        QCOMPARE(done.count(), 0);
+        QVERIFY(p.running());
+        const engine::JobId load2 = fake.jobOf("load", 1), eval2 = fake.jobOf("evaluate", 1);
+        QVERIFY(load2 > train && eval2 > load2);
+        QCOMPARE(fake.jobs[load2].model, QString("/runs/held/model"));
+        QCOMPARE(fake.jobs[eval2].evaluate.text, before.text);
+        QCOMPARE(fake.jobs[eval2].evaluate.settings[0].window, 32);
+        QCOMPARE(fake.jobs[eval2].evaluate.settings[0].overlap, 8);
+        Q_EMIT fake.jobFinished(load2, true, {});
+        Q_EMIT fake.evaluationRow(eval2, row(32, 8, 300), true); // e^3
+        Q_EMIT fake.jobFinished(eval2, true, {});
+        QCOMPARE(done.count(), 1);
+        QVERIFY(done.at(0).at(0).toBool());
+        QVERIFY(!p.running());
+        QVERIFY(qAbs(p.heldOutAfter().perplexity() - std::exp(3.0)) < 1e-9);
+        QVERIFY2(
+            p.heldOutSummary().contains("base model 54.60 → fine-tuned 20.09 (−63.2%, better)"),
+            qPrintable(p.heldOutSummary()));
+        QCOMPARE(fake.metricCalls.back().front().name, std::string("heldout_nll"));
+    }
+
+    // Cancel while the base model is measured: the training queued after it goes too.
+    void fineTuneCancelsBeforeTrainingBegins() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        p.setRunsFolder(m_tmp.filePath("runs4"));
+        fake.stored.push_back({1, "Book", "", "sum", std::string(5000, 'y'), 5000, 0});
+        p.refresh();
+        QSignalSpy done(&p, &FineTunePresenter::runFinished);
+        QSignalSpy status(&p, &FineTunePresenter::status);
+        QJsonObject s{{"base", "/m/base"}, {"mode", "baseline"}, {"window", 32},  {"overlap", 0},
+                      {"batch_size", 2},   {"lr", 1e-4},         {"epochs", 1.0}, {"name", "c"}};
+        QVERIFY(p.start(s));
+        QVERIFY(status.last().at(0).toString().contains("held-out"));
+        p.cancel();
+        std::vector<engine::JobId> all;
+        for (const auto& [id, j] : fake.jobs)
+            all.push_back(id);
+        auto cancelled = fake.cancelled;
+        std::sort(cancelled.begin(), cancelled.end());
+        QCOMPARE(cancelled, all); // load, evaluation and training
+        for (engine::JobId id : all)
+            Q_EMIT fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        QCOMPARE(done.count(), 1);
+        QVERIFY(!done.at(0).at(0).toBool());
+        QVERIFY(!p.running());
+        QVERIFY(!p.heldOutBefore().valid());
+        QCOMPARE(status.last().at(0).toString(), QString("Cancelled before training began."));
+    }
+
+    // A base model that cannot be loaded: its evaluation is cancelled (it would score
+    // whatever model the engine holds), no figure is shown, the run goes on.
+    void aFailedMeasurementIsDropped() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        p.setRunsFolder(m_tmp.filePath("runs5"));
+        fake.stored.push_back({1, "Book", "", "sum", std::string(5000, 'z'), 5000, 0});
+        p.refresh();
+        QSignalSpy log(&p, &FineTunePresenter::logLine);
+        QJsonObject s{{"base", "/m/gone"}, {"mode", "baseline"}, {"window", 32},  {"overlap", 0},
+                      {"batch_size", 2},   {"lr", 1e-4},         {"epochs", 1.0}, {"name", "f"}};
+        QVERIFY(p.start(s));
+        const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
+        Q_EMIT fake.jobFinished(load, false, {engine::ErrorCode::FileNotFound, "no such folder"});
+        QCOMPARE(fake.cancelled, std::vector<engine::JobId>{eval});
+        Q_EMIT fake.jobFinished(eval, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        QVERIFY(!p.heldOutBefore().valid());
+        QVERIFY(p.heldOutSummary().isEmpty());
+        QVERIFY(log.last().at(0).toString().contains("no such folder"));
+        QVERIFY(p.running()); // the training job is still queued
+        QVERIFY(std::find(fake.cancelled.begin(), fake.cancelled.end(), fake.jobOf("train")) ==
+                fake.cancelled.end());
+    }
+
+    void heldOutTextsShareTheBudget() {
+        std::vector<storage::Book> books(3);
+        books[0].text = std::string(9000, 'a') + "\n\n" + std::string(1000, 'b');
+        books[1].text = "short\n\n   \n"; // its held-out end is blank: left out
+        for (int i = 0; i < 3000; ++i)
+            books[2].text += "\xc3\xa9"; // é, 6000 bytes
+        const auto texts = heldOutTexts(books, 700);
+        QCOMPARE(texts.size(), size_t(2));
+        QVERIFY(texts[0].size() <= 350 && texts[0].find('b') != std::string::npos);
+        QVERIFY(texts[1].size() <= 350 && texts[1].size() % 2 == 0); // whole characters
+        QVERIFY(!texts[1].empty());
     }
 };
 

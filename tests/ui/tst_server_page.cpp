@@ -1,6 +1,7 @@
 // The app's Server page: started from the app on the writing model, it answers a
 // KoboldAI client with the model the story editor uses (its jobs queue on the same
-// engine), counts what it served, refuses an open address without a key, and stops.
+// engine), counts every request it answered (on the page as soon as the client has
+// its answer), refuses an open address without a key, and stops.
 #include "app_harness.h"
 #include "test_support.h"
 
@@ -13,12 +14,15 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <atomic>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 using namespace baton;
 
@@ -95,6 +99,46 @@ private Q_SLOTS:
         child<QPushButton>("serverToggle")->click();
         QVERIFY(!page->running());
         QCOMPARE(request(port, "GET", "/api/v1/model").first, 0); // nobody listens
+    }
+
+    // Every request is on the page as soon as its client has the answer: N requests of
+    // every kind (a model query, a generation, an unknown path, a bad body), N shown,
+    // with no wait for a refresh (the page once polled every second and showed 3 of 4).
+    void theCounterShowsEveryRequest() {
+        m_app.window->showPage(ui::MainWindow::Page::Server);
+        auto* page = m_app.window->serverPanel();
+        child<QSpinBox>("serverPort")->setValue(0);
+        QVERIFY(page->startServer());
+        struct Stopped { // however the test ends
+            ui::ServerPanel* page;
+            ~Stopped() { page->stopServer(); }
+        } stopped{page};
+        const int port = QUrl(page->url()).port();
+        auto* served = child<QLabel>("serverServed");
+        const auto shown = [served] {
+            QCoreApplication::processEvents(); // what the server posted before answering
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("Requests: (\\d+)")).match(served->text());
+            return m.hasMatch() ? m.captured(1).toInt() : -1;
+        };
+        QCOMPARE(shown(), 0);
+        const std::vector<std::tuple<std::string, std::string, std::string, int>> sent{
+            {"GET", "/api/v1/model", "", 200},
+            {"POST", "/api/v1/generate", R"({"prompt":"Once","max_length":4,"sampler_seed":2})",
+             200},
+            {"GET", "/api/v1/nothing-here", "", 404},
+            {"POST", "/api/v1/generate", "{not json", 400},
+        };
+        int n = 0;
+        for (const auto& [method, path, body, expected] : sent) {
+            QCOMPARE(request(port, method, path, body).first, expected);
+            ++n;
+            QCOMPARE(shown(), n);
+        }
+        // The errors are counted once their answers are written (just after).
+        QTRY_VERIFY2(served->text().contains(QStringLiteral("answered with an error: 2")),
+                     qPrintable(served->text()));
+        QCOMPARE(shown(), 4);
     }
 
     void anOpenAddressNeedsAKey() {

@@ -31,6 +31,17 @@
 
 namespace baton::ui {
 
+namespace {
+QComboBox* modelBox(const QString& name) {
+    auto* box = new QComboBox;
+    box->setObjectName(name);
+    box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    QObject::connect(box, &QComboBox::currentIndexChanged, box,
+                     [box] { box->setToolTip(box->currentData(Qt::ToolTipRole).toString()); });
+    return box;
+}
+} // namespace
+
 ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* parent)
     : QWidget(parent)
     , m_catalog(catalog)
@@ -38,10 +49,8 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* 
     setObjectName(QStringLiteral("comparePanel"));
 
     // The form.
-    m_modelA = new QComboBox;
-    m_modelA->setObjectName(QStringLiteral("compareModelA"));
-    m_modelB = new QComboBox;
-    m_modelB->setObjectName(QStringLiteral("compareModelB"));
+    m_modelA = modelBox(QStringLiteral("compareModelA"));
+    m_modelB = modelBox(QStringLiteral("compareModelB"));
     m_source = new QComboBox;
     m_source->setObjectName(QStringLiteral("compareSource"));
     m_source->addItem(tr("A text file"));
@@ -115,10 +124,10 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* 
     m_prompt->setPlaceholderText(tr("A prompt to continue under both settings"));
     m_prompt->setMaximumHeight(90);
     auto* contForm = new QFormLayout;
+    contForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     const char* names[2] = {"A", "B"};
     for (int side = 0; side < 2; ++side) {
-        m_contModel[side] = new QComboBox;
-        m_contModel[side]->setObjectName(QStringLiteral("compareContModel%1").arg(side));
+        m_contModel[side] = modelBox(QStringLiteral("compareContModel%1").arg(side));
         m_contWindow[side] = new QSpinBox;
         m_contWindow[side]->setRange(2, 4096);
         m_contWindow[side]->setValue(128);
@@ -128,11 +137,13 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* 
         m_contOverlap[side]->setRange(0, 4095);
         m_contOverlap[side]->setValue(side == 0 ? 0 : 64);
         m_contOverlap[side]->setPrefix(QStringLiteral("o "));
+        // The model on a row of its own, so that its name shows whole in the pane.
         auto* row = new QHBoxLayout;
-        row->addWidget(m_contModel[side], 1);
         row->addWidget(m_contWindow[side]);
         row->addWidget(m_contOverlap[side]);
-        contForm->addRow(tr("Setting %1").arg(QLatin1String(names[side])), row);
+        row->addStretch(1);
+        contForm->addRow(tr("Setting %1").arg(QLatin1String(names[side])), m_contModel[side]);
+        contForm->addRow(QString(), row);
     }
     m_contTokens = new QSpinBox;
     m_contTokens->setRange(1, 2000);
@@ -178,6 +189,9 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* 
     m_byFlops = new LineChart(tr("Perplexity against compute"), tr("MFLOPs per token"),
                               tr("token perplexity"));
     m_byFlops->setObjectName(QStringLiteral("chartByFlops"));
+    // Overlaps, FLOPs and perplexities are never negative: no axis starts below 0.
+    m_byOverlap->setFloors(0, 0);
+    m_byFlops->setFloors(0, 0);
     auto* charts = new QWidget;
     auto* chl = new QHBoxLayout(charts);
     chl->setContentsMargins(0, 0, 0, 0);
@@ -203,13 +217,24 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* 
     auto* conts = new QWidget;
     auto* cl = new QHBoxLayout(conts);
     for (int side = 0; side < 2; ++side) {
+        // Each pane says which setting (and model) wrote it.
+        m_contLabel[side] = new QLabel(tr("Setting %1").arg(QLatin1String(names[side])));
+        m_contLabel[side]->setObjectName(QStringLiteral("compareContLabel%1").arg(side));
+        m_contLabel[side]->setWordWrap(true);
+        QFont bold = m_contLabel[side]->font();
+        bold.setWeight(QFont::DemiBold);
+        m_contLabel[side]->setFont(bold);
         m_contOut[side] = new QTextBrowser;
         m_contOut[side]->setObjectName(QStringLiteral("compareContOut%1").arg(side));
-        m_contOut[side]->setPlaceholderText(tr("Setting %1's continuation").arg(names[side]));
+        m_contOut[side]->setPlaceholderText(
+            tr("Setting %1's continuation").arg(QLatin1String(names[side])));
         QFont f = m_contOut[side]->font();
         f.setPointSizeF(f.pointSizeF() * 1.05);
         m_contOut[side]->setFont(f);
-        cl->addWidget(m_contOut[side]);
+        auto* pane = new QVBoxLayout;
+        pane->addWidget(m_contLabel[side]);
+        pane->addWidget(m_contOut[side], 1);
+        cl->addLayout(pane);
     }
     auto* tabs = new QTabWidget;
     tabs->setObjectName(QStringLiteral("compareTabs"));
@@ -240,6 +265,7 @@ ComparePanel::ComparePanel(ModelCatalog& catalog, LabBackend& backend, QWidget* 
             &ComparePanel::showStoredTexts);
     connect(m_presenter, &ComparePresenter::continuationStarted, this,
             [this](int side, const QString& prompt) {
+                m_contLabel[side]->setText(settingLabel(side));
                 m_contOut[side]->clear();
                 m_contOut[side]->setPlainText(prompt);
             });
@@ -264,17 +290,25 @@ void ComparePanel::setStoryTextProvider(std::function<QString()> provider) {
 }
 
 void ComparePanel::rebuildModelCombos() {
+    // The boxes show the models' names whole (a very long name is elided in the
+    // middle); the shape and the folder are in the tooltip.
     auto fill = [this](QComboBox* box, bool allowNone) {
         const QString keep = box->currentData().toString();
         box->clear();
         if (allowNone)
             box->addItem(tr("(none)"), QString());
-        for (const CatalogModel& m : m_catalog.models())
-            if (m.present)
-                box->addItem(QStringLiteral("%1 — %2").arg(m.name, m.summary()), m.path);
+        for (const CatalogModel& m : m_catalog.models()) {
+            if (!m.present)
+                continue;
+            box->addItem(shownModelName(m.name), m.path);
+            box->setItemData(box->count() - 1,
+                             QStringLiteral("%1 — %2\n%3").arg(m.name, m.summary(), m.path),
+                             Qt::ToolTipRole);
+        }
         const int i = box->findData(keep);
         if (i >= 0)
             box->setCurrentIndex(i);
+        box->setToolTip(box->currentData(Qt::ToolTipRole).toString());
     };
     fill(m_modelA, false);
     fill(m_modelB, true);
@@ -368,7 +402,23 @@ bool ComparePanel::runContinuations(const QString& prompt) {
     for (int side = 0; side < 2; ++side)
         s[size_t(side)] = {m_contModel[side]->currentData().toString(), m_contWindow[side]->value(),
                            m_contOverlap[side]->value()};
+    if (running())
+        return false;
+    m_contRunning = s; // what continuationStarted labels the panes with
     return m_presenter->continueBoth(prompt, s, m_contTokens->value());
+}
+
+QString ComparePanel::settingLabel(int side) const {
+    const ContinuationSetting& s = m_contRunning[size_t(side)];
+    const QString overlap =
+        s.overlap == 0 ? tr("o = 0 (disjoint windows)") : tr("o = %1").arg(s.overlap);
+    QString text = tr("Setting %1: T = %2, %3")
+                       .arg(side == 0 ? QLatin1String("A") : QLatin1String("B"))
+                       .arg(s.window)
+                       .arg(overlap);
+    if (m_contRunning[0].model != m_contRunning[1].model)
+        text += QStringLiteral(" · ") + m_presenter->modelName(s.model);
+    return text;
 }
 
 void ComparePanel::showStoredTexts(const std::vector<StoredText>& texts) {
@@ -377,9 +427,9 @@ void ComparePanel::showStoredTexts(const std::vector<StoredText>& texts) {
     if (texts.empty())
         m_history->addItem(tr("(none yet)"), QString());
     for (const StoredText& t : texts)
-        m_history->addItem(tr("%1 · %2 results · %3")
+        m_history->addItem(tr("%1 · %2 · %3")
                                .arg(t.label)
-                               .arg(t.results)
+                               .arg(countText(t.results, tr("1 result"), tr("%1 results")))
                                .arg(QDateTime::fromMSecsSinceEpoch(t.newest).toString(
                                    QStringLiteral("yyyy-MM-dd hh:mm"))),
                            t.hash);

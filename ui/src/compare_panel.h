@@ -13,6 +13,7 @@
 
 #include <QWidget>
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -66,6 +67,8 @@ private:
     void showRows();
     void showStoredTexts(const std::vector<StoredText>& texts);
     void setBusy(bool busy);
+    // What wrote a continuation pane: its setting, and its model when the two differ.
+    QString settingLabel(int side) const;
 
     ModelCatalog& m_catalog;
     ComparePresenter* m_presenter;
@@ -94,6 +97,8 @@ private:
     QSpinBox* m_contTokens = nullptr;
     QPushButton* m_contRun = nullptr;
     QTextBrowser* m_contOut[2] = {nullptr, nullptr};
+    QLabel* m_contLabel[2] = {nullptr, nullptr};
+    std::array<ContinuationSetting, 2> m_contRunning; // the settings of the latest run
 
     QString m_file;
 };

@@ -1,6 +1,7 @@
 #include "compare_presenter.h"
 
 #include "model_catalog.h"
+#include "panel_util.h"
 
 #include <baton/engine/windows.h>
 
@@ -129,10 +130,10 @@ bool ComparePresenter::evaluate(const CompareRequest& request) {
         m_jobs.insert(m_backend.loadModel(m), Pending{m, Pending::Load, 0});
         m_jobs.insert(m_backend.evaluate(req), Pending{m, Pending::Evaluate, 0});
     }
-    QString text = tr("Evaluating %1 settings on %2 (%3 characters)…")
-                       .arg(settings.size())
+    QString text = tr("Evaluating %1 on %2 (%3)…")
+                       .arg(countText(qint64(settings.size()), tr("1 setting"), tr("%1 settings")))
                        .arg(request.label)
-                       .arg(request.text.size());
+                       .arg(countText(request.text.size(), tr("1 character"), tr("%1 characters")));
     if (!skipped.isEmpty())
         text += tr(" Skipped (overlap not below the window): %1.").arg(skipped.join(", "));
     Q_EMIT status(text);
@@ -239,9 +240,11 @@ void ComparePresenter::onFinished(engine::JobId job, bool ok, const engine::Erro
         Q_EMIT status(error.code == engine::ErrorCode::Cancelled ? tr("Cancelled.")
                                                                  : tr("Stopped by an error."));
     else
-        Q_EMIT status(wasContinuation
-                          ? tr("Both continuations are done (seed %1).").arg(kContinuationSeed)
-                          : tr("Done: %1 results stored.").arg(m_rows.size()));
+        Q_EMIT status(
+            wasContinuation
+                ? tr("Both continuations are done (seed %1).").arg(kContinuationSeed)
+                : tr("Done: %1 stored.")
+                      .arg(countText(qint64(m_rows.size()), tr("1 result"), tr("%1 results"))));
     Q_EMIT progress(m_failed ? 0 : 1);
     refreshHistory();
     if (wasContinuation)
@@ -286,7 +289,10 @@ void ComparePresenter::reopen(const QString& textHash) {
             if (!m_rows.empty())
                 m_textLabel = QString::fromStdString(m_rows.front().textId);
             Q_EMIT rowsChanged();
-            Q_EMIT status(tr("%1 stored results for %2.").arg(m_rows.size()).arg(m_textLabel));
+            Q_EMIT status(tr("%1 for %2.")
+                              .arg(countText(qint64(m_rows.size()), tr("1 stored result"),
+                                             tr("%1 stored results")))
+                              .arg(m_textLabel));
         },
         reportAs(tr("The stored results could not be read")));
 }

@@ -22,6 +22,7 @@
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QVBoxLayout>
 
 namespace baton::ui {
@@ -38,6 +39,23 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     m_books->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_books->setMinimumHeight(110);
     m_books->setToolTip(tr("Drop .txt, .md or .epub files here"));
+    m_bookHint = new QLabel(tr("No books yet.\n\nPress Add books… below, or drop files "
+                               "here: plain text (.txt), Markdown (.md) or DRM-free EPUB "
+                               "(.epub), in UTF-8.\n\nThe end of each book (about a tenth) "
+                               "is held out: never trained on, it shows whether training "
+                               "helped."));
+    m_bookHint->setObjectName(QStringLiteral("bookHint"));
+    m_bookHint->setWordWrap(true);
+    m_bookHint->setAlignment(Qt::AlignCenter);
+    // Its height is what the list's place offers, not what the wrapped text asks.
+    m_bookHint->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
+    m_bookHint->setMinimumHeight(150);
+    m_bookHint->setStyleSheet(QStringLiteral("QLabel#bookHint { border: 1px dashed #9aa3ad; "
+                                             "border-radius: 4px; color: #5b6470; "
+                                             "padding: 10px; }"));
+    m_bookStack = new QStackedWidget;
+    m_bookStack->addWidget(m_bookHint);
+    m_bookStack->addWidget(m_books);
     m_addBooks = new QPushButton(tr("Add books…"));
     m_addBooks->setObjectName(QStringLiteral("addBooks"));
     m_removeBook = new QPushButton(tr("Remove"));
@@ -58,6 +76,10 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
 
     m_base = new QComboBox;
     m_base->setObjectName(QStringLiteral("fineTuneBase"));
+    // The model's name whole; its shape and folder in the tooltip.
+    m_base->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(m_base, &QComboBox::currentIndexChanged, m_base,
+            [this] { m_base->setToolTip(m_base->currentData(Qt::ToolTipRole).toString()); });
     m_mode = new QComboBox;
     m_mode->setObjectName(QStringLiteral("fineTuneMode"));
     m_mode->addItem(tr("Recurrent (carries a state)"), QStringLiteral("recurrent"));
@@ -142,8 +164,9 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     auto* left = new QWidget;
     auto* ll = new QVBoxLayout(left);
     ll->setContentsMargins(14, 12, 10, 12);
-    ll->addWidget(sectionTitle(tr("Books")));
-    ll->addWidget(m_books, 1);
+    m_bookTitle = sectionTitle(tr("Books"));
+    ll->addWidget(m_bookTitle);
+    ll->addWidget(m_bookStack, 1);
     auto* bookButtons = new QHBoxLayout;
     bookButtons->addWidget(m_addBooks);
     bookButtons->addStretch(1);
@@ -168,6 +191,8 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     m_progress = new QProgressBar;
     m_progress->setObjectName(QStringLiteral("fineTuneProgress"));
     m_progress->setRange(0, 1000);
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_progress->setVisible(false); // until a run starts: idle, it reads as a text field
     m_stats = new QLabel(tr("No run yet."));
     m_stats->setObjectName(QStringLiteral("fineTuneStats"));
     m_stats->setWordWrap(true);
@@ -175,6 +200,11 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     m_lossChart->setObjectName(QStringLiteral("lossChart"));
     m_valChart = new LineChart(tr("Validation perplexity"), tr("step"), tr("perplexity"));
     m_valChart->setObjectName(QStringLiteral("validationChart"));
+    m_heldOut = new QLabel;
+    m_heldOut->setObjectName(QStringLiteral("fineTuneHeldOut"));
+    m_heldOut->setWordWrap(true);
+    m_heldOut->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_heldOut->setVisible(false);
     m_log = new QPlainTextEdit;
     m_log->setObjectName(QStringLiteral("fineTuneLog"));
     m_log->setReadOnly(true);
@@ -188,6 +218,7 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     rl->setContentsMargins(10, 12, 14, 12);
     rl->addLayout(statsRow);
     rl->addWidget(m_progress);
+    rl->addWidget(m_heldOut);
     auto* charts = new QHBoxLayout;
     charts->addWidget(m_lossChart);
     charts->addWidget(m_valChart);
@@ -206,12 +237,18 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     connect(&m_catalog, &ModelCatalog::changed, this, [this] {
         const QString keep = m_base->currentData().toString();
         m_base->clear();
-        for (const CatalogModel& m : m_catalog.models())
-            if (m.present)
-                m_base->addItem(QStringLiteral("%1 — %2").arg(m.name, m.summary()), m.path);
+        for (const CatalogModel& m : m_catalog.models()) {
+            if (!m.present)
+                continue;
+            m_base->addItem(shownModelName(m.name), m.path);
+            m_base->setItemData(m_base->count() - 1,
+                                QStringLiteral("%1 — %2\n%3").arg(m.name, m.summary(), m.path),
+                                Qt::ToolTipRole);
+        }
         const int i = m_base->findData(keep);
         if (i >= 0)
             m_base->setCurrentIndex(i);
+        m_base->setToolTip(m_base->currentData(Qt::ToolTipRole).toString());
         updateButtons();
     });
     connect(m_presenter, &FineTunePresenter::booksChanged, this, &FineTunePanel::showBooks);
@@ -225,6 +262,11 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     });
     connect(m_presenter, &FineTunePresenter::logCleared, m_log, &QPlainTextEdit::clear);
     connect(m_presenter, &FineTunePresenter::chartsChanged, this, &FineTunePanel::redrawCharts);
+    connect(m_presenter, &FineTunePresenter::heldOutChanged, this, [this] {
+        const QString text = m_presenter->heldOutSummary();
+        m_heldOut->setText(text);
+        m_heldOut->setVisible(!text.isEmpty());
+    });
     connect(m_presenter, &FineTunePresenter::settingsRestored, this, &FineTunePanel::setSettings);
     connect(m_presenter, &FineTunePresenter::runFinished, this, &FineTunePanel::runFinished);
     connect(m_presenter, &FineTunePresenter::failed, this, &FineTunePanel::failed);
@@ -338,6 +380,9 @@ void FineTunePanel::showBooks() {
         item->setToolTip(QString::fromStdString(b.sourcePath));
         m_books->addItem(item);
     }
+    const int n = m_books->count();
+    m_bookStack->setCurrentWidget(n > 0 ? static_cast<QWidget*>(m_books) : m_bookHint);
+    m_bookTitle->setText(n > 0 ? tr("Books (%1)").arg(n) : tr("Books"));
     updateButtons();
     Q_EMIT booksChanged();
 }
@@ -362,6 +407,11 @@ void FineTunePanel::updateButtons() {
             ? tr("Continue run %1 from its last checkpoint").arg(m_presenter->resumableRun())
             : tr("No unfinished run"));
     m_use->setVisible(!m_presenter->finishedModel().isEmpty() && !busy);
+    m_progress->setVisible(busy);
+    // The held-out line follows the run ("measured when training ends" until then).
+    const QString heldOut = m_presenter->heldOutSummary();
+    m_heldOut->setText(heldOut);
+    m_heldOut->setVisible(!heldOut.isEmpty());
     m_addBooks->setEnabled(!busy);
     m_removeBook->setEnabled(!busy && !m_books->selectedItems().isEmpty());
 }

@@ -3,7 +3,10 @@
 // mode (baseline or recurrent), T, o, windows per sequence, learning rate, epochs and
 // what to train. Start, cancel and resume run on the lab engine; the loss and validation
 // perplexity are charted live with tokens/s and the ETA; every run and its metrics are
-// stored, and the finished model registers itself in the catalog.
+// stored, and the finished model registers itself in the catalog. While there is no
+// book the list's place says how to add one and which files can be; the progress bar
+// shows only while a run goes; the held-out perplexity before and after training is
+// shown under the run's figures.
 #pragma once
 
 #include "error_text.h"
@@ -23,6 +26,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QStackedWidget;
 
 namespace baton::ui {
 
@@ -56,6 +60,8 @@ public:
     QString finishedModel() const;
     int lossPoints() const;
     int validationPoints() const;
+    // The presenter (the held-out figures, for tests).
+    const FineTunePresenter& presenter() const { return *m_presenter; }
 
 Q_SIGNALS:
     void useRequested(QString folder);
@@ -78,6 +84,9 @@ private:
     FineTunePresenter* m_presenter;
 
     QListWidget* m_books = nullptr;
+    QLabel* m_bookHint = nullptr; // in the list's place while there is no book
+    QStackedWidget* m_bookStack = nullptr;
+    QLabel* m_bookTitle = nullptr;
     QPushButton* m_addBooks = nullptr;
     QPushButton* m_removeBook = nullptr;
     QComboBox* m_base = nullptr;
@@ -96,6 +105,7 @@ private:
     QPushButton* m_use = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_stats = nullptr;
+    QLabel* m_heldOut = nullptr;
     QPlainTextEdit* m_log = nullptr;
     LineChart* m_lossChart = nullptr;
     LineChart* m_valChart = nullptr;

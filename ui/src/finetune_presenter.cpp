@@ -4,6 +4,7 @@
 #include "panel_util.h"
 
 #include <baton/engine/books.h>
+#include <baton/engine/text.h>
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -45,12 +46,51 @@ std::pair<std::string, std::string> splitForValidation(const std::string& text) 
     return {text.substr(0, cut), text.substr(cut)};
 }
 
+std::vector<std::string> heldOutTexts(const std::vector<storage::Book>& books, size_t maxBytes) {
+    std::vector<std::string> texts;
+    for (const auto& b : books) {
+        std::string t = engine::unwrapText(splitForValidation(b.text).second);
+        if (QString::fromStdString(t).trimmed().isEmpty())
+            continue;
+        texts.push_back(std::move(t));
+    }
+    const size_t each = texts.empty() ? 0 : maxBytes / texts.size();
+    for (auto& t : texts) {
+        if (t.size() <= each)
+            continue;
+        size_t cut = each;
+        while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80)
+            --cut; // never inside a character
+        t.resize(cut);
+    }
+    return texts;
+}
+
+double HeldOutScore::perplexity() const {
+    return tokens > 0 ? std::exp(nll / double(tokens)) : 0.0;
+}
+
 FineTunePresenter::FineTunePresenter(LabBackend& backend, ModelCatalog& catalog, QObject* parent)
     : QObject(parent)
     , m_backend(backend)
     , m_catalog(catalog) {
     connect(&m_backend, &LabBackend::trainingEvent, this, &FineTunePresenter::onEvent);
     connect(&m_backend, &LabBackend::jobFinished, this, &FineTunePresenter::onFinished);
+    // The held-out measurements: their rows and their progress.
+    connect(&m_backend, &LabBackend::evaluationRow, this,
+            [this](engine::JobId job, const engine::ScoreResult& row, bool withState) {
+                if (!withState ||
+                    m_measureJobs.value(job, MeasureJob::Load) != MeasureJob::Evaluate)
+                    return;
+                m_measuring.nll += row.nllSum;
+                m_measuring.tokens += row.scoredTokens;
+            });
+    connect(&m_backend, &LabBackend::jobProgress, this,
+            [this](engine::JobId job, double fraction, const QString&) {
+                if (m_measureEvals > 0 &&
+                    m_measureJobs.value(job, MeasureJob::Load) == MeasureJob::Evaluate)
+                    Q_EMIT progress((m_measureDone + fraction) / m_measureEvals);
+            });
 }
 
 LabBackend::Failed FineTunePresenter::reportAs(const QString& what) {
@@ -189,6 +229,9 @@ bool FineTunePresenter::start(const QJsonObject& settings) {
         run.modelId = m->id;
     run.configJson = QJsonDocument(s).toJson(QJsonDocument::Compact).toStdString();
     run.status = storage::RunStatus::Running;
+    m_before = {};
+    m_after = {};
+    Q_EMIT heldOutChanged();
     Q_EMIT status(tr("Preparing the books…"));
     // The books' texts, then the run recorded; the trainer writes them into its folder.
     m_backend.bookTexts(
@@ -220,13 +263,15 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
             ? engine::TrainScope::Recurrence
             : engine::TrainScope::All;
     // Each book cut near 90%: the start to train on, the rest held out for validation,
-    // so that a run on a single book still measures held-out perplexity.
-    for (const auto& b : books) {
-        auto [train, validation] = splitForValidation(b.text);
-        const std::string name = std::to_string(b.id) + ".txt";
-        c.corpusTexts.push_back({name, std::move(train)});
-        c.validationTexts.push_back({name, std::move(validation)});
-    }
+    // so that a run on a single book still measures held-out perplexity. A resumed run
+    // finds them in its folder.
+    if (!resume)
+        for (const auto& b : books) {
+            auto [train, validation] = splitForValidation(b.text);
+            const std::string name = std::to_string(b.id) + ".txt";
+            c.corpusTexts.push_back({name, std::move(train)});
+            c.validationTexts.push_back({name, std::move(validation)});
+        }
     c.window = s.value(QStringLiteral("window")).toInt();
     c.overlap = s.value(QStringLiteral("overlap")).toInt();
     c.bpttWindows = recurrent ? s.value(QStringLiteral("bptt_windows")).toInt() : 1;
@@ -241,14 +286,28 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     m_runId = runId;
     m_runName = s.value(QStringLiteral("name")).toString();
     m_finished.clear();
+    m_stepped = false;
+    m_cancelling = false;
+    m_lastStep = 0;
+    // The base model on the held-out text first (once per run: a resumed run has its
+    // figure), queued before the training job; the fine-tuned model after it.
+    m_heldOut = heldOutTexts(books);
+    m_heldOutWindows = {c.window, c.overlap};
+    if (!m_heldOut.empty() && !m_before.valid())
+        measure(QString::fromStdString(c.baseModel), false);
     m_job = m_backend.train(c);
-    Q_EMIT status(resume ? tr("Resuming %1…").arg(m_runName) : tr("Starting %1…").arg(m_runName));
+    if (m_measureJobs.isEmpty())
+        Q_EMIT status(resume ? tr("Resuming %1…").arg(m_runName)
+                             : tr("Starting %1…").arg(m_runName));
     Q_EMIT logLine(resume ? tr("Resuming in %1").arg(outDir) : tr("Run folder: %1").arg(outDir));
     Q_EMIT progress(0);
     Q_EMIT stateChanged();
 }
 
 void FineTunePresenter::cancel() {
+    m_cancelling = running();
+    for (auto it = m_measureJobs.begin(); it != m_measureJobs.end(); ++it)
+        m_backend.cancel(it.key());
     if (m_job)
         m_backend.cancel(m_job);
 }
@@ -265,6 +324,10 @@ bool FineTunePresenter::resume() {
         runId,
         [this, s, runId](std::vector<storage::MetricPoint> points) {
             clearCharts();
+            m_before = {};
+            m_after = {};
+            m_heldOutWindows = {s.value(QStringLiteral("window")).toInt(),
+                                s.value(QStringLiteral("overlap")).toInt()};
             for (const auto& p : points) {
                 const QPointF pt(double(p.step), p.value);
                 if (p.name == "train_loss")
@@ -273,9 +336,29 @@ bool FineTunePresenter::resume() {
                     m_valPpl.push_back(pt);
                 else if (p.name == "val_ppl_no_state")
                     m_valPplNoState.push_back(pt);
+                else if (p.name == "heldout_nll_base")
+                    m_before.nll = p.value;
+                else if (p.name == "heldout_tokens_base")
+                    m_before.tokens = int64_t(p.value);
             }
             Q_EMIT chartsChanged();
-            launch(s, s.value(QStringLiteral("out_dir")).toString(), true, runId, {});
+            Q_EMIT heldOutChanged();
+            // The books again, for the held-out text the fine-tuned model is measured
+            // on (the same as the base model's while the books are the same).
+            std::vector<int64_t> ids;
+            for (const QJsonValue& id : s.value(QStringLiteral("books")).toArray())
+                ids.push_back(id.toInteger());
+            const QString outDir = s.value(QStringLiteral("out_dir")).toString();
+            m_backend.bookTexts(
+                ids,
+                [this, s, outDir, runId, ids](std::vector<storage::Book> books) {
+                    if (books.size() != ids.size())
+                        books.clear(); // a book was removed: no comparison
+                    launch(s, outDir, true, runId, books);
+                },
+                [this, s, outDir, runId](const storage::StorageError&) {
+                    launch(s, outDir, true, runId, {});
+                });
         },
         reportAs(tr("The run's metrics could not be read")));
     m_resumable = {};
@@ -299,6 +382,8 @@ void FineTunePresenter::onEvent(engine::JobId job, const engine::TrainEvent& e) 
         Q_EMIT logLine(QString::fromStdString(e.message));
         break;
     case Kind::Step:
+        m_stepped = true;
+        m_lastStep = e.step;
         m_loss.push_back(QPointF(double(e.step), e.loss));
         if (e.step % 5 == 0 || e.step == e.totalSteps)
             m_unsaved.push_back({m_runId, e.step, "train_loss", e.loss});
@@ -348,8 +433,13 @@ void FineTunePresenter::onEvent(engine::JobId job, const engine::TrainEvent& e) 
 }
 
 void FineTunePresenter::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != m_job)
-        return;
+    if (m_measureJobs.contains(job))
+        onMeasureFinished(job, ok, error);
+    else if (job == m_job && job != 0)
+        onTrainFinished(ok, error);
+}
+
+void FineTunePresenter::onTrainFinished(bool ok, const engine::Error& error) {
     m_job = 0;
     const bool cancelled = !ok && error.code == engine::ErrorCode::Cancelled;
     const QString finished = ok ? m_finished : QString();
@@ -363,22 +453,126 @@ void FineTunePresenter::onFinished(engine::JobId job, bool ok, const engine::Err
         m_runId, points, finished.toStdString(), runStatus, message, [this](bool) { refresh(); },
         reportAs(tr("The run could not be recorded")));
     if (ok) {
-        Q_EMIT progress(1);
         m_catalog.add(finished, m_runName, QString());
+        Q_EMIT logLine(tr("Model saved in %1").arg(finished));
+        // The fine-tuned model on the same held-out text, with the same windows.
+        if (!m_heldOut.empty() && m_before.valid()) {
+            measure(finished, true);
+            Q_EMIT chartsChanged();
+            Q_EMIT stateChanged();
+            return;
+        }
         Q_EMIT status(
             tr("%1 is ready: it is in the model list and can be written with now.").arg(m_runName));
-        Q_EMIT logLine(tr("Model saved in %1").arg(finished));
     } else if (cancelled) {
         m_finished.clear();
-        Q_EMIT status(tr("Cancelled. A checkpoint was kept: Resume continues from it."));
+        Q_EMIT status(m_stepped ? tr("Cancelled. A checkpoint was kept: Resume continues from it.")
+                                : tr("Cancelled before training began."));
     } else {
         m_finished.clear();
         Q_EMIT status(tr("The run stopped with an error."));
         Q_EMIT failed(tr("Fine-tuning failed"), describeEngineError(error));
     }
+    endRun(ok);
+}
+
+void FineTunePresenter::endRun(bool ok) {
+    if (ok)
+        Q_EMIT progress(1);
     Q_EMIT chartsChanged();
     Q_EMIT stateChanged();
     Q_EMIT runFinished(ok);
+}
+
+void FineTunePresenter::measure(const QString& model, bool after) {
+    m_measuringAfter = after;
+    m_measuring = {};
+    m_measureFailed = false;
+    m_measureError.clear();
+    m_measureEvals = int(m_heldOut.size());
+    m_measureDone = 0;
+    m_measureJobs.insert(m_backend.loadModel(model), MeasureJob::Load);
+    for (const std::string& text : m_heldOut) {
+        engine::EvaluateRequest r;
+        r.text = text;
+        r.settings = {m_heldOutWindows};
+        m_measureJobs.insert(m_backend.evaluate(r), MeasureJob::Evaluate);
+    }
+    Q_EMIT status(after ? tr("%1 is trained; measuring it on the held-out text…").arg(m_runName)
+                        : tr("Measuring the base model on the held-out text before training…"));
+    Q_EMIT progress(0);
+}
+
+void FineTunePresenter::onMeasureFinished(engine::JobId job, bool ok, const engine::Error& error) {
+    const MeasureJob kind = m_measureJobs.take(job);
+    if (kind == MeasureJob::Evaluate)
+        ++m_measureDone;
+    if (!ok) {
+        if (!m_measureFailed && error.code != engine::ErrorCode::Cancelled)
+            m_measureError = QString::fromStdString(error.message);
+        m_measureFailed = true;
+        // Without its model the evaluations would score another one: they go.
+        if (kind == MeasureJob::Load)
+            for (auto it = m_measureJobs.begin(); it != m_measureJobs.end(); ++it)
+                m_backend.cancel(it.key());
+    }
+    if (!m_measureJobs.isEmpty())
+        return;
+    const bool measured = !m_measureFailed && m_measuring.valid();
+    if (measured) {
+        (m_measuringAfter ? m_after : m_before) = m_measuring;
+        if (!m_measuringAfter) {
+            // Stored with the run's metrics (with the next checkpoint), for Resume.
+            m_unsaved.push_back({m_runId, 0, "heldout_nll_base", m_measuring.nll});
+            m_unsaved.push_back({m_runId, 0, "heldout_tokens_base", double(m_measuring.tokens)});
+        } else {
+            m_backend.addMetrics(
+                {{m_runId, m_lastStep, "heldout_nll", m_measuring.nll},
+                 {m_runId, m_lastStep, "heldout_tokens", double(m_measuring.tokens)}},
+                reportAs(tr("The run's metrics could not be saved")));
+        }
+        Q_EMIT logLine(tr("held-out perplexity of the %1 model: %2 on %3")
+                           .arg(m_measuringAfter ? tr("fine-tuned") : tr("base"))
+                           .arg(m_measuring.perplexity(), 0, 'f', 2)
+                           .arg(countText(m_measuring.tokens, tr("1 token"), tr("%1 tokens"))));
+    } else if (!m_measureError.isEmpty()) {
+        Q_EMIT logLine(tr("The held-out text could not be measured with the %1 model: %2")
+                           .arg(m_measuringAfter ? tr("fine-tuned") : tr("base"), m_measureError));
+    }
+    Q_EMIT heldOutChanged();
+    if (!m_measuringAfter) {
+        if (m_job && !m_cancelling)
+            Q_EMIT status(tr("Starting %1…").arg(m_runName));
+        return; // the training job is next in the queue (or was cancelled with these)
+    }
+    // The figures themselves are in heldOutSummary() (the panel's line below).
+    Q_EMIT status(measured ? tr("%1 is ready: it is in the model list and can be written with "
+                                "now.")
+                                 .arg(m_runName)
+                           : tr("%1 is ready: it is in the model list and can be written with "
+                                "now (the held-out text was not measured after training).")
+                                 .arg(m_runName));
+    endRun(true);
+}
+
+QString FineTunePresenter::heldOutSummary() const {
+    if (!m_before.valid())
+        return {};
+    const QString base = tr("Held-out perplexity (the end of each book, never trained on; %1, "
+                            "T %2, o %3): base model %4")
+                             .arg(countText(m_before.tokens, tr("1 token"), tr("%1 tokens")))
+                             .arg(m_heldOutWindows.window)
+                             .arg(m_heldOutWindows.overlap)
+                             .arg(m_before.perplexity(), 0, 'f', 2);
+    if (!m_after.valid())
+        return base + (running() ? tr(", fine-tuned: measured when training ends.")
+                                 : tr(", fine-tuned: not measured."));
+    const double change = 100.0 * (m_after.perplexity() / m_before.perplexity() - 1.0);
+    return base + tr(" → fine-tuned %1 (%2%3%, %4).")
+                      .arg(m_after.perplexity(), 0, 'f', 2)
+                      .arg(change < 0 ? QStringLiteral("−") : QStringLiteral("+"))
+                      .arg(std::abs(change), 0, 'f', 1)
+                      .arg(change < 0 ? tr("better") : tr("no better"));
 }
 
 } // namespace baton::ui

@@ -4,11 +4,19 @@
 // goes, Cancel that keeps a checkpoint, Resume of the newest unfinished run (also after
 // a restart), and the finished model registered in the model list. FineTunePanel shows
 // what it reports; its tests drive it with a fake LabBackend.
+//
+// Before and after: the held-out part of the books (the end cut off for validation,
+// never trained on) is scored with the base model before training and with the
+// fine-tuned model after it, with the run's windows, as evaluation jobs on the lab
+// engine queued around the training job (progress and Cancel as for the run): the
+// writer sees whether training helped. The base model's figure is stored with the
+// run's metrics, so a resumed run compares with it.
 #pragma once
 
 #include "error_text.h"
 #include "lab_backend.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 #include <QPointF>
@@ -25,6 +33,22 @@ class ModelCatalog;
 // A book cut at a paragraph break near 90% of its length: the start to train on, the
 // rest to validate on.
 std::pair<std::string, std::string> splitForValidation(const std::string& text);
+
+// The texts the before/after perplexity is measured on: each book's held-out part
+// (splitForValidation), unwrapped as the trainer reads its documents, at most
+// maxBytes in all (shared equally between the books, cut at a character boundary);
+// books whose held-out part is blank are left out.
+constexpr size_t kHeldOutBytes = 100000;
+std::vector<std::string> heldOutTexts(const std::vector<storage::Book>& books,
+                                      size_t maxBytes = kHeldOutBytes);
+
+// A perplexity measured on the held-out texts: nats over scored tokens.
+struct HeldOutScore {
+    double nll = 0;
+    int64_t tokens = 0;
+    bool valid() const { return tokens > 0; }
+    double perplexity() const;
+};
 
 class FineTunePresenter : public QObject {
     Q_OBJECT
@@ -45,7 +69,8 @@ public:
     bool start(const QJsonObject& settings);
     void cancel();
     bool resume();
-    bool running() const { return m_job != 0; }
+    // Training or measuring the held-out text before or after it.
+    bool running() const { return m_job != 0 || !m_measureJobs.isEmpty(); }
     bool canResume() const { return m_resumable.id != 0; }
     qint64 resumableRun() const { return m_resumable.id; }
     QString finishedModel() const { return m_finished; }
@@ -53,6 +78,11 @@ public:
     const std::vector<QPointF>& loss() const { return m_loss; }
     const std::vector<QPointF>& validation() const { return m_valPpl; }
     const std::vector<QPointF>& validationNoState() const { return m_valPplNoState; }
+    // The held-out perplexity with the base model and with the fine-tuned one (not
+    // valid until measured), and the sentence that shows them ("" before any).
+    const HeldOutScore& heldOutBefore() const { return m_before; }
+    const HeldOutScore& heldOutAfter() const { return m_after; }
+    QString heldOutSummary() const;
 
 Q_SIGNALS:
     void booksChanged();
@@ -62,6 +92,7 @@ Q_SIGNALS:
     void logLine(QString line);
     void logCleared();
     void chartsChanged();
+    void heldOutChanged();
     // Resume puts the run's settings back in the form.
     void settingsRestored(QJsonObject settings);
     void runFinished(bool ok);
@@ -72,7 +103,13 @@ private:
                 const std::vector<storage::Book>& books);
     void onEvent(engine::JobId job, const engine::TrainEvent& event);
     void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onTrainFinished(bool ok, const engine::Error& error);
     void clearCharts();
+    // Queues the load of `model` and an evaluation of each held-out text.
+    void measure(const QString& model, bool after);
+    void onMeasureFinished(engine::JobId job, bool ok, const engine::Error& error);
+    // The run ends (after the measurement that follows training, if any).
+    void endRun(bool ok);
     LabBackend::Failed reportAs(const QString& what);
 
     LabBackend& m_backend;
@@ -86,6 +123,20 @@ private:
     QString m_finished;
     std::vector<QPointF> m_loss, m_valPpl, m_valPplNoState;
     std::vector<storage::MetricPoint> m_unsaved;
+    bool m_stepped = false;    // a training step was seen since the launch
+    bool m_cancelling = false; // Cancel was pressed during this launch
+    int64_t m_lastStep = 0;
+
+    // Before and after.
+    enum class MeasureJob { Load, Evaluate };
+    std::vector<std::string> m_heldOut;
+    engine::WindowSettings m_heldOutWindows;
+    QHash<engine::JobId, MeasureJob> m_measureJobs;
+    bool m_measuringAfter = false;
+    int m_measureEvals = 0, m_measureDone = 0;
+    bool m_measureFailed = false;
+    QString m_measureError;
+    HeldOutScore m_measuring, m_before, m_after;
 };
 
 } // namespace baton::ui

@@ -30,7 +30,9 @@ const QColor kColors[] = {QColor(0x2f, 0x6f, 0xb3), QColor(0xd0, 0x6a, 0x1f),
                           QColor(0x3a, 0x93, 0x4f), QColor(0x8e, 0x4c, 0xa8),
                           QColor(0xb8, 0x3b, 0x4b), QColor(0x5b, 0x6b, 0x78)};
 
-void fit(QValueAxis* axis, double lo, double hi) {
+// The data's range [lo, hi] with a margin, never below `floor` unless the data are.
+void fit(QValueAxis* axis, double lo, double hi, double floor) {
+    const double bottom = std::min(lo, floor);
     if (!(hi > lo)) {
         const double pad = std::max(std::abs(lo) * 0.05, 1.0);
         lo -= pad;
@@ -40,8 +42,13 @@ void fit(QValueAxis* axis, double lo, double hi) {
         lo -= pad;
         hi += pad;
     }
+    lo = std::max(lo, bottom);
     axis->setRange(lo, hi);
     axis->applyNiceNumbers();
+    // Nice numbers round the start down to a tick: a floor of 0 is a tick, another
+    // floor may not be.
+    if (axis->min() < bottom)
+        axis->setMin(bottom);
     // Plain numbers with as many decimals as the tick spacing needs (no 1e+04).
     const double span = axis->max() - axis->min();
     const double tick = span / std::max(1, axis->tickCount() - 1);
@@ -53,7 +60,9 @@ void fit(QValueAxis* axis, double lo, double hi) {
 LineChart::LineChart(const QString& title, const QString& xTitle, const QString& yTitle,
                      QWidget* parent)
     : QWidget(parent)
-    , m_impl(new Impl) {
+    , m_impl(new Impl)
+    , m_xFloor(-INFINITY)
+    , m_yFloor(-INFINITY) {
     auto& d = *m_impl;
     d.chart = new QChart;
     d.chart->setTitle(title);
@@ -87,6 +96,19 @@ LineChart::~LineChart() = default;
 
 void LineChart::setEmptyText(const QString& text) {
     m_impl->empty->setText(text);
+}
+
+void LineChart::setFloors(double x, double y) {
+    m_xFloor = x;
+    m_yFloor = y;
+}
+
+std::pair<double, double> LineChart::xRange() const {
+    return {m_impl->x->min(), m_impl->x->max()};
+}
+
+std::pair<double, double> LineChart::yRange() const {
+    return {m_impl->y->min(), m_impl->y->max()};
 }
 
 void LineChart::setSeries(const std::vector<ChartSeries>& series) {
@@ -136,8 +158,8 @@ void LineChart::setSeries(const std::vector<ChartSeries>& series) {
         d.stack->setCurrentWidget(d.empty);
         return;
     }
-    fit(d.x, x0, x1);
-    fit(d.y, y0, y1);
+    fit(d.x, x0, x1, m_xFloor);
+    fit(d.y, y0, y1, m_yFloor);
     d.stack->setCurrentWidget(d.view);
 }
 

@@ -14,6 +14,17 @@ QLabel* sectionTitle(const QString& text) {
     return l;
 }
 
+QString countText(qint64 n, const QString& one, const QString& many) {
+    return n == 1 ? one : many.arg(QLocale().toString(n));
+}
+
+QString shownModelName(const QString& name) {
+    constexpr int kMax = 40;
+    if (name.size() <= kMax)
+        return name;
+    return name.left(kMax / 2 - 1) + QChar(0x2026) + name.right(kMax / 2 - 1);
+}
+
 std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd) {
     if (cutAtEnd) {
         // Back up over continuation bytes to the last lead byte; drop the character
@@ -33,10 +44,6 @@ std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd) {
     if (decode.hasError())
         return std::nullopt;
     return text;
-}
-
-QString wordCount(qint64 n) {
-    return n == 1 ? QObject::tr("1 word") : QObject::tr("%1 words").arg(QLocale().toString(n));
 }
 
 std::vector<int> charIndexOfBytes(const QString& text) {

@@ -1,5 +1,6 @@
-// Small pieces the panels share: a section title, strict UTF-8 decoding of files, and
-// where the bytes of a text's UTF-8 fall among its characters.
+// Small pieces the panels share: a section title, strict UTF-8 decoding of files,
+// counts with the right plural, model names short enough for a model box, and where the
+// bytes of a text's UTF-8 fall among its characters.
 #pragma once
 
 #include <QByteArray>
@@ -20,8 +21,13 @@ QLabel* sectionTitle(const QString& text);
 // the very end is dropped instead of refused.
 std::optional<QString> decodeUtf8(QByteArray bytes, bool cutAtEnd = false);
 
-// "1 word", "2,345 words".
-QString wordCount(qint64 n);
+// `one` for a count of 1, else `many` with %1 replaced by the count (in the current
+// locale's digits): countText(n, tr("1 book"), tr("%1 books")).
+QString countText(qint64 n, const QString& one, const QString& many);
+
+// A model's name as a model box shows it: whole up to 40 characters, else elided in
+// the middle (the boxes' tooltips carry it whole, with the model's shape).
+QString shownModelName(const QString& name);
 
 // For the UTF-8 encoding of `text`: entry b is the character (QChar index) that byte b
 // belongs to; one more entry, text.size(), for the end.

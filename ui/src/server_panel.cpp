@@ -103,6 +103,19 @@ bool ServerPanel::startServer() {
     options.port = m_port->value();
     options.apiKey = m_key->text().toStdString();
     options.statesDatabase = m_databasePath.toStdString();
+    // A serving thread posts a refresh to this (the GUI) thread, at most one pending:
+    // the figures then include every request the server has counted. The server is
+    // stopped before this panel goes (stopServer), and a posted call dies with it.
+    options.onActivity = [this] {
+        if (!m_refreshPosted.exchange(true))
+            QMetaObject::invokeMethod(
+                this,
+                [this] {
+                    m_refreshPosted = false;
+                    updateStatus();
+                },
+                Qt::QueuedConnection);
+    };
     if (auto ok = server::validateServerOptions(options); !ok) {
         m_status->setText(QString::fromStdString(ok.error().message));
         return false;
@@ -157,13 +170,15 @@ void ServerPanel::updateStatus() {
     }
     m_status->setText(tr("Listening on %1 — KoboldAI: %1/api, OpenAI: %1/v1").arg(url()));
     const auto s = m_server->stats();
-    m_served->setText(tr("Requests served: %1 · generations: %2 (running or waiting: %3) · "
-                         "prompt tokens read from saved states: %4 of %5")
-                          .arg(s.requests)
-                          .arg(s.generations)
-                          .arg(s.queued)
-                          .arg(s.completions.reusedTokens)
-                          .arg(s.completions.promptTokens));
+    m_served->setText(
+        tr("Requests: %1 (answered with an error: %2) · generations: %3 (running or waiting: %4) "
+           "· prompt tokens read from saved states: %5 of %6")
+            .arg(s.requests)
+            .arg(s.rejected)
+            .arg(s.generations)
+            .arg(s.queued)
+            .arg(s.completions.reusedTokens)
+            .arg(s.completions.promptTokens));
 }
 
 } // namespace baton::ui

@@ -1,13 +1,17 @@
 // The Server page: Baton as a backend for KoboldAI and OpenAI front ends (SillyTavern,
 // KoboldAI Lite, scripts), from the app. Start and stop it, see its address, the model
 // it serves (the writing model: the server's generations queue with the story's on the
-// same engine) and what it has served.
+// same engine) and what it has served. The figures refresh when the server reports
+// activity (a request counted as it arrives, an answer written), so a client that has
+// its answer finds its request counted on the page; a slow timer adds nothing but the
+// queue's changes in between.
 #pragma once
 
 #include <baton/engine/engine_controller.h>
 
 #include <QWidget>
 
+#include <atomic>
 #include <memory>
 
 class QLabel;
@@ -54,6 +58,8 @@ private:
     QLabel* m_served = nullptr;
     QTimer* m_refresh = nullptr;
     QString m_databasePath;
+    // Set by a serving thread that posted a refresh not run yet (one at a time).
+    std::atomic<bool> m_refreshPosted{false};
 };
 
 } // namespace baton::ui

@@ -146,7 +146,7 @@ void StoryTreePanel::rebuild() {
                       (containsLeaf ? QStringLiteral("\u25B8 ") : QString()) + snippet(text, 60));
         const int words =
             int(text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts).size());
-        item->setToolTip(0, tr("%1\n\n%2").arg(snippet(text, 600), wordCount(words)));
+        item->setToolTip(0, tr("%1\n\n%2").arg(snippet(text, 600), countText(words, tr("1 word"), tr("%1 words"))));
         item->setData(0, kEndRole, qint64(end));
         item->setData(0, kStartRole, qint64(next.first));
         item->setForeground(0,
@@ -178,7 +178,7 @@ void StoryTreePanel::rebuild() {
         m_all.empty()
             ? tr("The story is empty.")
             : tr("%1 on this branch; %2.%3")
-                  .arg(wordCount(words))
+                  .arg(countText(words, tr("1 word"), tr("%1 words")))
                   .arg(branches == 1 ? tr("no other branch") : tr("%1 branches").arg(branches))
                   .arg(position.isEmpty() ? QString()
                                           : tr(" Latest choice: alternative %1.").arg(position)));

@@ -7,9 +7,6 @@
 #include <baton/engine/topics.h>
 
 #include <QComboBox>
-#include <QDateTime>
-#include <QDir>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -17,7 +14,6 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -121,16 +117,26 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     m_fitProgress = new QProgressBar;
     m_fitProgress->setObjectName(QStringLiteral("fitProgress"));
     m_fitProgress->setRange(0, 1000);
-    m_fitStatus = new QLabel(tr("LDA by collapsed Gibbs sampling on the books of the "
-                                "Fine-tune page (documents of about 1,000 words)."));
+    auto* fitAbout = new QLabel(
+        tr("LDA by collapsed Gibbs sampling on the books of the Fine-tune page, cut into "
+           "documents of about 1,000 words. Each topic needs about %1 words of vocabulary "
+           "(the words found in at least 5 of the documents and in at most half of them): a "
+           "short book supports only a few topics. A fit whose topics repeat each other is "
+           "not kept, and you are told how many topics the books support.")
+            .arg(TopicFitCheck::kWordsPerTopic));
+    fitAbout->setObjectName(QStringLiteral("fitAbout"));
+    fitAbout->setWordWrap(true);
+    m_fitStatus = new QLabel;
     m_fitStatus->setObjectName(QStringLiteral("fitStatus"));
     m_fitStatus->setWordWrap(true);
+    m_fitStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* form = new QFormLayout;
     form->addRow(tr("Topics"), m_fitTopics);
     form->addRow(tr("Sweeps"), m_fitSweeps);
     form->addRow(tr("Name"), m_fitName);
     auto* fitButtons = new QHBoxLayout;
     fitButtons->addWidget(m_fitProgress, 1);
+    fitButtons->addStretch(0);
     fitButtons->addWidget(m_fitCancel);
     fitButtons->addWidget(m_fit);
 
@@ -152,6 +158,7 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     rl->addWidget(sectionTitle(tr("What the state carries")));
     rl->addWidget(m_states, 3);
     rl->addWidget(sectionTitle(tr("Fit a topic model")));
+    rl->addWidget(fitAbout);
     rl->addLayout(form);
     rl->addLayout(fitButtons);
     rl->addWidget(m_fitStatus);
@@ -173,10 +180,7 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
             m_engine.cancel(m_inspectJob);
     });
     connect(m_fit, &QPushButton::clicked, this, &TopicsPanel::fit);
-    connect(m_fitCancel, &QPushButton::clicked, this, [this] {
-        if (m_fitJob)
-            m_lab.cancel(m_fitJob);
-    });
+    connect(m_fitCancel, &QPushButton::clicked, this, &TopicsPanel::cancelFit);
     using EC = engine::EngineController;
     connect(&m_engine, &EC::jobProgress, this,
             [this](engine::JobId job, double f, const QString& m) {
@@ -195,8 +199,8 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
         if (job != m_fitJob)
             return;
         m_fitProgress->setValue(int(f * 1000));
-        m_fitStatus->setText(
-            tr("Fitting %1 on %2 book(s): %3").arg(m_fitLabel).arg(m_fitBooks).arg(m));
+        setFitStatus(tr("Fitting %1 on %2: %3")
+                         .arg(m_fitLabel, countText(m_fitBooks, tr("1 book"), tr("%1 books")), m));
     });
     connect(&m_lab, &EC::topicsFitted, this,
             [this](engine::JobId job, const QString&, int topics, int vocabulary) {
@@ -235,14 +239,22 @@ void TopicsPanel::refresh() {
             const QString selected = m_model->currentData().toString();
             m_models = std::move(models);
             m_model->clear();
-            for (const auto& m : m_models)
-                m_model->addItem(tr("%1 (%2 topics, %3 words)")
-                                     .arg(QString::fromStdString(m.name))
-                                     .arg(m.topics)
-                                     .arg(m.vocabularySize),
-                                 QString::fromStdString(m.path));
+            for (const auto& m : m_models) {
+                m_model->addItem(
+                    tr("%1 (%2, %3)")
+                        .arg(QString::fromStdString(m.name),
+                             countText(m.topics, tr("1 topic"), tr("%1 topics")),
+                             countText(m.vocabularySize, tr("1 word"), tr("%1 words"))),
+                    QString::fromStdString(m.path));
+                m_model->setItemData(m_model->count() - 1, QString::fromStdString(m.summary),
+                                     Qt::ToolTipRole);
+            }
             if (m_models.empty())
                 m_model->addItem(tr("No topic model yet: fit one below"), QString());
+            // The "fit one first" hint is answered once there is a model to analyse with.
+            else if (m_status->text() == fitFirstHint())
+                m_status->setText(tr("Ready: open a story on the Write page and press Analyse "
+                                     "the story."));
             selectTopicModel(m_pendingSelect.isEmpty() ? selected : m_pendingSelect);
             m_pendingSelect.clear();
             updateButtons();
@@ -273,7 +285,7 @@ void TopicsPanel::analyze() {
         return;
     const QString path = m_model->currentData().toString();
     if (path.isEmpty()) {
-        m_status->setText(tr("Fit a topic model first (below), then analyse."));
+        m_status->setText(fitFirstHint());
         return;
     }
     if (!m_engine.model()) {
@@ -299,8 +311,7 @@ void TopicsPanel::analyze() {
 void TopicsPanel::cancel() {
     if (m_inspectJob)
         m_engine.cancel(m_inspectJob);
-    if (m_fitJob)
-        m_lab.cancel(m_fitJob);
+    cancelFit();
     m_probe->cancel();
 }
 
@@ -396,112 +407,27 @@ void TopicsPanel::show(const engine::TopicsInspection& view) {
     m_states->resizeColumnToContents(0);
     m_states->resizeColumnToContents(1);
     m_status->setText(
-        tr("%1 windows, %2 topics%3")
-            .arg(view.windows.size())
-            .arg(k)
+        tr("%1, %2%3")
+            .arg(countText(qint64(view.windows.size()), tr("1 window"), tr("%1 windows")))
+            .arg(countText(k, tr("1 topic"), tr("%1 topics")))
             .arg(view.jsdBits >= 0
                      ? tr("; latest generation JSD %1 bits").arg(view.jsdBits, 0, 'f', 3)
                      : QString()));
 }
 
-void TopicsPanel::fit() {
-    if (m_fitJob)
-        return;
-    if (m_folder.isEmpty()) {
-        m_fitStatus->setText(tr("The story database is not open."));
-        return;
-    }
-    QString name = m_fitName->text().trimmed();
-    if (name.isEmpty())
-        name = tr("Topics of my books");
-    QString file = name.toLower();
-    file.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
-    file = QStringLiteral("%1/%2-%3.json")
-               .arg(m_folder, file.left(40),
-                    QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss")));
-    if (!QDir().mkpath(m_folder)) {
-        m_fitStatus->setText(tr("Cannot create %1.").arg(m_folder));
-        return;
-    }
-    engine::LdaOptions options;
-    options.topics = m_fitTopics->value();
-    options.iterations = m_fitSweeps->value();
-    m_fitLabel = name;
-    m_fitPath = file;
-    m_fitStatus->setText(tr("Reading the books…"));
-    m_fit->setEnabled(false);
-    // The books' texts from the database, then the fit on the lab engine.
-    m_storage.bookTexts(
-        {}, this,
-        [this, options, file](std::vector<storage::Book> books) {
-            std::vector<std::string> texts;
-            for (auto& b : books)
-                texts.push_back(std::move(b.text));
-            if (texts.empty()) {
-                m_fitStatus->setText(
-                    tr("No books: add some on the Fine-tune page (text or Markdown)."));
-                updateButtons();
-                return;
-            }
-            m_fitBooks = int(texts.size());
-            engine::TopicsRequest r;
-            r.texts = std::move(texts);
-            r.options = options;
-            r.outPath = file.toStdString();
-            m_fitJob = m_lab.fitTopics(r);
-            m_fitProgress->setValue(0);
-            m_fitStatus->setText(tr("Fitting %1 on %2 book(s)…").arg(m_fitLabel).arg(m_fitBooks));
-            updateButtons();
-        },
-        [this](const storage::StorageError& error) {
-            updateButtons();
-            Q_EMIT failed(tr("The books could not be read"), describeStorageError(error));
-        });
-}
-
-void TopicsPanel::onFitFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != m_fitJob)
-        return;
-    m_fitJob = 0;
-    updateButtons();
-    if (!ok) {
-        if (error.code == engine::ErrorCode::Cancelled) {
-            m_fitStatus->setText(tr("Cancelled; nothing was saved."));
-        } else {
-            m_fitStatus->setText(tr("The fit failed."));
-            Q_EMIT failed(tr("The topic model could not be fitted"), describeEngineError(error));
-        }
-        return;
-    }
-    m_fitProgress->setValue(1000);
-    // Registered with what the engine reported of the fitted model.
-    storage::TopicModelRecord r;
-    r.path = m_fitPath.toStdString();
-    r.name = m_fitLabel.toStdString();
-    r.topics = m_fitTopicsFound;
-    r.vocabularySize = m_fitVocabulary;
-    r.summary = "fitted in the app on " + std::to_string(m_fitBooks) + " book(s), " +
-                std::to_string(m_fitSweeps->value()) + " sweeps";
-    m_storage.registerTopicModel(
-        r, this,
-        [this](int64_t) {
-            m_fitStatus->setText(tr("%1 is ready (%2).").arg(m_fitLabel, m_fitPath));
-            m_pendingSelect = m_fitPath;
-            refresh();
-            Q_EMIT fitted(m_fitPath);
-        },
-        [this](const storage::StorageError& error) {
-            Q_EMIT failed(tr("The topic model could not be registered"),
-                          describeStorageError(error));
-        });
+QString TopicsPanel::fitFirstHint() {
+    return tr("Fit a topic model first (below), then analyse.");
 }
 
 void TopicsPanel::updateButtons() {
     m_analyze->setEnabled(!m_inspectJob);
     m_cancel->setEnabled(m_inspectJob != 0);
-    m_fit->setEnabled(!m_fitJob);
-    m_fitCancel->setEnabled(m_fitJob != 0);
+    m_fit->setEnabled(!fitting());
+    m_fitCancel->setEnabled(m_fitJob != 0 || m_fitReading);
     m_model->setEnabled(!m_inspectJob);
+    // An idle progress bar reads as an empty text field: shown only while it moves.
+    m_progress->setVisible(m_inspectJob != 0);
+    m_fitProgress->setVisible(fitting());
 }
 
 } // namespace baton::ui

@@ -5,11 +5,16 @@
 // divergence), and what the state carries: for each window, the tokens the state
 // handed to it points to through the final layer norm and the LM head. Below, a
 // topic model is fitted on the books stored for fine-tuning (on the lab engine),
-// saved beside the database and registered. Both run with progress and Cancel. The
-// memory probe (ProbePanel) sits in a tab beside the latest generation's topics.
+// saved beside the database and registered (topics_panel_fit.cpp). Both run with
+// progress and Cancel. A fit is checked (topic_fit_check.h, on a worker thread) before
+// it is registered: a model whose topics repeat each other's top words is not kept,
+// and a vocabulary small for the number of topics is warned about; both say how many
+// topics the books support.
+// The memory probe (ProbePanel) sits in a tab beside the latest generation's topics.
 #pragma once
 
 #include "error_text.h"
+#include "topic_fit_check.h"
 
 #include <baton/engine/engine_controller.h>
 #include <baton/storage/records.h>
@@ -58,7 +63,8 @@ public:
     void fit();
     void cancel();
     bool analyzing() const { return m_inspectJob != 0; }
-    bool fitting() const { return m_fitJob != 0; }
+    // From Fit until its model is registered or refused (fitFinished).
+    bool fitting() const { return m_fitJob != 0 || m_fitBusy; }
     int topicModelCount() const;
     void selectTopicModel(const QString& path);
     const std::optional<engine::TopicsInspection>& inspection() const { return m_inspection; }
@@ -70,6 +76,8 @@ public:
 Q_SIGNALS:
     void analyzed();
     void fitted(QString path);
+    // Every fit ends with it: kept (registered), or not (refused, cancelled, failed).
+    void fitFinished(bool kept);
     void failed(QString what, baton::ui::ErrorText error);
 
 private:
@@ -77,6 +85,16 @@ private:
     void onFitFinished(engine::JobId job, bool ok, const engine::Error& error);
     void show(const engine::TopicsInspection& view);
     void updateButtons();
+    // The fitted model checked on a worker thread, then registered or refused.
+    void checkFit();
+    void onFitChecked(const std::optional<TopicFitCheck>& check, const QString& error);
+    void registerFit(const TopicFitCheck& check, const QString& warning);
+    void endFit(bool kept);
+    // Cancels the fit: its job, or, while the books are read, the fit before it starts.
+    void cancelFit();
+    enum class Tone { Normal, Warning };
+    void setFitStatus(const QString& text, Tone tone = Tone::Normal);
+    static QString fitFirstHint();
 
     storage::StorageController& m_storage;
     engine::EngineController& m_engine;
@@ -106,6 +124,9 @@ private:
 
     engine::JobId m_inspectJob = 0;
     engine::JobId m_fitJob = 0;
+    bool m_fitBusy = false;      // from Fit until registered or refused
+    bool m_fitReading = false;   // the books are being read for it
+    bool m_fitCancelled = false; // Cancel while they were
     QString m_fitPath, m_fitLabel;
     QString m_pendingSelect; // the topic model to select when the list is read
     int m_fitBooks = 0;

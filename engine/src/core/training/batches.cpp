@@ -70,11 +70,14 @@ Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const To
     std::string valNames;
     for (const auto& n : m_validation.names)
         valNames += (valNames.empty() ? "" : ", ") + n;
-    summary = "training on " + std::to_string(m_train.docs.size()) + " documents (" +
-              std::to_string(m_train.tokenCount()) + " tokens, " +
-              std::to_string(m_sequences.size()) + " sequences of " +
-              std::to_string(c.bpttWindows) +
-              " windows); validation: " + (valNames.empty() ? std::string("none") : valNames);
+    const auto count = [](size_t n, const char* one, const char* many) {
+        return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    summary = "training on " + count(m_train.docs.size(), "document", "documents") + " (" +
+              count(size_t(m_train.tokenCount()), "token", "tokens") + ", " +
+              count(m_sequences.size(), "sequence", "sequences") + " of " +
+              count(size_t(c.bpttWindows), "window", "windows") +
+              "); validation: " + (valNames.empty() ? std::string("none") : valNames);
     return {};
 }
 

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,10 @@ struct ServerOptions {
     std::string statesDatabase;
     int64_t savedStateBytes = int64_t(1) << 30;
     std::string modelName; // reported to clients (default: the model folder's name)
+    // Called on a serving thread when stats() changed: as a request arrives (it is
+    // counted then, before any byte of its answer) and once its answer is written. It
+    // must be quick and never block (a GUI posts a refresh to its own thread).
+    std::function<void()> onActivity;
 };
 
 struct ServerStats {

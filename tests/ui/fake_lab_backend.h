@@ -1,0 +1,158 @@
+// A LabBackend for the lab presenters' tests: it records every request, the test
+// plays the engine by emitting the backend's signals, and storage requests are
+// answered at once from memory.
+#pragma once
+
+#include "lab_backend.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace baton::test {
+
+using ui::LabBackend;
+
+class FakeLabBackend : public LabBackend {
+public:
+    struct Job {
+        QString kind, model;
+        engine::EvaluateRequest evaluate;
+        engine::GenerateRequest generate;
+        engine::TrainConfig train;
+    };
+    std::map<engine::JobId, Job> jobs;
+    std::vector<engine::JobId> cancelled;
+    std::vector<storage::EvalResult> results;
+    std::vector<storage::Book> stored;
+    std::vector<storage::TrainingRun> runList;
+    std::vector<std::vector<storage::MetricPoint>> metricCalls;
+    std::vector<std::tuple<qint64, std::string, storage::RunStatus>> finished;
+    std::vector<storage::MetricPoint> metrics;
+    bool failStorage = false;
+
+    engine::JobId loadModel(const QString& folder) override {
+        Job j;
+        j.kind = "load";
+        j.model = folder;
+        return add(j);
+    }
+    engine::JobId evaluate(const engine::EvaluateRequest& r) override {
+        Job j;
+        j.kind = "evaluate";
+        j.evaluate = r;
+        return add(j);
+    }
+    engine::JobId generate(const engine::GenerateRequest& r) override {
+        Job j;
+        j.kind = "generate";
+        j.generate = r;
+        return add(j);
+    }
+    engine::JobId train(const engine::TrainConfig& c) override {
+        Job j;
+        j.kind = "train";
+        j.train = c;
+        return add(j);
+    }
+    void cancel(engine::JobId job) override { cancelled.push_back(job); }
+
+    void storeEvalResult(const storage::EvalResult& r, Failed f) override {
+        if (fail(f))
+            return;
+        results.push_back(r);
+    }
+    void evalResults(Done<std::vector<storage::EvalResult>> d, Failed f) override {
+        if (!fail(f))
+            d(results);
+    }
+    void books(Done<std::vector<storage::Book>> d, Failed f) override {
+        if (fail(f))
+            return;
+        std::vector<storage::Book> listed = stored;
+        for (auto& b : listed)
+            b.text.clear();
+        d(listed);
+    }
+    void bookTexts(const std::vector<int64_t>& ids, Done<std::vector<storage::Book>> d,
+                   Failed f) override {
+        if (fail(f))
+            return;
+        std::vector<storage::Book> out;
+        for (const auto& b : stored)
+            if (ids.empty() || std::find(ids.begin(), ids.end(), b.id) != ids.end())
+                out.push_back(b);
+        d(out);
+    }
+    void addBooks(const std::vector<storage::Book>& books, Done<bool> d, Failed f) override {
+        if (fail(f))
+            return;
+        for (auto b : books) {
+            b.id = int64_t(stored.size()) + 1;
+            b.textBytes = int64_t(b.text.size());
+            stored.push_back(b);
+        }
+        d(true);
+    }
+    void removeBooks(const std::vector<int64_t>& ids, Done<bool> d, Failed f) override {
+        if (fail(f))
+            return;
+        stored.erase(std::remove_if(stored.begin(), stored.end(),
+                                    [&](const storage::Book& b) {
+                                        return std::find(ids.begin(), ids.end(), b.id) != ids.end();
+                                    }),
+                     stored.end());
+        d(true);
+    }
+    void runs(Done<std::vector<storage::TrainingRun>> d, Failed f) override {
+        if (!fail(f))
+            d(runList);
+    }
+    void createRun(const storage::TrainingRun& run, Done<int64_t> d, Failed f) override {
+        if (fail(f))
+            return;
+        runList.insert(runList.begin(), run);
+        runList.front().id = int64_t(runList.size());
+        d(runList.front().id);
+    }
+    void resumeRun(qint64, Done<std::vector<storage::MetricPoint>> d, Failed f) override {
+        if (!fail(f))
+            d(metrics);
+    }
+    void addMetrics(const std::vector<storage::MetricPoint>& points, Failed f) override {
+        if (!fail(f))
+            metricCalls.push_back(points);
+    }
+    void finishRun(qint64 runId, const std::vector<storage::MetricPoint>& points,
+                   const std::string& checkpoint, storage::RunStatus status, const std::string&,
+                   Done<bool> d, Failed f) override {
+        if (fail(f))
+            return;
+        metricCalls.push_back(points);
+        finished.push_back({runId, checkpoint, status});
+        d(true);
+    }
+
+    engine::JobId jobOf(const QString& kind, int nth = 0) const {
+        for (const auto& [id, j] : jobs)
+            if (j.kind == kind && nth-- == 0)
+                return id;
+        return 0;
+    }
+
+private:
+    engine::JobId add(const Job& j) {
+        const engine::JobId id = m_next++;
+        jobs[id] = j;
+        return id;
+    }
+    bool fail(const Failed& f) {
+        if (failStorage && f)
+            f(storage::makeStorageError(storage::StorageErrorCode::Io, "injected"));
+        return failStorage;
+    }
+    engine::JobId m_next = 1;
+};
+
+} // namespace baton::test
