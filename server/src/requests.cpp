@@ -51,6 +51,9 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
     readRepetitionPenalty(f, s, 1.1, 320);
     s.seed = f.seed("sampler_seed").value_or(randomSeed());
     s.stopStrings = f.strings("stop_sequence", 64);
+    // KoboldCpp's end-of-text ban (KoboldAI Lite's "EOS Token Ban"), either of its names.
+    s.stopAtEndOfText = !f.boolean("use_default_badwordsids").value_or(false) &&
+                        !f.boolean("bypass_eos").value_or(false);
     g.trimStop = f.boolean("trim_stop").value_or(true);
     g.genkey = f.string("genkey").value_or("");
     g.logprobs = f.boolean("logprobs").value_or(false);
@@ -95,6 +98,7 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     if (s.topP == 0)
         throw RequestError(400, "'top_p' must be in (0, 1]");
     s.stopStrings = f.strings("stop", 4);
+    s.stopAtEndOfText = !f.boolean("ignore_eos").value_or(false); // vLLM's and llama.cpp's
     // A negative seed (SillyTavern sends -1) asks for a random one.
     s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(randomSeed()));
     // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.

@@ -685,10 +685,13 @@ private Q_SLOTS:
             }
         } long_{std::thread([&] {
                     auto c = client(*s);
-                    auto r = c.Post(
-                        "/api/extra/generate/stream",
-                        json{{"prompt", kPrompt}, {"max_length", 1000000}, {"genkey", "k1"}}.dump(),
-                        "application/json");
+                    auto r = c.Post("/api/extra/generate/stream",
+                                    json{{"prompt", kPrompt},
+                                         {"max_length", 1000000},
+                                         {"genkey", "k1"},
+                                         {"use_default_badwordsids", true}} // runs until aborted
+                                        .dump(),
+                                    "application/json");
                     if (r)
                         streamed = r->body;
                 }),
@@ -725,7 +728,10 @@ private Q_SLOTS:
             httplib::Request req;
             req.method = "POST";
             req.path = "/api/extra/generate/stream";
-            req.body = json{{"prompt", kPrompt}, {"max_length", 1000000}}.dump();
+            req.body = json{{"prompt", kPrompt},
+                            {"max_length", 1000000},
+                            {"use_default_badwordsids", true}} // runs until hung up on
+                           .dump();
             req.set_header("Content-Type", "application/json");
             int chunks = 0;
             req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
@@ -741,7 +747,10 @@ private Q_SLOTS:
             httplib::Client c("127.0.0.1", s->port());
             c.set_read_timeout(1, 0); // gives up waiting for the whole answer
             auto r = c.Post("/api/v1/generate",
-                            json{{"prompt", kPrompt}, {"max_length", 1000000}}.dump(),
+                            json{{"prompt", kPrompt},
+                                 {"max_length", 1000000},
+                                 {"use_default_badwordsids", true}}
+                                .dump(),
                             "application/json");
             QVERIFY(!r);
         }

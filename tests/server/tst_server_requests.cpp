@@ -118,6 +118,13 @@ private Q_SLOTS:
         QCOMPARE(parseGenkey(""), std::string()); // SillyTavern's abort has no body
         QCOMPARE(parseTokenCountPrompt(R"({"prompt":"hello","special":false})"),
                  std::string("hello"));
+        // The end-of-text ban: KoboldCpp's field, and vLLM's and llama.cpp's.
+        QVERIFY(
+            parseKoboldGenerate(R"({"prompt":"a"})", m_options).request.sampling.stopAtEndOfText);
+        QVERIFY(!parseKoboldGenerate(R"({"prompt":"a","use_default_badwordsids":true})", m_options)
+                     .request.sampling.stopAtEndOfText);
+        QVERIFY(!parseOpenAiCompletion(R"({"prompt":"a","ignore_eos":true})", m_options)
+                     .request.sampling.stopAtEndOfText);
     }
 
     // Leniency stops at what is not a value: out of range, not a number, not finite.

@@ -5,6 +5,7 @@
 #include "verify_ok.h"
 
 #include <baton/storage/database.h>
+#include <baton/storage/generation_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
 #include <baton/story/edit.h>
@@ -155,6 +156,57 @@ private Q_SLOTS:
             for (const auto& e : edits)
                 QVERIFY(e.before != e.after);
         }
+    }
+
+    // A generation stopped mid-sentence is cut back to its last whole sentence: the
+    // chunk the cut falls in keeps the model as its author, the chunks after it go, the
+    // states before the cut stay.
+    void trimToSentenceCutsAnUnfinishedSentence() {
+        auto db = storage::Database::open(m_tmp.filePath("trim.db").toStdString());
+        BATON_VERIFY_OK(db);
+        storage::Story s;
+        s.title = "Trim";
+        const int64_t id = *(*db)->stories().create(s);
+        const int64_t user =
+            *(*db)->stories().append(id, "> look around\n", storage::PassageAuthor::User);
+        const int64_t gen = *(*db)->generations().begin(id, user, "{}", "[]");
+        std::vector<int64_t> chunks;
+        int64_t parent = user;
+        for (const char* t :
+             {"The room is dark", ". A lamp hangs", " from the beam. Then", " a door opens and"}) {
+            parent = *(*db)->stories().addPassage(id, parent, t, storage::PassageAuthor::Model,
+                                                  true, gen);
+            chunks.push_back(parent);
+            storage::StoredState st;
+            st.passageId = parent;
+            st.modelIdentity = "m";
+            st.window = 16;
+            st.formatVersion = 3;
+            st.blob = {1};
+            BATON_VERIFY_OK((*db)->states().save(st));
+        }
+        auto cut = story::trimToSentence(**db, id, gen);
+        BATON_VERIFY_OK(cut);
+        QCOMPARE(*cut, std::string(" Then a door opens and").size());
+        QCOMPARE(*(*db)->stories().currentText(id),
+                 std::string("> look around\nThe room is dark. A lamp hangs from the beam."));
+        const auto path = *(*db)->stories().currentPath(id);
+        QCOMPARE(path.back().id, chunks[2]);
+        QCOMPARE(path.back().author, storage::PassageAuthor::Model);
+        QCOMPARE((*db)->states().forPassage(chunks[1])->size(), size_t(1));
+        QVERIFY((*db)->states().forPassage(chunks[2])->empty());
+        // Now it ends a sentence: nothing more to cut; a generation without a sentence end
+        // is kept whole.
+        QCOMPARE(*story::trimToSentence(**db, id, gen), size_t(0));
+        const int64_t gen2 = *(*db)->generations().begin(id, chunks[2], "{}", "[]");
+        QVERIFY(
+            (*db)
+                ->stories()
+                .addPassage(id, chunks[2], " and then", storage::PassageAuthor::Model, true, gen2)
+                .ok());
+        // " and then" has no sentence end of its own: the sentence began before it.
+        QCOMPARE(*story::trimToSentence(**db, id, gen2), size_t(0));
+        QVERIFY((*db)->stories().currentText(id)->size() > 0);
     }
 
     // Saving an edit in the middle keeps the states of the passages before it and

@@ -16,6 +16,7 @@
 #include "story_session.h"
 #include "story_tree_panel.h"
 #include "window_ruler.h"
+#include "write_page.h"
 
 #include "connection.h"
 
@@ -271,6 +272,12 @@ private Q_SLOTS:
 
     void stopKeepsWhatWasWritten() {
         setSpin("maxTokens", 100000);
+        // Past the end-of-text token, so it runs until stopped.
+        auto* panel = m_app.window->findChild<ui::GenerationSettingsPanel*>();
+        QVERIFY(panel);
+        story::StorySettings settings = panel->settings();
+        settings.sampling.stopAtEndOfText = false;
+        panel->load(settings);
         const int before = int(editor()->storyText().size());
         action("actionContinue")->trigger();
         // Well over a window of 128 tokens (random tokens are several characters each).
@@ -280,6 +287,8 @@ private Q_SLOTS:
         waitIdle();
         QCOMPARE(session()->lastResult().reason, engine::StopReason::Cancelled);
         QVERIFY(session()->lastResult().tokens.size() < 100000);
+        settings.sampling.stopAtEndOfText = true;
+        panel->load(settings);
         auto db = openDb(m_db);
         const auto path = *db->stories().currentPath(m_story);
         QCOMPARE(toDisplay(joined(path)), editor()->storyText());
@@ -304,8 +313,14 @@ private Q_SLOTS:
 
     void reopenAndContinueFromTheSavedState() {
         const QString text = editor()->storyText();
+        QTextCursor caret = editor()->textCursor();
+        caret.setPosition(7);
+        editor()->setTextCursor(caret);
         stopApp();
         startApp();
+        // The story open at the close opens again by itself, the caret where it was.
+        QTRY_COMPARE(session()->storyId(), m_story);
+        QTRY_COMPARE(editor()->textCursor().position(), 7);
         loadFixture();
         auto* list = m_app.window->findChild<QListView*>(QStringLiteral("storyList"));
         QVERIFY(list);
@@ -563,6 +578,44 @@ private Q_SLOTS:
         }
         m_app.window->library()->refresh();
         QTRY_VERIFY(m_app.window->library()->selectedStory() == m_story);
+    }
+
+    // File > Export story writes the current branch as Markdown or text; File > Import
+    // story reads it back as a story with the same title and text.
+    void exportAndImportRoundTrip() {
+        QVERIFY(session()->isOpen());
+        const QString text = editor()->storyText();
+        const QString title = QString::fromStdString(session()->story().title);
+        auto* page = m_app.window->findChild<ui::WritePage*>();
+        QVERIFY(page);
+        const QString md = m_tmp.filePath(QStringLiteral("export.md"));
+        const QString txt = m_tmp.filePath(QStringLiteral("export.txt"));
+        QVERIFY(page->exportStory(md));
+        QVERIFY(page->exportStory(txt));
+        QCOMPARE(baton::test::readFile(txt), text.toUtf8());
+        QCOMPARE(baton::test::readFile(md),
+                 (QStringLiteral("# ") + title + "\n\n" + text).toUtf8());
+        // A folder that does not exist: an error, nothing written.
+        QSignalSpy failed(page, &ui::WritePage::failed);
+        QVERIFY(!page->exportStory(m_tmp.filePath(QStringLiteral("no/such/folder/x.md"))));
+        QCOMPARE(failed.count(), 1);
+        // Imported back: the same title and text.
+        const size_t before = openDb(m_db)->stories().list()->size();
+        page->importStory(md);
+        QTRY_COMPARE_WITH_TIMEOUT(openDb(m_db)->stories().list()->size(), before + 1, 10000);
+        const auto stories = *openDb(m_db)->stories().list();
+        const auto imported = std::find_if(stories.begin(), stories.end(), [&](const auto& s) {
+            return s.id != m_story && s.title == title.toStdString();
+        });
+        QVERIFY(imported != stories.end());
+        QCOMPARE(toDisplay(*openDb(m_db)->stories().currentText(imported->id)), text);
+        {
+            auto rw = storage::Database::open(m_db.toStdString());
+            QVERIFY(rw.ok() && (*rw)->stories().remove(imported->id).ok());
+        }
+        m_app.window->library()->refresh();
+        m_app.window->library()->select(m_story);
+        QTRY_COMPARE(session()->storyId(), m_story);
     }
 
     void editorKeepsTheStorysCharacters() {

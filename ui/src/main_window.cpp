@@ -121,6 +121,8 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
         if (!m_loadDefault)
             return;
         m_loadDefault = false;
+        if (m_loadJob || m_engine.model())
+            return; // the story reopened at launch asked for its own
         if (auto m = m_catalog->defaultModel())
             loadModel(m->path);
         else
@@ -370,6 +372,9 @@ void MainWindow::openDatabase(const QString& path) {
 }
 
 void MainWindow::loadModel(const QString& folder) {
+    if (m_loadJob && folder == m_loadingPath)
+        return; // already on its way
+    m_loadingPath = folder;
     m_loadJob = m_engine.loadModel(folder, m_models->weights());
     m_write->setModelLoading(true);
     m_openModelAction->setEnabled(false);

@@ -250,9 +250,13 @@ void WritePage::connectParts() {
                 const QString storyModel = QString::fromStdString(story.modelPath);
                 const QString current =
                     m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QString();
-                if (!storyModel.isEmpty() && storyModel != current && !m_modelLoading &&
-                    QFileInfo::exists(storyModel + QStringLiteral("/config.json")))
-                    Q_EMIT storyModelWanted(storyModel);
+                if (!storyModel.isEmpty() && storyModel != current &&
+                    QFileInfo::exists(storyModel + QStringLiteral("/config.json"))) {
+                    if (m_modelLoading)
+                        m_wantedModel = storyModel; // once the one loading is there
+                    else
+                        Q_EMIT storyModelWanted(storyModel);
+                }
                 Q_EMIT windowStatus(QString());
                 Q_EMIT speedStatus(QString());
                 updateActions();
@@ -369,6 +373,13 @@ void WritePage::onModelLoaded(const engine::ModelInfo& info) {
     m_settings->setModel(info);
     if (m_session->isOpen())
         loadStorySettings(m_session->story());
+    // A story opened while another model was loading (the one reopened at launch) asks
+    // for its own now.
+    const QString wanted = std::exchange(m_wantedModel, QString());
+    if (m_session->isOpen() && !wanted.isEmpty() &&
+        wanted == QString::fromStdString(m_session->story().modelPath) &&
+        wanted != QString::fromStdString(info.path))
+        Q_EMIT storyModelWanted(wanted);
     updateActions();
 }
 

@@ -187,6 +187,7 @@ private:
     bool m_databaseOpen = false;
     bool m_reopened = false; // the last story was reopened (or there was none)
     qint64 m_caretStory = 0; // reopened at launch: its caret goes to m_caret
+    QString m_wantedModel;   // the open story's model, asked for once the loading one is in
     int m_caret = 0;
     bool m_modelLoading = false;
 };

@@ -139,6 +139,7 @@ private:
     QAction* m_pageActions[6] = {};
     quint64 m_openRequest = 0;
     quint64 m_loadJob = 0;
+    QString m_loadingPath; // the folder m_loadJob loads
 };
 
 } // namespace baton::ui
