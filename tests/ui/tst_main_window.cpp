@@ -41,6 +41,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QTextBlock>
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
 #include <QtTest>
@@ -646,6 +647,33 @@ private Q_SLOTS:
         e.showPath({p, q});
         QVERIFY(e.pendingEdits().empty());
         QCOMPARE(e.passageAt(int(e.storyText().size()) - 1), qint64(8));
+    }
+
+    // Blank lines between lines of dialogue show as the paragraph gap they mean: the
+    // text keeps them, the page does not show empty paragraphs.
+    void blankLinesAreParagraphGaps() {
+        ui::StoryEditor e;
+        e.resize(500, 400);
+        storage::Passage p;
+        p.id = 1;
+        p.author = storage::PassageAuthor::Model;
+        p.text = "\"Yes,\" said he.\n\n\"No,\" said she.\n\n\nThe end.";
+        e.setPassages({p});
+        QCOMPARE(e.storyText(), ui::toDisplayText(p.text));
+        QCOMPARE(e.collapsedBlankLines(), 3);
+        // Typing into a gap makes it a paragraph again.
+        QTextCursor c(e.document());
+        c.setPosition(int(QStringLiteral("\"Yes,\" said he.\n").size()));
+        e.setTextCursor(c);
+        e.setFocus();
+        QTest::keyClicks(&e, QStringLiteral("Then"));
+        QTRY_COMPARE(e.collapsedBlankLines(), 2);
+        QCOMPARE(e.storyText().count(QStringLiteral("Then")), 1);
+        // The last line stays, so there is always a line to type on.
+        p.text = "Hello.\n\n";
+        e.setPassages({p});
+        QCOMPARE(e.collapsedBlankLines(), 1);
+        QVERIFY(e.document()->lastBlock().isVisible());
     }
 
     void frameTurn_data() {

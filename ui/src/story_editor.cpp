@@ -103,6 +103,30 @@ void StoryEditor::insertAt(int pos, const QString& text, const QTextCharFormat& 
 void StoryEditor::endInternalChange() {
     m_internal = false;
     document()->clearUndoRedoStacks();
+    collapseBlankLines();
+}
+
+void StoryEditor::collapseBlankLines() {
+    bool changed = false;
+    bool afterText = false;
+    for (QTextBlock b = document()->begin(); b.isValid(); b = b.next()) {
+        const bool blank = b.length() <= 1; // only its paragraph separator
+        const bool hide = blank && afterText && b.next().isValid();
+        if (b.isVisible() == hide) {
+            b.setVisible(!hide);
+            changed = true;
+        }
+        afterText = !blank || hide;
+    }
+    if (changed)
+        document()->markContentsDirty(0, document()->characterCount());
+}
+
+int StoryEditor::collapsedBlankLines() const {
+    int n = 0;
+    for (QTextBlock b = document()->begin(); b.isValid(); b = b.next())
+        n += b.isVisible() ? 0 : 1;
+    return n;
 }
 
 void StoryEditor::setPassages(const std::vector<storage::Passage>& path) {
@@ -344,6 +368,8 @@ void StoryEditor::insertFromMimeData(const QMimeData* source) {
 void StoryEditor::onContentsChange(int position, int removed, int added) {
     if (m_internal || (removed == 0 && added == 0))
         return;
+    // Line breaks typed or deleted: the gaps are laid out again once the edit is done.
+    QMetaObject::invokeMethod(this, &StoryEditor::collapseBlankLines, Qt::QueuedConnection);
     if (position < m_saved) {
         // An edit of saved text: the saved part grows or shrinks by what it lost and
         // gained (a change reaching into the typed text takes that part along).

@@ -78,6 +78,8 @@ public:
     void setLossRanges(const std::vector<LossRange>& ranges);
     void clearLossRanges();
     int lossRangeCount() const { return int(extraSelections().size()); }
+    // Blank lines shown as paragraph gaps (hidden empty blocks), for tests.
+    int collapsedBlankLines() const;
 
 Q_SIGNALS:
     // The typed text changed (empty or not).
@@ -105,6 +107,9 @@ private:
     void onContentsChange(int position, int removed, int added);
     // After the editor changed the document itself: the document's undo starts anew.
     void endInternalChange();
+    // Hides the empty blocks that follow a paragraph (a run of blank lines is one gap),
+    // all but the last block; shows the others.
+    void collapseBlankLines();
 
     QTextCharFormat m_userFormat, m_modelFormat;
     QTextBlockFormat m_blockFormat;
