@@ -28,7 +28,7 @@ void addStoryRunOptions(Args& args) {
                 "before the story (later windows see it only through the state)")
         .option("lore-budget", "N",
                 "Tokens for all world-info entries together (default: the story's, else all "
-                "the room the window has left beside the memory, the note and a quarter of it "
+                "the room the window has left beside the memory, the note and an eighth of it "
                 "for new text)")
         .flag("trim-sentences",
               "Cut a generation that stops in the middle of a sentence back to its last whole "

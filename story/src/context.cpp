@@ -42,7 +42,7 @@ Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Mod
                 " of the window's " + std::to_string(T) +
                 " tokens. Shorten it, or have it read once (memory layout \"once\")");
     }
-    // The guidance and the pinned tokens leave a quarter of T (and a token beside the
+    // The guidance and the pinned tokens leave an eighth of T (and a token beside the
     // overlap) to new text.
     const int guideRoom =
         T - std::max(T / kMinNewTextShare + o, o + 1) - static_cast<int>(out.pinned.size());
@@ -127,8 +127,7 @@ Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::M
     if (!plan.guide.empty()) {
         const size_t tail = unfinishedTail(text);
         const std::string_view last = std::string_view(text).substr(text.size() - tail);
-        if (static_cast<int>(tokenizer->encode(last).size()) <=
-            plan.windows.window / kMinNewTextShare)
+        if (static_cast<int>(tokenizer->encode(last).size()) <= plan.windows.window / kMaxTailShare)
             plan.tailBytes = tail;
     }
     return plan;

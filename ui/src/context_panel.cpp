@@ -147,8 +147,14 @@ void ContextPanel::showView(const story::ContextView& view) {
                   : tr("Memory: read once at the start (%1 tokens); later windows know it "
                        "only through the state.")
                         .arg(v.memoryTokens));
+    if (v.noteTokens > 0 || v.guideTokens > 0)
+        lines << tr("World info and the author's note: %1 tokens, whole, just before the "
+                    "continuation.")
+                     .arg(v.guideTokens);
     lines << (v.resumedFromPassage != 0
-                  ? tr("Resumes from a saved state and reads %1 tokens after it.").arg(v.readTokens)
+                  ? tr("Resumes from a saved state: reads %1 tokens (the open window again, "
+                       "what follows the state, the guidance).")
+                        .arg(v.readTokens)
                   : tr("Reads the story from the beginning: %1 tokens.").arg(v.readTokens));
     m_summary->setText(lines.join(QLatin1Char('\n')));
     m_bar->setView(&*m_view);

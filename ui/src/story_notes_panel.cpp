@@ -84,12 +84,16 @@ void StoryNotesPanel::setWindowCost(const story::ContextView* view) {
         memory = tr("memory read once (%1)").arg(v.memoryTokens);
     const QString note = v.noteTokens > 0 ? tr("note %1").arg(v.noteTokens) : tr("no note");
     const int story = T - v.pinnedTokens - v.noteTokens - v.lore.budget;
-    m_cost->setText(tr("<b>Every window of %1 tokens:</b> %2 · %3 · world info up to %4 · "
-                       "the story at least %5.")
-                        .arg(T)
-                        .arg(memory, note)
-                        .arg(v.lore.budget)
-                        .arg(story));
+    QString text = tr("<b>Every window of %1 tokens:</b> %2 · %3 · world info up to %4 · "
+                      "the story at least %5.")
+                       .arg(T)
+                       .arg(memory, note)
+                       .arg(v.lore.budget)
+                       .arg(story);
+    if (story < T / 4)
+        text += tr(" <b>Little room is left for the story:</b> shorten the memory or the note, "
+                   "lower the world-info budget, or use a larger window (Generation > Windows).");
+    m_cost->setText(text);
     m_cost->show();
 }
 

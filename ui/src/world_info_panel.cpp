@@ -48,6 +48,8 @@ WorldInfoPanel::WorldInfoPanel(storage::StorageController& storage, QWidget* par
     m_list = new QListWidget;
     m_list->setObjectName(QStringLiteral("loreList"));
     m_list->setMaximumHeight(m_list->fontMetrics().height() * 8);
+    m_list->setTextElideMode(Qt::ElideMiddle); // the cost at the end stays in view
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_empty = new QLabel(tr("No world info yet. Add an entry for a character, a place or a "
                             "thing: its keys (names it goes by) and what the model should "
                             "know when one of them comes up in the story."));
@@ -241,9 +243,12 @@ QString WorldInfoPanel::entryText(size_t row) const {
     const storage::LoreEntry& e = m_entries[row];
     QString text = itemText(e);
     const auto cost = m_costs.find(e.id);
-    if (cost != m_costs.end())
+    if (cost != m_costs.end()) {
         text += cost->second.tokens == 1 ? tr(" \u00b7 1 token")
                                          : tr(" \u00b7 %1 tokens").arg(cost->second.tokens);
+        if (!cost->second.fits) // seen even on the selected row
+            text = tr("\u26a0 never fits: ") + text;
+    }
     return text;
 }
 

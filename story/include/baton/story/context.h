@@ -25,8 +25,11 @@ namespace baton::story {
 // The memory read in every window may take at most half of T.
 constexpr int kMaxPinnedShare = 2;
 // Beside the memory, the overlap and the guidance, every window a generation writes in
-// leaves at least a quarter of T to new text.
-constexpr int kMinNewTextShare = 4;
+// leaves at least an eighth of T to new text (baton-mini's loss hardly falls after its
+// first 16 positions; the state carries the rest).
+constexpr int kMinNewTextShare = 8;
+// Guidance goes before an unfinished last sentence of at most a quarter of T.
+constexpr int kMaxTailShare = 4;
 
 // What every window of a story holds beside its text, for this model and settings.
 struct WindowLayout {
@@ -44,7 +47,7 @@ struct WindowLayout {
 
 // The windows a story runs with for this model, what every window starts with, and the
 // room the guidance may take: the note's tokens, and the world-info budget (the
-// setting, or 0 for all the room left) within what leaves a quarter of T to new text.
+// setting, or 0 for all the room left) within what leaves an eighth of T to new text.
 // Refuses bad windows, a memory too long to be read in every window (the error says to
 // shorten it or read it once) and a note too long for the window. Cheap: no database
 // reads (what a continuation checks before it saves anything).
