@@ -189,6 +189,14 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("pool-last", "K",
                 "Recurrent: pool only the last K positions of each window (0: all)", "0")
         .flag("sink", "Recurrent: a learned per-head attention sink beside the state slots")
+        .option("read-blocks", "N",
+                "Recurrent: the state is read by N blocks from --insert-block on (each with "
+                "its own keys and values of it)",
+                "1")
+        .flag("write-tokens",
+              "Recurrent: the next state is written by --slots learned write tokens run after "
+              "each window's last token (RMT's written memory) instead of pooled")
+        .flag("gate", "Recurrent: a learned gate between the previous state and the new one")
         .option("episodes", "N",
                 "Mix N memory episodes into each training sequence (a fact stated in one "
                 "window and asked for 0-4 windows later; templates and names disjoint from "
@@ -285,6 +293,9 @@ int runTrain(const std::vector<std::string>& argv) {
         c.recurrence.slots = int(args.getInt("slots", 1, 64));
         c.recurrence.poolLast = int(args.getInt("pool-last", 0, 65536));
         c.recurrence.sink = args.has("sink");
+        c.recurrence.readBlocks = int(args.getInt("read-blocks", 1, 10000));
+        c.recurrence.writeTokens = args.has("write-tokens");
+        c.recurrence.gate = args.has("gate");
         c.unwrap = !args.has("no-unwrap");
         c.episodesPerSequence = int(args.getInt("episodes", 0, 100000));
         c.validateEveryTokens = args.getInt("validate-every", 0, INT64_MAX / 2);

@@ -373,6 +373,193 @@ private Q_SLOTS:
         QCOMPARE((*g)->currentState().size(), size_t(slots * m_baseline->config().nEmbd));
     }
 
+    // ---- issue 41: the recurrent-memory literature's designs ----
+
+    void literatureDesigns_data() {
+        QTest::addColumn<int>("insertBlock");
+        QTest::addColumn<int>("readBlocks");
+        QTest::addColumn<bool>("writeTokens");
+        QTest::addColumn<bool>("gate");
+        QTest::addColumn<int>("slots");
+        QTest::newRow("read by every block") << 0 << 2 << false << false << 1;
+        QTest::newRow("write tokens") << 1 << 1 << true << false << 1;
+        QTest::newRow("3 write tokens") << 1 << 1 << true << false << 3;
+        QTest::newRow("gate") << 1 << 1 << false << true << 1;
+        QTest::newRow("gate, 2 slots") << 1 << 1 << false << true << 2;
+        QTest::newRow("2 write tokens, gate, read by every block") << 0 << 2 << true << true << 2;
+    }
+    void literatureDesigns() {
+        QFETCH(int, insertBlock);
+        QFETCH(int, readBlocks);
+        QFETCH(bool, writeTokens);
+        QFETCH(bool, gate);
+        QFETCH(int, slots);
+        RecurrenceConfig rec = m_rec;
+        rec.insertBlock = insertBlock;
+        rec.readBlocks = readBlocks;
+        rec.writeTokens = writeTokens;
+        rec.gate = gate;
+        rec.slots = slots;
+        const QString dir = makeRecurrent(QString("design-%1-%2-%3-%4-%5")
+                                              .arg(insertBlock)
+                                              .arg(readBlocks)
+                                              .arg(writeTokens)
+                                              .arg(gate)
+                                              .arg(slots),
+                                          rec);
+        // baton.json says version 3 and names the options; the module loads with them.
+        const QJsonObject desc = baton::test::readJsonObject(dir + "/baton.json");
+        QCOMPARE(desc["format_version"].toInt(), 3);
+        QCOMPARE(desc["read_blocks"].toInt(), readBlocks);
+        QCOMPARE(desc["write"].toString(), QString(writeTokens ? "tokens" : "pool"));
+        QCOMPARE(desc["gate"].toBool(), gate);
+        auto model = Model::load(dir.toStdString());
+        BATON_VERIFY_OK(model);
+        const RecurrenceConfig& loaded = *(*model)->info().recurrence;
+        QCOMPARE(loaded.readBlocks, readBlocks);
+        QCOMPARE(loaded.writeTokens, writeTokens);
+        QCOMPARE(loaded.gate, gate);
+        QCOMPARE(loaded.slots, slots);
+        QVERIFY(describeRecurrence(loaded).find(gate ? "gated" : "state slot") !=
+                std::string::npos);
+        // The first window is plain GPT-2; generation (the CPU decoder with the state
+        // in several blocks, write tokens run through the cache at each roll-over, the
+        // gate) equals scoring, and a state blob resumes exactly.
+        auto a = m_baseline->windowLogits(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16));
+        auto b = (*model)->windowLogits(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 16));
+        QCOMPARE(*a, *b);
+        checkGenerationMatchesScoring(*model, {16, 4});
+        checkGenerationMatchesScoring(*model, {16, 0});
+        checkExportImport(dir.toStdString(), {16, 4}, 23);
+        checkExportImport(dir.toStdString(), {16, 4}, 12);
+        auto g = Generator::create(*model, {16, 4});
+        QVERIFY((*g)->append(std::vector<int32_t>(m_ids.begin(), m_ids.begin() + 40)).ok());
+        QCOMPARE((*g)->currentState().size(), size_t(slots * m_baseline->config().nEmbd));
+    }
+
+    // Each option does what it says, seen in the module and the network directly.
+    void literatureOptionsAct() {
+        Model::Impl& m = ModelAccess::of(*m_recurrent);
+        torch::NoGradGuard noGrad;
+        const auto ids =
+            torch::tensor(std::vector<int64_t>(m_ids.begin(), m_ids.begin() + 16)).unsqueeze(0);
+        const int64_t k = m_baseline->config().nEmbd;
+        const auto state = torch::randn({1, 1, k});
+        { // the state read by block 0 only changes block 0's output; read by blocks 0-1
+          // it also changes block 1's beyond what block 0's change explains
+            std::vector<torch::Tensor> none, first, both;
+            ForwardArgs a;
+            a.blockOutputs = &none;
+            m.net->forward(ids, a);
+            a.blockOutputs = &first;
+            a.state = state;
+            a.slotLayer = 0;
+            m.net->forward(ids, a);
+            a.blockOutputs = &both;
+            a.slotLayers = 2;
+            m.net->forward(ids, a);
+            QVERIFY(!torch::allclose(none[0], first[0]));
+            QVERIFY(torch::allclose(first[0], both[0]));
+            QVERIFY(!torch::allclose(first[1], both[1]));
+        }
+        { // write tokens: the token outputs are those of the window alone (causal), and
+          // the written outputs depend on every token of the window
+            const auto w = torch::randn({2, k}) * 0.02;
+            ForwardArgs a;
+            const auto plain = m.net->forward(ids, a);
+            a.writeTokens = w;
+            const auto withWrite = m.net->forward(ids, a);
+            QVERIFY(torch::allclose(plain.hidden, withWrite.hidden, 1e-5, 1e-6));
+            QCOMPARE(withWrite.written.sizes().vec(), (std::vector<int64_t>{1, 2, k}));
+            auto other = ids.clone();
+            other[0][0] = (other[0][0].item<int64_t>() + 1) % 1000;
+            const auto changed = m.net->forward(other, a);
+            QVERIFY(!torch::allclose(changed.written, withWrite.written));
+            // Write tokens are causal among themselves: of two equal ones, the second
+            // also sees the first.
+            ForwardArgs twice;
+            twice.writeTokens = torch::cat({w.narrow(0, 0, 1), w.narrow(0, 0, 1)});
+            const auto t = m.net->forward(ids, twice);
+            QVERIFY(!torch::allclose(t.written[0][0], t.written[0][1]));
+        }
+        { // the gate mixes the previous state in; without a previous state it is the
+          // candidate alone, and a gate that is shut keeps the previous state
+            RecurrenceConfig rec = m_rec;
+            rec.gate = true;
+            Recurrence gated(m_baseline->config(), rec);
+            torch::manual_seed(3);
+            gated->initialise();
+            rec.gate = false;
+            Recurrence plain(m_baseline->config(), rec);
+            for (auto& p : plain->named_parameters(true))
+                p.value().copy_(gated->named_parameters(true)[p.key()]);
+            const auto sums = torch::randn({1, 1, k}) * 16;
+            const auto previous = torch::randn({1, 1, k});
+            QVERIFY(torch::allclose(gated->forward(sums, {}, 16), plain->forward(sums, {}, 16)));
+            const auto mixed = gated->forward(sums, previous, 16);
+            QVERIFY(!torch::allclose(mixed, plain->forward(sums, {}, 16)));
+            gated->gate->weight.zero_();
+            gated->gate->bias.fill_(30); // g = 1: the previous state is kept
+            QVERIFY(torch::allclose(gated->forward(sums, previous, 16), previous, 1e-5, 1e-5));
+        }
+    }
+
+    void olderAndNewerFormats() {
+        // Version 1 and 2 files still load (the designs above write version 3 only when
+        // they use its options); a module without them is written as before.
+        RecurrenceConfig v1 = m_rec, v2 = m_rec;
+        v2.slots = 2;
+        QCOMPARE(v1.formatVersion(), 1);
+        QCOMPARE(v2.formatVersion(), 2);
+        for (const auto& rec : {v1, v2}) {
+            const QString dir = makeRecurrent(QString("format-v%1").arg(rec.formatVersion()), rec);
+            const QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+            QCOMPARE(j["format_version"].toInt(), rec.formatVersion());
+            QVERIFY(!j.contains("read_blocks") && !j.contains("write") && !j.contains("gate"));
+            auto model = Model::load(dir.toStdString());
+            BATON_VERIFY_OK(model);
+            QCOMPARE((*model)->info().recurrence->readBlocks, 1);
+            QVERIFY(!(*model)->info().recurrence->writeTokens &&
+                    !(*model)->info().recurrence->gate);
+        }
+        auto expect = [&](const QString& dir, ErrorCode code) {
+            auto r = Model::load(dir.toStdString());
+            QVERIFY2(!r.ok() && r.error().code == code,
+                     r.ok() ? "accepted" : r.error().message.c_str());
+        };
+        RecurrenceConfig v3 = m_rec;
+        v3.gate = true;
+        { // a version 3 file: an unknown way of writing, reading past the last block, a
+          // gate the weights do not have, a newer version
+            const QString dir = makeRecurrent("format-v3-write", v3);
+            QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+            j["write"] = "attention";
+            baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
+            expect(dir, ErrorCode::BadConfig);
+        }
+        {
+            const QString dir = makeRecurrent("format-v3-read", v3);
+            QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+            j["read_blocks"] = 2; // from block 1 of 2
+            baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
+            expect(dir, ErrorCode::BadConfig);
+        }
+        {
+            const QString dir = makeRecurrent("format-v3-gate", v3);
+            QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+            j["gate"] = false;
+            baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
+            expect(dir, ErrorCode::ConfigMismatch);
+        }
+        {
+            const QString dir = makeRecurrent("format-v4", v3);
+            QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+            j["format_version"] = 4;
+            baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
+            expect(dir, ErrorCode::Unsupported);
+        }
+    }
+
     void segmentsCoverThePooledPositions() {
         ModelConfig c = m_baseline->config();
         RecurrenceConfig rec;

@@ -47,21 +47,50 @@ struct RecurrenceConfig {
     // value, present together with the state), so that the state slot need not
     // absorb the attention that has nowhere else to go.
     bool sink = false;
+    // Version 3 options (issue 41: the designs of the recurrent-memory literature).
+    // The state is read by `readBlocks` consecutive blocks from insertBlock on, each
+    // applying its own ln_1 and c_attn to it (1: insertBlock only, the paper's).
+    int readBlocks = 1;
+    // How the next state is written: pooled from the window's hidden states (the
+    // paper's), or by `slots` learned write tokens appended after the window's last
+    // token (no position embedding; they attend to the whole window and to the state
+    // it read), whose outputs after ln_f go through the FFN (RMT's written memory).
+    bool writeTokens = false;
+    // A learned gate between the previous state and the new one (per slot and
+    // dimension): h_n = g * h_(n-1) + (1 - g) * candidate, g = sigmoid(W [h_(n-1);
+    // candidate] + b), so that a state can keep what windows that do not mention it
+    // would overwrite. The first window's state is the candidate.
+    bool gate = false;
     int window = 0;  // T the module was trained with
     int overlap = 0; // o the module was trained with
 
     // Positions pooled in a window of T: the last poolLast, or all.
     int pooledPositions(int T) const { return poolLast > 0 && poolLast < T ? poolLast : T; }
+    // Whether block `layer` reads the state.
+    bool readsAt(int layer) const {
+        return layer >= insertBlock && layer < insertBlock + readBlocks;
+    }
+    // The baton.json format version this module needs: 3 with readBlocks > 1, write
+    // tokens or a gate, 2 with several slots, pooling of the last positions or a sink,
+    // else 1.
+    int formatVersion() const {
+        if (readBlocks != 1 || writeTokens || gate)
+            return 3;
+        return (slots != 1 || poolLast != 0 || sink) ? 2 : 1;
+    }
 };
 
 // The module in words, as `baton-cli info` and the app show it: "trained at T = 128,
 // o = 0; 4 state slots into block 1, residual FFN 3 x 200", plus any of ", pooled over
-// the last K positions", ", slot logit bias", ", attention sink".
+// the last K positions", ", slot logit bias", ", attention sink", ", read by blocks 1-3",
+// ", written by write tokens", ", gated".
 std::string describeRecurrence(const RecurrenceConfig& r);
 
-// The newest version of recurrent checkpoints (baton.json) this build reads. Version 1
-// is written while a module uses none of the version 2 options (slots, poolLast, sink).
-constexpr int kRecurrentFormatVersion = 2;
+// The newest version of recurrent checkpoints (baton.json) this build reads. A module
+// is written with the lowest version that holds it (RecurrenceConfig::formatVersion):
+// 1 without the version 2 options (slots, poolLast, sink), 2 without the version 3
+// ones (readBlocks, writeTokens, gate).
+constexpr int kRecurrentFormatVersion = 3;
 
 // How an inference model holds its weights (--weights): float32, 16-bit floats, or
 // 8-bit blocks made at load time (32 weights of a row share one float scale). On the

@@ -88,7 +88,7 @@ std::vector<torch::Tensor> trueStates(Model::Impl& m, const std::vector<int32_t>
         states[size_t(span.index)] = state;
         const auto out = m.net->forward(windowInput(m, ids, span),
                                         m.windowArgs(state, 0, span.length, w.window));
-        state = m.nextState(out.pooled, w.window);
+        state = m.nextState(out, state, w.window);
     }
     return states;
 }
@@ -183,7 +183,7 @@ Result<ScoreResult> scoreImpl(const Model& model, const std::vector<int32_t>& id
             args.wantSlotMass = entering.defined();
             auto out = m.net->forward(windowInput(m, ids, span), args);
             if (source == StateSource::On)
-                state = m.nextState(out.pooled, w.window);
+                state = m.nextState(out, entering, w.window);
             // Position p predicts token start + p + 1.
             const int64_t p0 = span.firstScored - 1 - span.start;
             const int64_t p1 = span.lastScored - 1 - span.start;
@@ -318,7 +318,7 @@ readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSett
             }
             auto out = m.net->forward(windowInput(m, ids, span),
                                       m.windowArgs(state, 0, span.length, w.window));
-            state = m.nextState(out.pooled, w.window);
+            state = m.nextState(out, state, w.window);
             if (progress && !progress(span.index + 1, static_cast<int64_t>(spans.size())))
                 return makeError(ErrorCode::Cancelled, "reading the states was cancelled");
         }

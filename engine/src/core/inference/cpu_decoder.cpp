@@ -45,7 +45,8 @@ void Decoder::step(int32_t token, int64_t past, const CacheView& cache, const fl
             std::copy(kNew + h * D, kNew + (h + 1) * D, K + (h * cache.stride + S + past) * D);
             std::copy(vNew + h * D, vNew + (h + 1) * D, V + (h * cache.stride + S + past) * D);
         }
-        const bool hasState = cache.slotLayer == l;
+        const bool hasState =
+            cache.slotLayer >= 0 && l >= cache.slotLayer && l < cache.slotLayer + cache.slotLayers;
         const int64_t first = hasState ? 0 : S;
         const int64_t slots = hasState ? S : 0;
         const int64_t count = S + past + 1 - first; // keys visible to this query

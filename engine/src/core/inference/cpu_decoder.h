@@ -41,7 +41,8 @@ struct CacheView {
     std::vector<float*> k, v;
     int64_t stride = 0;
     int64_t slots = 1;               // reserved indices in front of the tokens
-    int slotLayer = -1;              // layer whose reserved indices hold a state, -1 for none
+    int slotLayer = -1;              // first layer whose reserved indices hold a state, -1 for none
+    int slotLayers = 1;              // layers from slotLayer on that hold it
     const float* slotBias = nullptr; // [H] added to the slots' attention logits, or null
     const float* sink = nullptr;     // [H] attention sink logits beside the slots, or null
 };

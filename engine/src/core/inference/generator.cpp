@@ -65,7 +65,9 @@ public:
         , w(w_)
         , useState(useState_) {
         const ModelConfig& c = m.info.config;
-        cache.allocate(c, 1, w.window, m.dtype, m.device, m.stateSlots());
+        // A module with write tokens runs them through the cache at each roll-over.
+        cache.allocate(c, 1, w.window + (m.writesWithTokens() ? m.stateSlots() : 0), m.dtype,
+                       m.device, m.stateSlots());
         lastLogits.assign(static_cast<size_t>(c.vocabSize), 0.f);
         hidden.assign(static_cast<size_t>(c.nEmbd), 0.f);
         if (m.recurrent())
@@ -104,10 +106,11 @@ public:
         auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
         ForwardArgs args = m.windowArgs(torch::Tensor(), cache.length, n, w.window);
         args.cache = &cache;
+        args.writeTokens = torch::Tensor(); // they run at the roll-over (rollover())
         auto out = m.net->forward(input, args);
         tokensRead += n;
         torch::Tensor added;
-        if (m.recurrent()) {
+        if (out.pooled.defined()) {
             added = out.pooled.to(torch::kFloat32);
             if (pool)
                 pooled += added;
@@ -129,6 +132,7 @@ public:
     void decode(int32_t id) {
         if (m.decoder) {
             view.slotLayer = cache.slotLayer;
+            view.slotLayers = cache.slotLayers;
             const int segment =
                 m.recurrent() ? m.recurrence->segmentOf(cache.length, w.window) : -1;
             float* pool = segment >= 0
@@ -147,11 +151,31 @@ public:
 
     // Puts the state into the (empty) cache as the slots' keys and values.
     void enterState() {
-        auto [slotK, slotV] = m.net->slotKeyValue(state, m.insertBlock());
-        const int layer = m.insertBlock();
-        cache.k[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotK);
-        cache.v[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotV);
-        cache.slotLayer = layer;
+        const int first = m.insertBlock();
+        for (int layer = first; layer < first + m.readBlocks(); ++layer) {
+            auto [slotK, slotV] = m.net->slotKeyValue(state, layer);
+            cache.k[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotK);
+            cache.v[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotV);
+        }
+        cache.slotLayer = first;
+        cache.slotLayers = m.readBlocks();
+    }
+
+    // The state for the next window from the open one: its pool, or its write tokens
+    // run after what the cache holds (the cache is cleared right after).
+    torch::Tensor nextState() {
+        if (!m.writesWithTokens())
+            return m.nextStateFrom(pooled, state, w.window, fill());
+        ForwardArgs args;
+        args.cache = &cache;
+        args.slotLayer = m.insertBlock();
+        args.slotLayers = m.readBlocks();
+        args.slotBias = m.slotBias;
+        args.sink = m.sink;
+        args.writeTokens = m.recurrence->writeTokens;
+        const auto none = torch::empty({1, 0}, m.idOptions());
+        const auto out = m.net->forward(none, args);
+        return m.nextStateFrom(out.written, state, w.window, fill());
     }
 
     // Reads stream tokens into the open window.
@@ -225,7 +249,7 @@ public:
         keep = std::min(keep, window.size());
         std::vector<int32_t> tail(window.end() - static_cast<std::ptrdiff_t>(keep), window.end());
         if (m.recurrent() && useState)
-            state = m.nextState(pooled, w.window, fill());
+            state = nextState();
         cache.clear();
         window.clear();
         if (pooled.defined())

@@ -32,6 +32,8 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
     r.residual = r.slotBias = r.sink = false;
     r.slots = 1;
     r.poolLast = 0;
+    r.readBlocks = 1;
+    r.writeTokens = r.gate = false;
     json::FieldReader f(j);
     f.integer("window", 1, model.nPositions, r.window, f.Required);
     f.integer("insert_block", 0, model.nLayer - 1, r.insertBlock, f.Required);
@@ -42,10 +44,21 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
     f.boolean("sink", r.sink);
     f.integer("slots", 1, 64, r.slots);
     f.integer("pool_last", 0, model.nPositions, r.poolLast);
+    f.integer("read_blocks", 1, model.nLayer, r.readBlocks);
+    std::string write = "pool";
+    f.string("write", write);
+    f.boolean("gate", r.gate);
     f.integer("overlap", 0, r.window - 1, r.overlap, f.Required);
     f.string("tokenizer", out.tokenizerIdentity, f.Required);
     if (!f.ok())
         return bad(f.error());
+    if (write != "pool" && write != "tokens")
+        return bad("write must be \"pool\" or \"tokens\", not \"" + write + "\"");
+    r.writeTokens = write == "tokens";
+    if (r.insertBlock + r.readBlocks > model.nLayer)
+        return bad("read_blocks = " + std::to_string(r.readBlocks) +
+                   " from insert_block = " + std::to_string(r.insertBlock) +
+                   " runs past the model's " + std::to_string(model.nLayer) + " blocks");
     if (r.poolLast > 0 && r.poolLast < r.slots)
         return bad("pool_last = " + std::to_string(r.poolLast) +
                    " is less than slots = " + std::to_string(r.slots));
@@ -55,8 +68,8 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
 std::string batonJsonText(const RecurrenceConfig& r, const std::string& tokenizerIdentity) {
     nlohmann::ordered_json j;
     j["format"] = "baton-recurrent";
-    const bool version2 = r.slots != 1 || r.poolLast != 0 || r.sink;
-    j["format_version"] = version2 ? kRecurrentFormatVersion : 1;
+    const int version = r.formatVersion();
+    j["format_version"] = version;
     j["window"] = r.window;
     j["overlap"] = r.overlap;
     j["insert_block"] = r.insertBlock;
@@ -64,10 +77,15 @@ std::string batonJsonText(const RecurrenceConfig& r, const std::string& tokenize
     j["ffn_depth"] = r.ffnDepth;
     j["residual"] = r.residual;
     j["slot_bias"] = r.slotBias;
-    if (version2) {
+    if (version >= 2) {
         j["slots"] = r.slots;
         j["pool_last"] = r.poolLast;
         j["sink"] = r.sink;
+    }
+    if (version >= 3) {
+        j["read_blocks"] = r.readBlocks;
+        j["write"] = r.writeTokens ? "tokens" : "pool";
+        j["gate"] = r.gate;
     }
     j["tokenizer"] = tokenizerIdentity;
     return j.dump(2) + "\n";
@@ -85,6 +103,13 @@ std::string describeRecurrence(const RecurrenceConfig& r) {
         s += ", slot logit bias";
     if (r.sink)
         s += ", attention sink";
+    if (r.readBlocks > 1)
+        s += ", read by blocks " + std::to_string(r.insertBlock) + "-" +
+             std::to_string(r.insertBlock + r.readBlocks - 1);
+    if (r.writeTokens)
+        s += ", written by write tokens";
+    if (r.gate)
+        s += ", gated";
     return s;
 }
 

@@ -2,8 +2,9 @@
 //   {"format": "baton-recurrent", "format_version": 1, "window": T, "overlap": o,
 //    "insert_block": 1, "ffn_width": 200, "ffn_depth": 3, "residual": true,
 //    "slot_bias": false, "tokenizer": "<identity of the tokenizer files>"}
-// Version 2 adds "slots" (default 1), "pool_last" (0) and "sink" (false); a module
-// that uses none of them is written as version 1.
+// Version 2 adds "slots" (default 1), "pool_last" (0) and "sink" (false); version 3
+// adds "read_blocks" (1), "write" ("pool" or "tokens") and "gate" (false). A module is
+// written with the lowest version that holds it (RecurrenceConfig::formatVersion).
 #pragma once
 
 #include "baton/engine/error.h"

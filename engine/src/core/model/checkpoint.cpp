@@ -518,7 +518,8 @@ Result<void> copyTokenizerFiles(const std::string& fromDir, const std::string& t
 }
 
 Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,
-                             const std::string& tokenizerSourceDir) {
+                             const std::string& tokenizerSourceDir,
+                             const std::string& tokenizerIdentity) {
     const std::string tmp = folder + ".partial";
     files::removeTree(tmp);
     if (!files::makeDirectories(tmp))
@@ -529,10 +530,14 @@ Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDt
         return r;
     if (auto r = saveGpt2Weights(*model.net, files::join(tmp, "model.safetensors"), dtype); !r)
         return r;
-    if (auto r = copyTokenizerFiles(tokenizerSourceDir, tmp); !r)
-        return r;
+    std::string identity = tokenizerIdentity;
+    if (identity.empty()) {
+        if (auto r = copyTokenizerFiles(tokenizerSourceDir, tmp); !r)
+            return r;
+        identity = model.tokenizer->identity();
+    }
     if (model.recurrent())
-        if (auto r = saveRecurrence(*model.recurrence, tmp, model.tokenizer->identity(), dtype); !r)
+        if (auto r = saveRecurrence(*model.recurrence, tmp, identity, dtype); !r)
             return r;
     return files::replaceDirectory(tmp, folder);
 }

@@ -77,9 +77,12 @@ Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
 // Writes a complete model folder (config.json, model.safetensors, the tokenizer
 // files copied from tokenizerSourceDir, and for recurrent models
 // recurrence.safetensors + baton.json). The folder is built beside the target and
-// renamed into place, replacing an older one only once the new one is complete.
+// renamed into place, replacing an older one only once the new one is complete. With
+// `tokenizerIdentity` set, no tokenizer files are written and baton.json records that
+// identity (a model whose token ids are a synthetic task's; loadModelWithoutTokenizer).
 Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,
-                             const std::string& tokenizerSourceDir);
+                             const std::string& tokenizerSourceDir,
+                             const std::string& tokenizerIdentity = "");
 
 // Copies a model's tokenizer files (vocab.json + merges.txt, or tokenizer.model)
 // from one folder to another; an error if there are none.

@@ -243,7 +243,7 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
         const int64_t reserved = cache->slots;
         cache->k[layer].narrow(2, reserved + past, n).copy_(k);
         cache->v[layer].narrow(2, reserved + past, n).copy_(v);
-        slots = cache->slotLayer == layer ? reserved : 0;
+        slots = cache->holdsState(layer) ? reserved : 0;
         const int64_t first = reserved - slots;
         keys = cache->k[layer].narrow(2, first, reserved + past + n - first);
         values = cache->v[layer].narrow(2, first, reserved + past + n - first);
@@ -290,62 +290,92 @@ torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* ca
 
 ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) {
     const int64_t n = ids.size(1);
+    const int64_t B = ids.size(0);
+    const int64_t written = args.writeTokens.defined() ? args.writeTokens.size(0) : 0;
     KvCache* cache = args.cache;
     const int64_t past = cache ? cache->length : 0;
     TORCH_CHECK(past + n <= m_config.nPositions, "window exceeds the model's positions");
-    TORCH_CHECK(!cache || past + n <= cache->capacity, "window exceeds the KV cache");
+    TORCH_CHECK(!cache || past + n + written <= cache->capacity, "window exceeds the KV cache");
+    TORCH_CHECK(n + written > 0, "nothing to run");
     if (ids.device().is_cpu())
         blocks::followThreadBudget();
 
-    torch::Tensor slotK, slotV;
+    // The slots' keys and values per reading block (layer - slotLayer), when the state
+    // enters with this call rather than from the cache.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> slotKV;
     if (args.state.defined()) {
-        TORCH_CHECK(args.slotLayer >= 0 && args.slotLayer < m_config.nLayer, "bad slot layer");
+        TORCH_CHECK(args.slotLayer >= 0 && args.slotLayers >= 1 &&
+                        args.slotLayer + args.slotLayers <= m_config.nLayer,
+                    "bad slot layer");
         TORCH_CHECK(args.state.dim() == 3, "the state must be [B, S, k]");
         if (cache == nullptr || cache->slotLayer < 0) {
-            std::tie(slotK, slotV) = slotKeyValue(args.state, args.slotLayer);
+            for (int l = args.slotLayer; l < args.slotLayer + args.slotLayers; ++l)
+                slotKV.push_back(slotKeyValue(args.state, l));
             if (cache != nullptr) {
                 TORCH_CHECK(past == 0, "a state can only enter a window before its first token");
-                TORCH_CHECK(slotK.size(2) == cache->slots, "the state has another slot count");
-                cache->k[args.slotLayer].narrow(2, 0, cache->slots).copy_(slotK);
-                cache->v[args.slotLayer].narrow(2, 0, cache->slots).copy_(slotV);
+                for (int i = 0; i < args.slotLayers; ++i) {
+                    const auto& [slotK, slotV] = slotKV[size_t(i)];
+                    TORCH_CHECK(slotK.size(2) == cache->slots, "the state has another slot count");
+                    cache->k[size_t(args.slotLayer + i)].narrow(2, 0, cache->slots).copy_(slotK);
+                    cache->v[size_t(args.slotLayer + i)].narrow(2, 0, cache->slots).copy_(slotV);
+                }
                 cache->slotLayer = args.slotLayer;
+                cache->slotLayers = args.slotLayers;
             }
         }
     }
 
-    const auto positions = torch::arange(
-        past, past + n, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
-    auto x = wte->forward(ids) + wpe->forward(positions).unsqueeze(0);
+    torch::Tensor x;
+    if (n > 0) {
+        const auto positions = torch::arange(
+            past, past + n, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
+        x = wte->forward(ids) + wpe->forward(positions).unsqueeze(0);
+    }
+    if (written > 0) {
+        // Write tokens: learned embeddings with no position, after the window's tokens.
+        const auto w = args.writeTokens.to(wte->weight.dtype())
+                           .unsqueeze(0)
+                           .expand({B, written, m_config.nEmbd});
+        x = x.defined() ? torch::cat({x, w}, 1) : w.contiguous();
+    }
 
     ForwardOut out;
-    const bool pool = args.layerWeights.defined() && args.poolMatrix.defined();
+    const bool pool = args.layerWeights.defined() && args.poolMatrix.defined() && n > 0;
     const auto poolMatrix = pool ? args.poolMatrix.to(x.dtype()) : torch::Tensor();
     const int L = m_config.nLayer;
+    auto tokens = [&](const torch::Tensor& t) { return written > 0 ? t.narrow(1, 0, n) : t; };
     for (int l = 0; l < L; ++l) {
         const auto& block = blocks[static_cast<size_t>(l)];
-        const bool slotHere =
-            l == args.slotLayer && (slotK.defined() || (cache && cache->slotLayer == l));
+        const bool reads = l >= args.slotLayer && l < args.slotLayer + args.slotLayers;
+        const bool fresh = reads && !slotKV.empty();
+        const bool slotHere = fresh || (cache && cache->holdsState(l));
         torch::Tensor mass;
-        x = x + attention(l, block->ln_1->forward(x), cache, past,
-                          slotHere ? slotK : torch::Tensor(), slotHere ? slotV : torch::Tensor(),
-                          args.slotBias, args.sink,
-                          (args.wantSlotMass && slotHere) ? &mass : nullptr);
+        const auto none = torch::Tensor();
+        x = x +
+            attention(l, block->ln_1->forward(x), cache, past,
+                      fresh ? slotKV[size_t(l - args.slotLayer)].first : none,
+                      fresh ? slotKV[size_t(l - args.slotLayer)].second : none, args.slotBias,
+                      args.sink,
+                      (args.wantSlotMass && slotHere && !out.slotMass.defined()) ? &mass : nullptr);
         x = x + block->mlp->c_proj->forward(
                     torch::gelu(block->mlp->c_fc->forward(block->ln_2->forward(x)), "tanh"));
         if (mass.defined())
-            out.slotMass = mass;
+            out.slotMass = written > 0 ? mass.narrow(1, 0, n) : mass; // [B, n]
         if (args.blockOutputs)
-            args.blockOutputs->push_back(x);
+            args.blockOutputs->push_back(tokens(x));
         if (l == L - 1)
             x = ln_f->forward(x);
         if (pool) {
-            const auto term = blocks::matmul(poolMatrix, x) * args.layerWeights[l]; // [B, S, k]
+            const auto term =
+                blocks::matmul(poolMatrix, tokens(x)) * args.layerWeights[l]; // [B, S, k]
             out.pooled = out.pooled.defined() ? out.pooled + term : term;
         }
     }
     if (cache != nullptr)
-        cache->length = past + n;
-    out.hidden = x;
+        cache->length = past + n + written;
+    out.hidden = tokens(x);
+    if (written > 0)
+        out.written = x.narrow(1, n, written);
     return out;
 }
 

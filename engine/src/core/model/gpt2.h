@@ -90,38 +90,49 @@ public:
 TORCH_MODULE(Block);
 
 // Keys and values of the tokens of one window. The first `slots` indices of every
-// layer's buffer are reserved for the state slots; only the slot layer uses them.
+// layer's buffer are reserved for the state slots; only the slot layers use them.
 // Tokens live at slots..slots + length - 1.
 struct KvCache {
     std::vector<torch::Tensor> k, v; // per layer [B, H, slots + capacity, D]
     int64_t capacity = 0;            // token positions
     int64_t slots = 1;               // reserved state slots
     int64_t length = 0;              // tokens cached
-    int slotLayer = -1;              // the layer whose reserved indices hold a state, or -1
+    int slotLayer = -1;              // the first layer whose reserved indices hold a state, or -1
+    int slotLayers = 1;              // how many layers from slotLayer on hold it
 
     void allocate(const ModelConfig& config, int64_t batch, int64_t capacity,
                   torch::ScalarType dtype, torch::Device device, int64_t slots = 1);
     void clear() {
         length = 0;
         slotLayer = -1;
+        slotLayers = 1;
+    }
+    bool holdsState(int layer) const {
+        return slotLayer >= 0 && layer >= slotLayer && layer < slotLayer + slotLayers;
     }
 };
 
 struct ForwardArgs {
     KvCache* cache = nullptr;   // append to this cache (positions continue from its length)
     torch::Tensor state;        // [B, S, k] the state slots, undefined for none
-    int slotLayer = 1;          // the block that receives the state
+    int slotLayer = 1;          // the (first) block that receives the state
+    int slotLayers = 1;         // how many blocks from slotLayer on receive it
     torch::Tensor slotBias;     // [H] added to the slots' attention logits, or undefined
     torch::Tensor sink;         // [H] an attention sink's logit beside the slots, or undefined
     torch::Tensor layerWeights; // [L] softmax(alpha): with poolMatrix, `pooled` is computed
     torch::Tensor poolMatrix;   // [S, n] which positions of this call each slot pools
     bool wantSlotMass = false;  // report attention mass on the slots
     std::vector<torch::Tensor>* blockOutputs = nullptr; // if set, receives each block's output
+    // [S, k] write tokens appended after the n tokens (no position embedding; causal
+    // like tokens at positions past + n ..): their outputs come back as `written`.
+    // With a cache they are cached too (the cache needs room for them).
+    torch::Tensor writeTokens;
 };
 
 struct ForwardOut {
-    torch::Tensor hidden;   // [B, n, k] after ln_f
+    torch::Tensor hidden;   // [B, n, k] after ln_f (the tokens; write tokens left out)
     torch::Tensor pooled;   // [B, S, k] poolMatrix times sum_l w_l h^(l)
+    torch::Tensor written;  // [B, S, k] the write tokens' outputs after ln_f
     torch::Tensor slotMass; // [B, n] attention probability on the slots, mean over heads
 };
 

@@ -65,14 +65,29 @@ ForwardArgs Model::Impl::windowArgs(const torch::Tensor& state, int64_t first, i
         args.slotBias = slotBias;
         args.sink = sink;
     }
+    args.slotLayers = recurrence->config().readBlocks;
+    if (recurrence->config().writeTokens) {
+        if (first == 0)
+            args.writeTokens = recurrence->writeTokens;
+        args.layerWeights = torch::Tensor(); // nothing is pooled
+        return args;
+    }
     args.poolMatrix = recurrence->segmentMatrix(first, n, window,
                                                 torch::TensorOptions().dtype(dtype).device(device));
     return args;
 }
 
-torch::Tensor Model::Impl::nextState(const torch::Tensor& pooledSums, int64_t window,
-                                     int64_t filled) {
-    return recurrence->forward(pooledSums.to(dtype), window, filled);
+torch::Tensor Model::Impl::nextState(const ForwardOut& out, const torch::Tensor& previous,
+                                     int64_t window, int64_t filled) {
+    const auto& summary = recurrence->config().writeTokens ? out.written : out.pooled;
+    TORCH_CHECK(summary.defined(), "the window's forward pass did not compute the next state");
+    return nextStateFrom(summary, previous, window, filled);
+}
+
+torch::Tensor Model::Impl::nextStateFrom(const torch::Tensor& summary,
+                                         const torch::Tensor& previous, int64_t window,
+                                         int64_t filled) {
+    return recurrence->forward(summary.to(dtype), previous, window, filled);
 }
 
 void Model::Impl::buildDecoder() {
@@ -225,42 +240,45 @@ Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
     }
 }
 
-Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const LoadOptions& options) {
+namespace {
+
+// Model::load and loadModelWithoutTokenizer: `tokenizer` null means the token ids are
+// `tokenizerIdentity`'s (a synthetic task's).
+Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadOptions& options,
+                                          std::shared_ptr<const Tokenizer> tokenizer,
+                                          const std::string& tokenizerIdentity) {
     try {
         auto resolved = resolveDevice(options);
         if (!resolved)
             return resolved.error();
         const torch::Device device = *resolved;
 
-        auto tokenizer = loadTokenizer(folder);
-        if (!tokenizer)
-            return tokenizer.error();
         // A CPU model's weight matrices go straight into their format.
         auto loaded =
             loadGpt2(folder, options.cancel, options.progress,
                      device.is_cpu() ? options.weights : WeightFormat::F32, options.mapWeights);
         if (!loaded)
             return loaded.error();
-        if ((*tokenizer)->vocabSize() > loaded->config.vocabSize)
+        if (tokenizer && tokenizer->vocabSize() > loaded->config.vocabSize)
             return makeError(ErrorCode::TokenizerMismatch,
-                             "the tokenizer has " + std::to_string((*tokenizer)->vocabSize()) +
+                             "the tokenizer has " + std::to_string(tokenizer->vocabSize()) +
                                  " tokens but the model only " +
                                  std::to_string(loaded->config.vocabSize) +
                                  ": this tokenizer does not belong to this model");
 
-        auto recurrence = loadRecurrence(folder, loaded->config, (*tokenizer)->identity());
+        auto recurrence = loadRecurrence(folder, loaded->config, tokenizerIdentity);
         if (!recurrence)
             return recurrence.error();
 
-        auto impl = std::make_unique<Impl>();
-        impl->tokenizer = *tokenizer;
+        auto impl = std::make_unique<Model::Impl>();
+        impl->tokenizer = tokenizer;
         impl->net = loaded->net;
         ModelInfo& info = impl->info;
         info.path = folder;
         info.storageDtype = loaded->storageDtype;
         ContentHash id;
         id.update(loaded->contentHash);
-        id.update((*tokenizer)->identity());
+        id.update(tokenizerIdentity);
         if (*recurrence) {
             impl->recurrence = (*recurrence)->module;
             id.update((*recurrence)->contentHash);
@@ -280,6 +298,21 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Internal, e.what());
     }
+}
+
+} // namespace
+
+Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const LoadOptions& options) {
+    auto tokenizer = loadTokenizer(folder);
+    if (!tokenizer)
+        return tokenizer.error();
+    return loadFolder(folder, options, *tokenizer, (*tokenizer)->identity());
+}
+
+Result<std::shared_ptr<Model>> loadModelWithoutTokenizer(const std::string& folder,
+                                                         const std::string& identity,
+                                                         const LoadOptions& options) {
+    return loadFolder(folder, options, nullptr, identity);
 }
 
 Result<std::vector<float>> Model::windowLogits(const std::vector<int32_t>& ids) const {

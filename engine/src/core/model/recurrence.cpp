@@ -19,14 +19,20 @@ RecurrenceImpl::RecurrenceImpl(const ModelConfig& model, const RecurrenceConfig&
     }
     if (config.slotBias)
         slotBias = register_parameter("slot_bias", torch::zeros({model.nHead}));
-    if (config.slots > 1)
+    if (config.slots > 1 && !config.writeTokens)
         slotEmbedding =
             register_parameter("slot_embedding", torch::zeros({config.slots, model.nEmbd}));
     if (config.sink)
         sink = register_parameter("sink", torch::zeros({model.nHead}));
+    if (config.writeTokens)
+        writeTokens = register_parameter("write_tokens", torch::zeros({config.slots, model.nEmbd}));
+    if (config.gate)
+        gate = register_module("gate", Affine(2 * model.nEmbd, model.nEmbd));
 }
 
 int RecurrenceImpl::segmentOf(int64_t position, int64_t window) const {
+    if (m_config.writeTokens)
+        return -1;
     const int64_t pooled = m_config.pooledPositions(static_cast<int>(window));
     const int64_t first = window - pooled;
     if (position < first || position >= window)
@@ -44,17 +50,21 @@ torch::Tensor RecurrenceImpl::segmentMatrix(int64_t first, int64_t n, int64_t wi
     return m.to(options);
 }
 
-torch::Tensor RecurrenceImpl::forward(const torch::Tensor& sums, int64_t window, int64_t filled) {
+torch::Tensor RecurrenceImpl::forward(const torch::Tensor& summary, const torch::Tensor& previous,
+                                      int64_t window, int64_t filled) {
     const int S = m_config.slots;
-    std::vector<float> inverse(static_cast<size_t>(S), 0.f);
-    const int64_t used = filled < 0 ? window : std::min(filled, window);
-    for (int64_t p = 0; p < used; ++p)
-        if (const int j = segmentOf(p, window); j >= 0)
-            inverse[static_cast<size_t>(j)] += 1.f;
-    for (float& v : inverse)
-        v = v > 0 ? 1.f / v : 0.f;
-    const auto scale = torch::tensor(inverse).to(sums.options()).view({1, S, 1});
-    const auto z = sums * scale;
+    torch::Tensor z = summary;
+    if (!m_config.writeTokens) {
+        std::vector<float> inverse(static_cast<size_t>(S), 0.f);
+        const int64_t used = filled < 0 ? window : std::min(filled, window);
+        for (int64_t p = 0; p < used; ++p)
+            if (const int j = segmentOf(p, window); j >= 0)
+                inverse[static_cast<size_t>(j)] += 1.f;
+        for (float& v : inverse)
+            v = v > 0 ? 1.f / v : 0.f;
+        const auto scale = torch::tensor(inverse).to(summary.options()).view({1, S, 1});
+        z = summary * scale;
+    }
     auto x = z;
     for (size_t i = 0; i < ffn.size(); ++i) {
         x = ffn[i]->forward(x);
@@ -64,6 +74,10 @@ torch::Tensor RecurrenceImpl::forward(const torch::Tensor& sums, int64_t window,
     auto h = m_config.residual ? z + x : x;
     if (slotEmbedding.defined())
         h = h + slotEmbedding.unsqueeze(0);
+    if (!gate.is_empty() && previous.defined()) {
+        const auto g = torch::sigmoid(gate->forward(torch::cat({previous.to(h.dtype()), h}, -1)));
+        h = g * previous.to(h.dtype()) + (1 - g) * h;
+    }
     return h;
 }
 
@@ -87,6 +101,13 @@ void RecurrenceImpl::initialise() {
     for (auto* t : {&slotBias, &slotEmbedding, &sink})
         if (t->defined())
             t->zero_();
+    if (writeTokens.defined())
+        writeTokens.normal_(0, 0.02);
+    if (!gate.is_empty()) {
+        const double bound = 1.0 / std::sqrt(double(gate->weight.size(1)));
+        gate->weight.uniform_(-bound, bound);
+        gate->bias.uniform_(-bound, bound);
+    }
 }
 
 std::vector<std::pair<std::string, std::vector<int64_t>>>
@@ -101,10 +122,16 @@ expectedRecurrenceTensors(const ModelConfig& model, const RecurrenceConfig& conf
     }
     if (config.slotBias)
         out.push_back({"slot_bias", {model.nHead}});
-    if (config.slots > 1)
+    if (config.slots > 1 && !config.writeTokens)
         out.push_back({"slot_embedding", {config.slots, model.nEmbd}});
     if (config.sink)
         out.push_back({"sink", {model.nHead}});
+    if (config.writeTokens)
+        out.push_back({"write_tokens", {config.slots, model.nEmbd}});
+    if (config.gate) {
+        out.push_back({"gate.weight", {model.nEmbd, 2 * model.nEmbd}});
+        out.push_back({"gate.bias", {model.nEmbd}});
+    }
     return out;
 }
 
@@ -123,6 +150,12 @@ Result<void> validateRecurrenceConfig(const RecurrenceConfig& r, const ModelConf
         return bad("pool-last must not be negative");
     if (r.poolLast > 0 && r.poolLast < r.slots)
         return bad("pool-last must cover at least one position per slot");
+    if (r.readBlocks < 1 || r.insertBlock + r.readBlocks > model.nLayer)
+        return bad("the state must be read by 1 to " +
+                   std::to_string(model.nLayer - r.insertBlock) +
+                   " blocks from the insertion block on");
+    if (r.writeTokens && r.poolLast > 0)
+        return bad("write tokens pool nothing: pool-last does not apply");
     return {};
 }
 

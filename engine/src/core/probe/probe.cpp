@@ -108,7 +108,7 @@ public:
                 auto input =
                     torch::tensor(ids, torch::kLong).view({int64_t(last - first), T}).to(m.device);
                 const auto o = m.net->forward(input, m.windowArgs(state, 0, T, T));
-                state = m.nextState(o.pooled, T);
+                state = m.nextState(o, state, T);
             }
             for (size_t e = first; e < last; ++e)
                 out[e] = state[int64_t(e - first)];

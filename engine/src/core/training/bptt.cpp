@@ -35,7 +35,7 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
         torch::NoGradGuard noGrad;
         for (int64_t n = 0; n + 1 < W; ++n) {
             auto out = m.net->forward(batch.inputs[n], args(states[size_t(n)]));
-            states[size_t(n) + 1] = m.recurrence->forward(out.pooled, T);
+            states[size_t(n) + 1] = m.nextState(out, states[size_t(n)], T);
         }
     }
     torch::Tensor g; // dLoss / d(state entering window n + 1)
@@ -51,7 +51,7 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
                 torch::kSum));
         auto total = nll / normalizer;
         if (recurrent && g.defined()) {
-            auto h = m.recurrence->forward(out.pooled, T);
+            auto h = m.nextState(out, leaf, T);
             total = total + (h * g).sum();
         }
         total.backward();

@@ -70,6 +70,9 @@ Json toJson(const TrainConfig& c) {
     j["slots"] = c.recurrence.slots;
     j["pool_last"] = c.recurrence.poolLast;
     j["sink"] = c.recurrence.sink;
+    j["read_blocks"] = c.recurrence.readBlocks;
+    j["write_tokens"] = c.recurrence.writeTokens;
+    j["gate"] = c.recurrence.gate;
     j["unwrap"] = c.unwrap;
     j["episodes_per_sequence"] = c.episodesPerSequence;
     j["corpus"] = c.corpus;
@@ -131,11 +134,16 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     c.recurrence.slots = 1;
     c.recurrence.poolLast = 0;
     c.recurrence.sink = false;
+    c.recurrence.readBlocks = 1;
+    c.recurrence.writeTokens = c.recurrence.gate = false;
     c.unwrap = false;
     c.episodesPerSequence = 0;
     f.integer("slots", 1, 64, c.recurrence.slots);
     f.integer("pool_last", 0, kInt, c.recurrence.poolLast);
     f.boolean("sink", c.recurrence.sink);
+    f.integer("read_blocks", 1, kInt, c.recurrence.readBlocks);
+    f.boolean("write_tokens", c.recurrence.writeTokens);
+    f.boolean("gate", c.recurrence.gate);
     f.boolean("unwrap", c.unwrap);
     f.integer("episodes_per_sequence", 0, kInt, c.episodesPerSequence);
     f.strings("corpus", c.corpus, true, R);
@@ -289,7 +297,8 @@ Result<void> validateTrainConfig(const TrainConfig& c) {
         return bad("a baseline run has no recurrence module to train");
     if (c.scope == TrainScope::RecurrenceAndTopBlocks && c.topBlocks < 1)
         return bad("--top-blocks must be at least 1");
-    if (c.recurrence.ffnWidth < 1 || c.recurrence.ffnDepth < 0 || c.recurrence.insertBlock < 0)
+    if (c.recurrence.ffnWidth < 1 || c.recurrence.ffnDepth < 0 || c.recurrence.insertBlock < 0 ||
+        c.recurrence.readBlocks < 1)
         return bad("the recurrence module's shape");
     if (c.episodesPerSequence < 0 || c.episodesPerSequence > c.bpttWindows)
         return bad("--episodes must be in [0, bptt-windows]");
