@@ -1,7 +1,9 @@
 #include "commands.h"
 #include "common.h"
 
+#include <baton/engine/model.h>
 #include <baton/engine/probe.h>
+#include <baton/engine/synthetic.h>
 
 #include <nlohmann/json.hpp>
 
@@ -25,9 +27,215 @@ struct Probed {
     engine::ProbeResult result;
 };
 
+Json syntheticCellsJson(const engine::SyntheticEvaluation& e) {
+    Json cells = Json::array();
+    for (const auto& c : e.cells) {
+        Json j;
+        j["distance"] = c.distance;
+        j["state"] = c.state;
+        j["questions"] = c.questions;
+        j["correct"] = c.correct;
+        j["accuracy"] = c.accuracy();
+        j["accuracy_std_error"] = c.accuracyStdError();
+        j["mean_probability"] = c.meanProbability;
+        cells.push_back(j);
+    }
+    return cells;
+}
+
+void printSyntheticCurve(const engine::SyntheticEvaluation& e) {
+    std::printf("accuracy +- standard error by distance (chance %.4f; %d sequences of %d "
+                "windows)\n",
+                e.chance, e.sequences, e.windows);
+    std::vector<std::string> states;
+    std::vector<int> distances;
+    for (const auto& c : e.cells) {
+        if (std::find(states.begin(), states.end(), c.state) == states.end())
+            states.push_back(c.state);
+        if (std::find(distances.begin(), distances.end(), c.distance) == distances.end())
+            distances.push_back(c.distance);
+    }
+    std::printf("%-6s", "state");
+    for (int d : distances)
+        std::printf("  %17s", ("d = " + std::to_string(d)).c_str());
+    std::printf("\n");
+    for (const auto& s : states) {
+        std::printf("%-6s", s.c_str());
+        for (const auto& c : e.cells)
+            if (c.state == s)
+                std::printf("  %7.3f +- %5.3f", c.accuracy(), c.accuracyStdError());
+        std::printf("\n");
+    }
+}
+
+// baton-cli probe --synthetic: the synthetic memory task (synthetic.h).
+int runSyntheticProbe(const std::vector<std::string>& argv) {
+    Args args(
+        "probe --synthetic",
+        "The synthetic memory task: can a recurrent state carry a fact at all? Trains a "
+        "small model from scratch on sequences of windows holding facts \"SET k v\" and "
+        "questions \"ASK k v\": every fact is asked about later in its own window (d = 0, "
+        "the control: a model that can copy gets it right) and d windows later (a baseline is at "
+        "chance, 1 / values), as a baseline or with the recurrence module (the switches "
+        "below, as for baton-cli train), then scores the answer by distance. A run in "
+        "--out resumes where it stopped and is skipped when finished. With --model, "
+        "evaluates a synthetic model that a run made (RUN/model).");
+    args.flag("synthetic", "Run the synthetic task (this help)")
+        .option("out", "DIR", "The run's folder (train and evaluate)")
+        .option("model", "DIR", "Only evaluate this synthetic model (a run's RUN/model)")
+        .option("name", "NAME", "A name for the design in the report", "")
+        .option("mode", "baseline|recurrent", "Without or with the recurrence module", "recurrent")
+        .option("insert-block", "N", "Recurrent: the block that receives the state", "1")
+        .option("read-blocks", "N", "Recurrent: blocks from --insert-block on that read it", "1")
+        .option("ffn-width", "N", "Recurrent: the state FFN's hidden width", "200")
+        .option("ffn-depth", "N", "Recurrent: the state FFN's hidden layers", "3")
+        .flag("plain-ffn", "Recurrent: the paper's FFN instead of the residual one")
+        .option("slots", "S", "Recurrent: state slots", "1")
+        .flag("write-tokens", "Recurrent: the state is written by --slots write tokens")
+        .flag("gate", "Recurrent: a learned gate between the previous state and the new one")
+        .option("window", "T", "Task: tokens per window", "64")
+        .option("keys", "N", "Task: keys", "64")
+        .option("values", "N", "Task: values (the alternatives)", "16")
+        .option("filler-words", "N", "Task: filler words of the grammar", "32")
+        .option("facts", "N", "Task: facts per window", "2")
+        .option("distances", "D[,D...]", "Task: distances in windows", "0,1,2,4,8")
+        .flag("ask-once", "Task: ask about each fact once, at a distance drawn from all of "
+                          "--distances (by default every fact is asked about in its own window "
+                          "and once more at a positive distance)")
+        .option("layers", "N", "Model: blocks", "4")
+        .option("heads", "N", "Model: attention heads", "4")
+        .option("embd", "N", "Model: width", "128")
+        .option("bptt-windows", "W", "Training: windows per sequence", "10")
+        .option("batch", "B", "Training: sequences per step", "16")
+        .option("steps", "N", "Training: steps", "1500")
+        .option("lr", "X", "Training: peak learning rate (cosine to a tenth)", "1e-3")
+        .option("warmup", "N", "Training: warm-up steps", "100")
+        .option("loss", "answers|all", "Training: score the answers only, or every token",
+                "answers")
+        .option("seed", "N", "Training: seed of the initialisation and the data", "1")
+        .option("eval-sequences", "N", "Evaluation: sequences", "500")
+        .option("eval-windows", "N", "Evaluation: windows per sequence (0: max distance + 2)", "0")
+        .option("eval-seed", "N", "Evaluation: seed of its sequences", "1094713409")
+        .option("threads", "N", "Compute threads (default: all cores)", "0")
+        .flag("json", "Print a JSON object (the report)");
+    if (!args.parse(argv))
+        return 0;
+    if (!args.positional().empty())
+        throw UsageError("unexpected argument " + args.positional().front());
+    engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
+    if (args.has("model") == args.has("out"))
+        throw UsageError("give either --out DIR (train and evaluate) or --model DIR (evaluate)");
+    const int sequences = int(args.getInt("eval-sequences", 1, 10000000));
+    const int windows = int(args.getInt("eval-windows", 0, 100000));
+    const auto evalSeed = static_cast<uint64_t>(args.getInt("eval-seed", 0, INT64_MAX));
+    if (args.has("model")) {
+        auto e = engine::evaluateSyntheticModel(args.get("model"), sequences, windows, evalSeed);
+        check(e);
+        if (args.has("json")) {
+            Json out;
+            out["model"] = args.get("model");
+            out["chance"] = e->chance;
+            out["sequences"] = e->sequences;
+            out["windows"] = e->windows;
+            out["seed"] = e->seed;
+            out["tokens_per_s"] = e->tokensPerSecond;
+            out["results"] = syntheticCellsJson(*e);
+            std::cout << out.dump(2) << "\n";
+        } else {
+            printSyntheticCurve(*e);
+        }
+        return 0;
+    }
+
+    engine::SyntheticRunConfig c;
+    c.outDir = args.get("out");
+    c.design = args.get("name");
+    engine::SyntheticTask& t = c.task;
+    t.window = int(args.getInt("window", 6, 65536));
+    t.keys = int(args.getInt("keys", 1, 100000));
+    t.values = int(args.getInt("values", 2, 100000));
+    t.fillerWords = int(args.getInt("filler-words", 1, 100000));
+    t.fillerSuccessors = std::min(t.fillerWords, 3);
+    t.factsPerWindow = int(args.getInt("facts", 1, 10000));
+    t.distances.clear();
+    for (int64_t d : args.getIntList("distances", 0, 1000))
+        t.distances.push_back(int(d));
+    t.askTwice = !args.has("ask-once");
+    c.layers = int(args.getInt("layers", 1, 256));
+    c.heads = int(args.getInt("heads", 1, 256));
+    c.embd = int(args.getInt("embd", 1, 16384));
+    const std::string mode = args.get("mode");
+    if (mode != "baseline" && mode != "recurrent")
+        throw UsageError("--mode must be baseline or recurrent");
+    if (mode == "recurrent") {
+        engine::RecurrenceConfig r;
+        r.insertBlock = int(args.getInt("insert-block", 0, 10000));
+        r.readBlocks = int(args.getInt("read-blocks", 1, 10000));
+        r.ffnWidth = int(args.getInt("ffn-width", 1, 1000000));
+        r.ffnDepth = int(args.getInt("ffn-depth", 0, 1000));
+        r.residual = !args.has("plain-ffn");
+        r.slots = int(args.getInt("slots", 1, 64));
+        r.writeTokens = args.has("write-tokens");
+        r.gate = args.has("gate");
+        r.window = t.window; // as the run will record it
+        c.recurrence = r;
+    }
+    if (c.design.empty())
+        c.design = c.recurrence ? engine::describeRecurrence(*c.recurrence) : "baseline";
+    c.bpttWindows = int(args.getInt("bptt-windows", 1, 100000));
+    c.batch = int(args.getInt("batch", 1, 100000));
+    c.steps = args.getInt("steps", 1, INT64_MAX / 2);
+    c.lr = args.getDouble("lr", 1e-12, 1);
+    c.warmupSteps = int(args.getInt("warmup", 0, 100000000));
+    const std::string loss = args.get("loss");
+    if (loss != "answers" && loss != "all")
+        throw UsageError("--loss must be answers or all");
+    c.lossOnAllTokens = loss == "all";
+    c.seed = static_cast<uint64_t>(args.getInt("seed", 0, INT64_MAX));
+    c.evalSequences = sequences;
+    c.evalWindows = windows;
+    c.evalSeed = evalSeed;
+    if (c.recurrence)
+        if (c.recurrence->insertBlock + c.recurrence->readBlocks > c.layers)
+            throw UsageError("--insert-block and --read-blocks run past --layers");
+
+    const bool json = args.has("json");
+    int64_t lastShown = 0;
+    auto onEvent = [&](const engine::SyntheticEvent& e) {
+        using K = engine::SyntheticEvent::Kind;
+        if (e.kind == K::Info)
+            std::cerr << e.message << "\n";
+        else if (e.kind == K::Step &&
+                 (e.step == 1 || e.step - lastShown >= 50 || e.step == e.totalSteps)) {
+            lastShown = e.step;
+            std::fprintf(stderr, "step %lld/%lld  loss %.4f  %.0f tok/s\n",
+                         static_cast<long long>(e.step), static_cast<long long>(e.totalSteps),
+                         e.loss, e.tokensPerSecond);
+        }
+        return true;
+    };
+    auto report = engine::runSynthetic(c, onEvent);
+    check(report);
+    if (json) {
+        std::cout << engine::syntheticReportJson(*report);
+        return 0;
+    }
+    std::printf("%s: %lld + %lld parameters, %lld steps, %.0f training tokens/s, %.0f "
+                "evaluation tokens/s\n",
+                c.design.c_str(), static_cast<long long>(report->parameters),
+                static_cast<long long>(report->moduleParameters),
+                static_cast<long long>(report->steps), report->trainTokensPerSecond,
+                report->evaluation.tokensPerSecond);
+    printSyntheticCurve(report->evaluation);
+    std::printf("model: %s\n", report->modelDir.c_str());
+    return 0;
+}
+
 } // namespace
 
 int runProbe(const std::vector<std::string>& argv) {
+    if (std::find(argv.begin(), argv.end(), "--synthetic") != argv.end())
+        return runSyntheticProbe(argv);
     Args args("probe",
               "The memory probe: does the model remember a fact from an earlier window? Each "
               "episode states a fact in ordinary text of the books (\"Mr. Crane hid the key in "
@@ -36,7 +244,8 @@ int runProbe(const std::vector<std::string>& argv) {
               "A baseline cannot see a fact from an earlier window (it must be at chance for "
               "d >= 1); a recurrent model can only know it through its state. Without --model, "
               "probes the bundled baton-mini and its baseline twin. Use books the models were "
-              "not trained on.");
+              "not trained on. --synthetic runs the synthetic memory task instead (see "
+              "baton-cli probe --synthetic --help).");
     addModelOptions(args);
     args.option("baseline", "DIR",
                 "A baseline model to probe beside it (default: the bundled baseline twin when "
