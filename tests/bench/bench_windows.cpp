@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
                 auto out = m.net->forward(torch::tensor(v).unsqueeze(0),
                                           m.windowArgs(state, 0, span.length, T));
                 if (m.recurrent())
-                    state = m.nextState(out.pooled, T);
+                    state = m.nextState(out, state, T);
             }
         }
         const double blocks = secondsSince(b0);

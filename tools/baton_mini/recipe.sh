@@ -7,9 +7,10 @@
 #   tools/baton_mini/recipe.sh [STAGE...]
 #
 # Stages (default: all, in order): split pretrain finetune small variants probe overlap
-# eval package; `release` runs only the two fine-tunes the shipped pair comes from. Every
-# stage can be interrupted and run again: finished runs and evaluations are skipped,
-# unfinished runs resume from their latest checkpoint.
+# eval package; `release` runs only the two fine-tunes the shipped pair comes from;
+# `synthetic` runs the synthetic memory task's design sweep (issue 41; needs no corpus
+# split or base model). Every stage can be interrupted and run again: finished runs and
+# evaluations are skipped, unfinished runs resume from their latest checkpoint.
 #
 # Environment:
 #   BATON_CLI    baton-cli to use (default: build/app/cli/baton-cli; the runs of one study
@@ -18,6 +19,7 @@
 #   RUNS         where runs, splits and results live (default: ~/baton-mini-v2-runs)
 #   THREADS      compute threads per run (default: all cores; pairs of runs use 1 each)
 #   SEEDS        the paired seeds (default: 1 2 3 4)
+#   DESIGNS      the synthetic stage's designs (default: all of synthetic_designs, in order)
 #   OMP_WAIT_POLICY  default PASSIVE (spinning OpenMP workers collapse under load)
 #
 # v1 (the models of the first release) came from the same script before the corpus was
@@ -208,6 +210,64 @@ release() {
     "$ft/t128-slots4-s1|$common128 --mode recurrent --overlap 0 --seed 1 --slots 4"
 }
 
+# ---- the synthetic memory task (issue 41): can the state carry a fact at all? ----
+# A 2-layer, 128-wide GPT-2 trained from scratch on the task's sequences (64-token
+# windows, two facts "SET k v" per window, every fact asked in its own window and 1, 2,
+# 4 or 8 windows later; baton-cli probe --synthetic --help), as a baseline and with each
+# design of the recurrence module: the same data, steps and seeds (paired by seed), two
+# runs at a time with one thread each. Reports go to results/synthetic-NAME-sSEED.json;
+# tools/baton_mini/synthetic_table.py makes the tables.
+synthetic_common="--layers 2 --heads 4 --embd 128 --window 64 --bptt-windows 10 --batch 8 --steps 3000 --lr 1e-3 --warmup 100 --eval-sequences 1000"
+synthetic_designs=(
+  "baseline:--mode baseline"
+  "pool1:"
+  "pool4:--slots 4"
+  "write4:--write-tokens --slots 4"
+  "gate1:--gate"
+  "readall1:--insert-block 0 --read-blocks 2"
+  "write4gate:--write-tokens --slots 4 --gate"
+  "write4readall:--write-tokens --slots 4 --insert-block 0 --read-blocks 2"
+  "pool16:--slots 16"
+  "plain1:--plain-ffn"
+  "block0:--insert-block 0"
+  "pool1w3:--bptt-windows 3"
+  "write4w3:--write-tokens --slots 4 --bptt-windows 3"
+)
+synthetic_run() { # NAME SEED OPTIONS...
+  local name=$1 seed=$2 out=$runs/synthetic/$1-s$2
+  shift 2
+  [[ -s $res/synthetic-$name-s$seed.json ]] && return
+  mkdir -p "$runs/synthetic" "$res"
+  local t0=$SECONDS t=$threads
+  [[ $t == 0 ]] && t=1
+  # shellcheck disable=SC2086
+  "$cli" probe --synthetic --out "$out" --name "$name" --seed "$seed" --threads "$t" --json \
+    $synthetic_common "$@" >"$res/synthetic-$name-s$seed.json.tmp" 2>>"$out.log" ||
+    { echo "error: $out failed (see $out.log)" >&2; return 1; }
+  echo $((SECONDS - t0)) >>"$out.seconds"
+  mv "$res/synthetic-$name-s$seed.json.tmp" "$res/synthetic-$name-s$seed.json"
+  echo "finished: $name seed $seed"
+}
+synthetic() {
+  local wanted=() jobs=() d seed i
+  read -r -a wanted <<<"${DESIGNS:-}"
+  for d in "${synthetic_designs[@]}"; do
+    if ((${#wanted[@]})) && [[ " ${wanted[*]} " != *" ${d%%:*} "* ]]; then continue; fi
+    for seed in "${seeds[@]}"; do jobs+=("${d%%:*}|$seed|${d#*:}"); done
+  done
+  for ((i = 0; i < ${#jobs[@]}; i += 2)); do
+    local pids=() j
+    for j in "${jobs[@]:i:2}"; do
+      local name=${j%%|*} rest=${j#*|}
+      # shellcheck disable=SC2086
+      synthetic_run "$name" "${rest%%|*}" ${rest#*|} &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+  done
+  python3 "$root/tools/baton_mini/synthetic_table.py" "$res"
+}
+
 # ---- evaluation on the test book; every result a JSON file in results/ ----
 # The test book is read as training reads its corpus (--unwrap: hard wraps joined,
 # verse numbers dropped); scored as stored, its ~70-column line breaks, which the
@@ -295,6 +355,7 @@ for s in "${stages[@]}"; do
   probe) probe_runs ;;
   overlap) overlap_runs ;;
   release) release ;;
+  synthetic) synthetic ;;
   eval) evaluate ;;
   package) package ;;
   *) echo "error: unknown stage $s" >&2; exit 2 ;;
