@@ -1,7 +1,8 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 #include "database_options.h"
 
+#include <baton/engine/model_queue.h>
 #include <baton/engine/windows.h>
 #include <baton/server/server.h>
 
@@ -78,8 +79,13 @@ int runServe(const std::vector<std::string>& argv) {
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
-    server::ExclusiveModelHost host(model);
-    server::Server server(host, options);
+    // The model's queue: requests run on it one at a time, in the order they came.
+    engine::ModelQueue queue;
+    check(queue.run([&model](engine::JobContext& context) -> engine::Result<void> {
+        context.setModel(model);
+        return {};
+    }));
+    server::Server server(queue, options);
     check(server.start());
     std::cout << "Serving " << model->info().path << " (T = " << windows.window
               << ", o = " << windows.overlap << ") at " << server.url()

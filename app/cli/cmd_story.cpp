@@ -1,13 +1,14 @@
 // baton-cli story: stories in the SQLite database (storage/), and generation that
 // continues a story on its current path, saving each chunk and the recurrent state
 // after it as it goes.
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 #include "database_options.h"
 #include "sampling_options.h"
 #include "story_subcommands.h"
 
 #include <baton/engine/books.h>
+#include <baton/engine/sampling.h>
 #include <baton/engine/text.h>
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
@@ -26,7 +27,6 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <random>
 
 namespace baton::cli {
 
@@ -317,7 +317,7 @@ int storyGenerate(const std::vector<std::string>& argv) {
     request.retry = args.has("retry");
     request.settings = run.settings;
     if (!request.settings.fixedSeed)
-        request.settings.sampling.seed = std::random_device{}() & 0x7fffffff;
+        request.settings.sampling.seed = engine::drawSeed();
     request.chunkTokens = static_cast<int>(args.getInt("chunk-tokens", 1, 1 << 20));
 
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));

@@ -1,5 +1,6 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
+#include "terminal_progress.h"
 
 #include <baton/engine/training.h>
 
@@ -80,9 +81,19 @@ nlohmann::ordered_json eventJson(const engine::TrainEvent& e) {
     return j;
 }
 
-void printHuman(const engine::TrainEvent& e) {
+// A step moves the bar on a terminal (a line per step in a log); everything else is a
+// line of its own.
+void printHuman(const engine::TrainEvent& e, TerminalProgress& bar) {
     using K = engine::TrainEvent::Kind;
     char buf[512];
+    if (e.kind == K::Step && bar.shown()) {
+        std::snprintf(buf, sizeof(buf), "step %lld of %lld  loss %.4f  %.0f tokens/s",
+                      static_cast<long long>(e.step), static_cast<long long>(e.totalSteps), e.loss,
+                      e.tokensPerSecond);
+        bar.update(e.totalSteps > 0 ? double(e.step) / double(e.totalSteps) : 0, buf);
+        return;
+    }
+    bar.finish();
     switch (e.kind) {
     case K::Info:
         std::fprintf(stderr, "%s\n", e.message.c_str());
@@ -300,15 +311,17 @@ int runTrain(const std::vector<std::string>& argv) {
     g_interrupted.store(false);
     auto previousInt = std::signal(SIGINT, onSignal);
     auto previousTerm = std::signal(SIGTERM, onSignal);
+    TerminalProgress bar("train");
     auto onEvent = [&](const engine::TrainEvent& e) {
         if (json) {
             std::cout << eventJson(e).dump() << "\n" << std::flush;
         } else {
-            printHuman(e);
+            printHuman(e, bar);
         }
         return !g_interrupted.load();
     };
     auto result = engine::train(c, onEvent, cancel);
+    bar.finish();
     std::signal(SIGINT, previousInt);
     std::signal(SIGTERM, previousTerm);
     check(result);

@@ -1,6 +1,6 @@
 // baton-cli: Baton's engine from the command line, for scripting and benchmarks.
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>

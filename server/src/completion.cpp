@@ -1,4 +1,4 @@
-#include "baton/server/completion.h"
+#include "completion.h"
 
 #include <baton/engine/scoring.h>
 #include <baton/engine/tokenizer.h>

@@ -61,7 +61,7 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         const int vocab = model->info().config.vocabSize;
         for (int32_t id : *c->request.promptIds)
             if (id >= vocab)
-                throw RequestError(400, "'prompt' token id " + std::to_string(id) +
+                throw RequestError(400, "\"prompt\" token id " + std::to_string(id) +
                                             " is outside the vocabulary (" + std::to_string(vocab) +
                                             " tokens)");
         c->request.prompt = model->tokenizer()->decode(*c->request.promptIds);

@@ -1,4 +1,4 @@
-#include "baton/server/prefix_cache.h"
+#include "prefix_cache.h"
 
 namespace baton::server {
 

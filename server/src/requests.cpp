@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <optional>
-#include <random>
 
 namespace baton::server {
 
-using json = nlohmann::ordered_json;
+using Json = json::Json;
 
 namespace {
 
@@ -20,7 +19,7 @@ void readRepetitionPenalty(const Fields& f, engine::SamplingOptions& s, double p
             largest = std::max(largest.value_or(*p), *p);
     s.repetitionPenalty = largest.value_or(penalty);
     if (s.repetitionPenalty < 1)
-        throw RequestError(400, "'rep_pen' must be >= 1 (1 turns it off)");
+        throw RequestError(400, "\"rep_pen\" must be >= 1 (1 turns it off)");
     s.repetitionRange = range;
     for (const char* name : {"rep_pen_range", "repetition_penalty_range", "repeat_last_n"})
         if (auto r = f.whole(name, 0, 1 << 30)) {
@@ -32,12 +31,12 @@ void readRepetitionPenalty(const Fields& f, engine::SamplingOptions& s, double p
 } // namespace
 
 KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& options) {
-    const json body = parseJsonObject(text);
+    const Json body = parseJsonObject(text);
     const Fields f(body);
     KoboldGenerate g;
     auto prompt = f.string("prompt");
     if (!prompt)
-        throw RequestError(400, "'prompt' is required");
+        throw RequestError(400, "\"prompt\" is required");
     g.request.prompt = f.string("memory").value_or("") + *prompt;
     auto& s = g.request.sampling;
     s.maxTokens = int(f.whole("max_length", 1, options.maxGenerateTokens).value_or(100));
@@ -49,7 +48,7 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
         s.topP = 1; // KoboldAI clients send 0 for "off"
     s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(100));
     readRepetitionPenalty(f, s, 1.1, 320);
-    s.seed = f.seed("sampler_seed").value_or(randomSeed());
+    s.seed = f.seed("sampler_seed").value_or(engine::drawSeed());
     s.stopStrings = f.strings("stop_sequence", 64);
     // KoboldCpp's end-of-text ban (KoboldAI Lite's "EOS Token Ban"), either of its names.
     s.stopAtEndOfText = !f.boolean("use_default_badwordsids").value_or(false) &&
@@ -63,14 +62,14 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
 }
 
 OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOptions& options) {
-    const json body = parseJsonObject(text);
+    const Json body = parseJsonObject(text);
     const Fields f(body);
     OpenAiCompletion c;
     // A prompt is a string or token ids, alone or as a batch of one.
     const auto p = body.find("prompt");
     if (p == body.end() || p->is_null())
-        throw RequestError(400, "'prompt' is required");
-    const json* prompt = &*p;
+        throw RequestError(400, "\"prompt\" is required");
+    const Json* prompt = &*p;
     if (prompt->is_array() && prompt->size() == 1 &&
         ((*prompt)[0].is_string() || (*prompt)[0].is_array()))
         prompt = &(*prompt)[0];
@@ -81,12 +80,12 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
         std::vector<int32_t> ids;
         for (const auto& id : *prompt) {
             if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-                throw RequestError(400, "'prompt' token ids must be integers from 0");
+                throw RequestError(400, "\"prompt\" token ids must be integers from 0");
             ids.push_back(int32_t(id.get<int64_t>()));
         }
         c.request.promptIds = std::move(ids);
     } else {
-        throw RequestError(400, "'prompt' must be a string, an array of token ids, or a batch "
+        throw RequestError(400, "\"prompt\" must be a string, an array of token ids, or a batch "
                                 "of one of them (larger batches are not supported)");
     }
     f.string("model"); // any name is accepted: one model is served
@@ -96,11 +95,11 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     s.temperature = f.number("temperature", 0, 10).value_or(1.0);
     s.topP = f.number("top_p", 0, 1).value_or(1.0);
     if (s.topP == 0)
-        throw RequestError(400, "'top_p' must be in (0, 1]");
+        throw RequestError(400, "\"top_p\" must be in (0, 1]");
     s.stopStrings = f.strings("stop", 4);
     s.stopAtEndOfText = !f.boolean("ignore_eos").value_or(false); // vLLM's and llama.cpp's
     // A negative seed (SillyTavern sends -1) asks for a random one.
-    s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(randomSeed()));
+    s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(engine::drawSeed()));
     // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.
     s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(0));
     readRepetitionPenalty(f, s, 1.0, 0);
@@ -120,16 +119,11 @@ std::string parseGenkey(std::string_view body) {
 }
 
 std::string parseTokenCountPrompt(std::string_view body) {
-    const json object = parseJsonObject(body);
+    const Json object = parseJsonObject(body);
     auto prompt = Fields(object).string("prompt");
     if (!prompt)
-        throw RequestError(400, "'prompt' is required");
+        throw RequestError(400, "\"prompt\" is required");
     return *prompt;
-}
-
-uint64_t randomSeed() {
-    std::random_device device;
-    return (uint64_t(device()) << 32) ^ device();
 }
 
 } // namespace baton::server

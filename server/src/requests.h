@@ -5,8 +5,8 @@
 
 #include "request_fields.h"
 
-#include "baton/server/completion.h"
 #include "baton/server/server.h"
+#include "completion.h"
 
 #include <cstdint>
 #include <string>
@@ -40,8 +40,5 @@ std::string parseGenkey(std::string_view body);
 
 // The prompt of /api/extra/tokencount.
 std::string parseTokenCountPrompt(std::string_view body);
-
-// A seed for a request that gives none.
-uint64_t randomSeed();
 
 } // namespace baton::server

@@ -57,9 +57,9 @@ bool sameKey(const std::string& given, const std::string& key) {
 } // namespace
 
 struct Server::Impl {
-    Impl(ModelHost& h, ServerOptions o)
+    Impl(engine::ModelQueue& queue, ServerOptions o)
         : options(std::move(o))
-        , core(h, options) {}
+        , core(queue, options) {}
 
     ServerOptions options;
     ServerCore core;
@@ -137,8 +137,8 @@ void Server::Impl::routes() {
     addOpenAiRoutes(http, core);
 }
 
-Server::Server(ModelHost& host, ServerOptions options)
-    : m_impl(std::make_unique<Impl>(host, std::move(options))) {
+Server::Server(engine::ModelQueue& queue, ServerOptions options)
+    : m_impl(std::make_unique<Impl>(queue, std::move(options))) {
     m_impl->routes();
 }
 

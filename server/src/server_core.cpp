@@ -13,8 +13,8 @@ const char* finishReason(const engine::GenerationResult& result) {
     return result.reason == engine::StopReason::MaxTokens ? "length" : "stop";
 }
 
-ServerCore::ServerCore(ModelHost& host, const ServerOptions& options)
-    : m_host(host)
+ServerCore::ServerCore(engine::ModelQueue& queue, const ServerOptions& options)
+    : m_queue(queue)
     , m_options(options)
     , m_engine(
           options.windows, options.cacheBytes,
@@ -23,7 +23,7 @@ ServerCore::ServerCore(ModelHost& host, const ServerOptions& options)
               : std::make_unique<SavedStates>(options.statesDatabase, options.savedStateBytes)) {}
 
 std::shared_ptr<const engine::Model> ServerCore::model() const {
-    auto model = m_host.current();
+    auto model = m_queue.current();
     if (!model)
         throw RequestError(503, "no model is loaded");
     return model;
@@ -112,13 +112,18 @@ void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
 
     const auto t0 = std::chrono::steady_clock::now();
     size_t done = 0;
-    auto ran = m_host.run(
-        [&](const std::shared_ptr<const engine::Model>& model) {
+    // One job of the model's queue (the app's story editor shares it), once the jobs
+    // before it are done; given up while it waits when the client goes away.
+    auto ran = m_queue.run(
+        [&](engine::JobContext& context) -> engine::Result<void> {
+            const auto& model = context.model();
+            if (!model)
+                return engine::makeError(engine::ErrorCode::Unsupported, "no model is loaded");
             bool ok = true;
             if (call.before)
                 send(call.before(m_engine, model, cancel, ok));
             if (!ok)
-                return;
+                return {};
             for (size_t i = 0; i < call.requests.size() && !gone && !cancel.cancelled(); ++i) {
                 auto r = m_engine.complete(
                     model, call.requests[i],
@@ -140,6 +145,7 @@ void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
                 send(call.onDone(i, r));
                 done = i + 1;
             }
+            return {};
         },
         cancel, [&] { return stillThere(); });
     if (!ran && !gone)

@@ -3,9 +3,8 @@
 // a completion as it is generated.
 #pragma once
 
-#include "baton/server/completion.h"
-#include "baton/server/model_host.h"
 #include "baton/server/server.h"
+#include "completion.h"
 
 #include <httplib.h>
 
@@ -38,7 +37,7 @@ struct CompletionCall {
 
 class ServerCore {
 public:
-    ServerCore(ModelHost& host, const ServerOptions& options);
+    ServerCore(engine::ModelQueue& queue, const ServerOptions& options);
 
     const ServerOptions& options() const { return m_options; }
     // The loaded model; a 503 RequestError when there is none.
@@ -66,7 +65,7 @@ private:
     };
     void run(CompletionCall& call, httplib::DataSink& sink);
 
-    ModelHost& m_host;
+    engine::ModelQueue& m_queue;
     const ServerOptions& m_options;
     CompletionEngine m_engine;
     std::atomic<int> m_active{0};

@@ -278,8 +278,8 @@ LoreStore& Database::lore() {
 PromptStateStore& Database::promptStates() {
     return m_impl->promptStates;
 }
-Connection& Database::connection() {
-    return *m_impl->connection;
+Connection& DatabaseAccess::connection(Database& db) {
+    return *db.m_impl->connection;
 }
 
 Result<void> Database::transaction(const std::function<Result<void>()>& body) {

@@ -1,5 +1,6 @@
 #include "baton/story/story_service.h"
 
+#include "baton/story/adventure.h"
 #include "baton/story/context.h"
 #include "baton/story/edit.h"
 #include "baton/story/prompt.h"
@@ -34,7 +35,7 @@ std::vector<std::pair<int64_t, int64_t>> pathKey(const std::vector<storage::Pass
 
 } // namespace
 
-struct StoryService::Live {
+struct StoryService::KeptGenerator {
     std::unique_ptr<engine::Generator> generator;
     int64_t storyId = 0;
     std::string modelIdentity;
@@ -50,20 +51,24 @@ StoryService::StoryService(storage::Database& db)
 StoryService::~StoryService() = default;
 
 void StoryService::forgetGenerator() {
-    m_live.reset();
+    m_kept.reset();
 }
 
 Result<ContinueResult>
 StoryService::continueStory(std::shared_ptr<const engine::Model> model,
-                            const ContinueRequest& request,
+                            const ContinueRequest& asked,
                             const std::function<bool(const engine::GenerationEvent&)>& onToken,
                             const engine::CancelToken& cancel) {
     if (!model)
         return requestError("no model is loaded");
-    const int64_t id = request.storyId;
+    const int64_t id = asked.storyId;
     auto stored = m_db.stories().get(id);
     if (!stored)
         return storageError(stored.error());
+    // The story's own rules on top of the settings asked for (an adventure stops before
+    // the player's next turn), for every client alike.
+    ContinueRequest request = asked;
+    request.settings.sampling = continuationSampling(stored->mode, asked.settings.sampling);
     const engine::ModelInfo& info = model->info();
     if (auto r = engine::validateSampling(request.settings.sampling); !r)
         return engineError(r.error());
@@ -105,16 +110,16 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     std::unique_ptr<engine::Generator> gen;
     Prompt prompt;
     int64_t readBefore = 0; // what the kept generator had read before
-    if (m_live && m_live->storyId == id && m_live->modelIdentity == info.identity &&
-        m_live->windows.window == windows.window && m_live->windows.overlap == windows.overlap &&
-        m_live->pinned == plan->pinned && m_live->memory == story->memory &&
-        m_live->path == pathKey(point->path)) {
-        gen = std::move(m_live->generator);
+    if (m_kept && m_kept->storyId == id && m_kept->modelIdentity == info.identity &&
+        m_kept->windows.window == windows.window && m_kept->windows.overlap == windows.overlap &&
+        m_kept->pinned == plan->pinned && m_kept->memory == story->memory &&
+        m_kept->path == pathKey(point->path)) {
+        gen = std::move(m_kept->generator);
         readBefore = gen->tokensRead();
         prompt = plan->promptAfter(point->leaf());
         out.reusedGenerator = true;
     }
-    m_live.reset();
+    m_kept.reset();
     if (!gen && point->state) {
         auto imported = engine::Generator::importState(model, point->state->blob, windows, cancel,
                                                        plan->pinned);
@@ -229,28 +234,28 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     if (!out.saveError && savedStream == gen->streamLength()) {
         auto path = m_db.stories().currentPath(id);
         if (path) {
-            m_live = std::make_unique<Live>();
-            m_live->generator = std::move(gen);
-            m_live->storyId = id;
-            m_live->modelIdentity = info.identity;
-            m_live->windows = windows;
-            m_live->pinned = plan->pinned;
-            m_live->memory = story->memory;
-            m_live->path = pathKey(*path);
+            m_kept = std::make_unique<KeptGenerator>();
+            m_kept->generator = std::move(gen);
+            m_kept->storyId = id;
+            m_kept->modelIdentity = info.identity;
+            m_kept->windows = windows;
+            m_kept->pinned = plan->pinned;
+            m_kept->memory = story->memory;
+            m_kept->path = pathKey(*path);
         }
     }
     return out;
 }
 
-StoryWorkspace::StoryWorkspace(std::string databasePath)
+StoryServiceOnFile::StoryServiceOnFile(std::string databasePath)
     : m_path(std::move(databasePath)) {}
 
-StoryWorkspace::~StoryWorkspace() {
+StoryServiceOnFile::~StoryServiceOnFile() {
     m_service.reset();
     m_db.reset();
 }
 
-Result<StoryService*> StoryWorkspace::service() {
+Result<StoryService*> StoryServiceOnFile::service() {
     if (!m_service) {
         storage::OpenOptions options;
         options.quickCheck = false; // the app checked the file when it opened it

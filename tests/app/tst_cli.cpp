@@ -20,8 +20,10 @@ struct Run {
     QByteArray out, err;
 };
 
-Run cli(const QStringList& args, const QByteArray& stdinData = {}) {
+Run cli(const QStringList& args, const QByteArray& stdinData = {},
+        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(BATON_CLI_PATH), args);
     if (!stdinData.isEmpty())
         p.write(stdinData);
@@ -265,6 +267,36 @@ private Q_SLOTS:
         QCOMPARE(unwrapped.first, nll({flatFile}).first);
         QVERIFY(unwrapped.first != nll({wrappedFile}).first);
         QVERIFY(!nll({wrappedFile}).second);
+    }
+
+    // The long commands' progress bar: nothing on a standard error that is not a
+    // terminal (here, a pipe), so logs and scripts see only the results; with
+    // BATON_PROGRESS=1 the bar (share done, rate, time left) redrawn on one line and
+    // cleared at the end; the results on standard output are the same either way.
+    void progressBarOnlyOnATerminal() {
+        const QStringList args{"eval", "--model", m_model, "--window", "16", "--json", m_text};
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("BATON_PROGRESS");
+        const Run piped = cli(args, {}, env);
+        QCOMPARE(piped.exitCode, 0);
+        QVERIFY2(!piped.err.contains('\r') && !piped.err.contains("eval ["), piped.err.constData());
+        env.insert("BATON_PROGRESS", "1");
+        const Run forced = cli(args, {}, env);
+        QCOMPARE(forced.exitCode, 0);
+        QVERIFY2(forced.err.contains("\r\033[Keval [") && forced.err.contains("%"),
+                 forced.err.constData());
+        QVERIFY(forced.err.endsWith("\r\033[K")); // the bar's line is cleared at the end
+        const auto rows = [](const Run& r) {
+            QJsonArray out;
+            for (const auto v : QJsonDocument::fromJson(r.out).object()["rows"].toArray()) {
+                QJsonObject row = v.toObject();
+                row.remove("seconds"); // wall time differs from run to run
+                out.append(row);
+            }
+            return out;
+        };
+        QVERIFY(!rows(piped).isEmpty());
+        QCOMPARE(rows(forced), rows(piped));
     }
 
     void evalRecurrentWithAndWithoutState() {

@@ -14,13 +14,13 @@
 //     weights that would otherwise be the mapped file's pages (LoadOptions::mapWeights)
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
-// (util/core_budget.h), the behaviour before it, for comparison.
+// (kernels/core_budget.h), the behaviour before it, for comparison.
 #include "bench_util.h"
 
-#include "inference/weight_matrix.h"
+#include "kernels/core_budget.h"
+#include "kernels/weight_matrix.h"
 #include "model/checkpoint.h"
 #include "model/model_impl.h"
-#include "util/core_budget.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/scoring.h>

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
                                ", \"requests\": " + std::to_string(requests);
 
     std::vector<double> cold, second, last, edited, coldFull, maxWarm, restarted;
-    server::ExclusiveModelHost host(*model);
+    engine::ModelQueue host(*model);
     for (int round = 0; round < rounds; ++round) {
         server::ServerOptions o;
         o.port = 0;

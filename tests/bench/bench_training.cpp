@@ -10,10 +10,10 @@
 // timed steps; --fixed-threads 1 keeps a fixed team (the thread budget off).
 #include "bench_util.h"
 
+#include "kernels/core_budget.h"
 #include "model/model_impl.h"
 #include "training/bptt.h"
 #include "training/optimizer.h"
-#include "util/core_budget.h"
 
 #include <torch/torch.h>
 

@@ -184,6 +184,44 @@ private Q_SLOTS:
         QCOMPARE(g->windowTokens().front(), int32_t(50256));
     }
 
+    // A prompt begins with the model's start-of-text token (as the server, the story
+    // service, the Compare page and baton-cli generate send it); a prompt read after
+    // another does not get a second one; generateFrom is the same as doing it by hand.
+    void aPromptStartsWithStartOfText() {
+        const auto ids = m_model->tokenizer()->encode(m_prompt);
+        auto g = make();
+        BATON_VERIFY_OK(g->appendPrompt(m_prompt));
+        QCOMPARE(g->streamLength(), int64_t(ids.size()) + 1);
+        QCOMPARE(g->windowTokens().front(), int32_t(50256));
+        BATON_VERIFY_OK(g->appendPrompt(" Again."));
+        QCOMPARE(g->streamLength(),
+                 int64_t(ids.size()) + 1 + int64_t(m_model->tokenizer()->encode(" Again.").size()));
+        auto plain = make();
+        BATON_VERIFY_OK(plain->appendText(m_prompt));
+        QCOMPARE(plain->streamLength(), int64_t(ids.size()));
+
+        GenerateRequest r;
+        r.prompt = m_prompt;
+        r.sampling.maxTokens = 12;
+        r.sampling.seed = 11;
+        r.sampling.stopAtEndOfText = false;
+        std::string streamed;
+        auto viaRequest = generateFrom(m_model, r, [&](const GenerationEvent& e) {
+            streamed += e.text;
+            return true;
+        });
+        BATON_VERIFY_OK(viaRequest);
+        QCOMPARE(streamed, viaRequest->text);
+        auto byHand = make();
+        BATON_VERIFY_OK(byHand->appendPrompt(m_prompt));
+        auto expected = byHand->generate(r.sampling);
+        BATON_VERIFY_OK(expected);
+        QCOMPARE(viaRequest->tokens, expected->tokens);
+        // Bad windows are refused before anything runs.
+        r.windows = {16, 16};
+        QVERIFY(!generateFrom(m_model, r, {}).ok());
+    }
+
     void outOfRangeIdsAreRefused() {
         auto g = make();
         auto r = g->append({1, 2, 60000});

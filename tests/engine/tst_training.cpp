@@ -5,11 +5,11 @@
 #include "test_support.h"
 #include "verify_ok.h"
 
+#include "kernels/core_budget.h"
 #include "model/model_impl.h"
 #include "training/bptt.h"
 #include "training/corpus.h"
 #include "training/optimizer.h"
-#include "util/core_budget.h"
 #include "util/files.h"
 
 #include <baton/engine/model.h>

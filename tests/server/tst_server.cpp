@@ -2,6 +2,7 @@
 // byte, OpenAI completions, text equal to the engine's own, the prefix cache (a
 // growing prompt reads only what changed, with the same text as a cold server), and
 // every bad input, the API key, the queue bound, abort and a client that goes away.
+#include "cli_run.h"
 #include "client_bodies.h"
 #include "test_support.h"
 #include "tiny_model.h"
@@ -49,11 +50,11 @@ class TestServer : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
     std::shared_ptr<engine::Model> m_model; // recurrent, T 16, o 4
-    std::unique_ptr<server::ExclusiveModelHost> m_host;
+    std::unique_ptr<engine::ModelQueue> m_queue;
 
     std::unique_ptr<server::Server> start(server::ServerOptions o = {}) {
         o.port = 0;
-        auto s = std::make_unique<server::Server>(*m_host, o);
+        auto s = std::make_unique<server::Server>(*m_queue, o);
         auto r = s->start();
         if (!r.ok())
             qWarning("%s", r.error().message.c_str());
@@ -117,7 +118,7 @@ private Q_SLOTS:
         auto model = engine::Model::load(m_tmp.filePath("recurrent").toStdString());
         BATON_VERIFY_OK(model);
         m_model = *model;
-        m_host = std::make_unique<server::ExclusiveModelHost>(m_model);
+        m_queue = std::make_unique<engine::ModelQueue>(m_model);
     }
 
     void koboldInformation() {
@@ -557,10 +558,56 @@ private Q_SLOTS:
     // A client that keeps its own text and not what was generated: the kept generator
     // goes back to the end of its prompt and reads only the new tokens (the window has
     // room: the fixture's T is 128).
+    // baton-cli generate and the server read a prompt the same way (start-of-text, then
+    // the prompt): the same prompt, settings and seed give the same text.
+    void theCliAndTheServerAgree() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        const std::string prompt = "The gulls followed the ship";
+        for (const char* temperature : {"0", "0.9"}) {
+            const auto cli = baton::test::cli({"generate",
+                                               "--model",
+                                               m_tmp.filePath("recurrent"),
+                                               "--prompt",
+                                               QString::fromStdString(prompt),
+                                               "--temperature",
+                                               temperature,
+                                               "--top-p",
+                                               "1",
+                                               "--top-k",
+                                               "0",
+                                               "--repetition-penalty",
+                                               "1.2",
+                                               "--seed",
+                                               "7",
+                                               "--max-tokens",
+                                               "16",
+                                               "--ignore-eos",
+                                               "--json",
+                                               "--quiet"});
+            QVERIFY2(cli.exitCode == 0, cli.err.constData());
+            const json done = json::parse(cli.out.trimmed().split('\n').last().toStdString());
+            const auto [status, answer] = post(c, "/v1/completions",
+                                               json{{"prompt", prompt},
+                                                    {"max_tokens", 16},
+                                                    {"temperature", std::stod(temperature)},
+                                                    {"top_p", 1},
+                                                    {"top_k", 0},
+                                                    {"repetition_penalty", 1.2},
+                                                    {"seed", 7},
+                                                    {"ignore_eos", true}}
+                                                   .dump());
+            QCOMPARE(status, 200);
+            QCOMPARE(QString::fromStdString(answer["choices"][0]["text"].get<std::string>()),
+                     QString::fromStdString(done["text"].get<std::string>()));
+        }
+    }
+
     void rewindsToTheEndOfThePrompt() {
         auto baseline = engine::Model::load(baton::test::fixture());
         BATON_VERIFY_OK(baseline);
-        server::ExclusiveModelHost host(*baseline);
+        engine::ModelQueue host(*baseline);
         server::ServerOptions o;
         o.port = 0;
         server::Server warm(host, o), cold(host, o);

@@ -4,8 +4,8 @@
 #include "titled_story.h"
 
 #include <baton/storage/database.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/state_store.h>
-#include <baton/storage/storage_controller.h>
 #include <baton/storage/story_store.h>
 
 #include <QFile>

@@ -320,7 +320,7 @@ private Q_SLOTS:
             return c;
         };
         QVERIFY(writer.save(chunk(" one")));
-        auto& c = db->connection();
+        auto& c = connectionOf(*db);
         c.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON passages BEGIN "
                "SELECT RAISE(ABORT, 'injected failure'); END");
         QVERIFY(!writer.save(chunk(" two")));

@@ -95,16 +95,16 @@ private Q_SLOTS:
         info.config.nLayer = 2;
         info.config.nEmbd = 64;
         info.config.vocabSize = 100;
-        Q_EMIT fake.modelLoaded(fake.jobOf("load", 0), info);
-        Q_EMIT fake.jobFinished(fake.jobOf("load", 0), true, {});
-        Q_EMIT fake.evaluationRow(evalA, row(16, 0, 300), true);
-        Q_EMIT fake.evaluationRow(evalA, row(16, 4, 290), true);
-        Q_EMIT fake.evaluationRow(evalA, row(16, 4, 999), false); // state off: not a row
-        Q_EMIT fake.jobFinished(evalA, true, {});
-        Q_EMIT fake.jobFinished(fake.jobOf("load", 1), true, {});
-        Q_EMIT fake.evaluationRow(evalB, row(16, 0, 310), true);
+        fake.modelLoaded(fake.jobOf("load", 0), info);
+        fake.jobFinished(fake.jobOf("load", 0), true, {});
+        fake.evaluationRow(evalA, row(16, 0, 300), true);
+        fake.evaluationRow(evalA, row(16, 4, 290), true);
+        fake.evaluationRow(evalA, row(16, 4, 999), false); // state off: not a row
+        fake.jobFinished(evalA, true, {});
+        fake.jobFinished(fake.jobOf("load", 1), true, {});
+        fake.evaluationRow(evalB, row(16, 0, 310), true);
         QVERIFY(finished.isEmpty());
-        Q_EMIT fake.jobFinished(evalB, true, {});
+        fake.jobFinished(evalB, true, {});
         QCOMPARE(finished.count(), 1);
         QVERIFY(finished.at(0).at(0).toBool());
         QVERIFY(!p.running());
@@ -133,13 +133,13 @@ private Q_SLOTS:
         QSignalSpy failed(&p, &ComparePresenter::failed);
         QSignalSpy finished(&p, &ComparePresenter::finished);
         QVERIFY(p.evaluate({{"/m/a", "/m/b"}, "Text.", "t", "16", "0"}));
-        Q_EMIT fake.jobFinished(fake.jobOf("load", 0), false,
-                                {engine::ErrorCode::TruncatedFile, "truncated"});
+        fake.jobFinished(fake.jobOf("load", 0), false,
+                         {engine::ErrorCode::TruncatedFile, "truncated"});
         QCOMPARE(failed.count(), 1);
         QCOMPARE(fake.cancelled.size(), size_t(3)); // the rest of the run
         for (const auto& [id, j] : fake.jobs)
             if (id != fake.jobOf("load", 0))
-                Q_EMIT fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
+                fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QCOMPARE(failed.count(), 1); // said once
         QCOMPARE(finished.count(), 1);
         QVERIFY(!finished.at(0).at(0).toBool());
@@ -167,11 +167,11 @@ private Q_SLOTS:
         QCOMPARE(b.sampling.maxTokens, 20);
         engine::GenerationProgress g;
         g.text = " upon";
-        Q_EMIT fake.generationProgress(fake.jobOf("generate", 1), g);
+        fake.generationProgress(fake.jobOf("generate", 1), g);
         QCOMPARE(text.last().at(0).toInt(), 1);
         QCOMPARE(text.last().at(1).toString(), QString(" upon"));
         for (const auto& [id, j] : fake.jobs)
-            Q_EMIT fake.jobFinished(id, true, {});
+            fake.jobFinished(id, true, {});
         QCOMPARE(done.count(), 1);
     }
 
@@ -265,7 +265,7 @@ private Q_SLOTS:
         for (int step = 1; step <= 10; ++step) {
             e.step = step;
             e.loss = 5.0 - step * 0.1;
-            Q_EMIT fake.trainingEvent(job, e);
+            fake.trainingEvent(job, e);
         }
         QCOMPARE(p.loss().size(), size_t(10));
         engine::TrainEvent v;
@@ -273,20 +273,20 @@ private Q_SLOTS:
         v.step = 10;
         v.valPerplexity = 80;
         v.valLossNoState = std::log(85.0);
-        Q_EMIT fake.trainingEvent(job, v);
+        fake.trainingEvent(job, v);
         QCOMPARE(p.validation().size(), size_t(1));
         QCOMPARE(p.validationNoState().size(), size_t(1));
         engine::TrainEvent ck;
         ck.kind = engine::TrainEvent::Kind::Checkpoint;
         ck.step = 10;
-        Q_EMIT fake.trainingEvent(job, ck);
+        fake.trainingEvent(job, ck);
         QCOMPARE(fake.metricCalls.size(), size_t(1)); // losses at steps 5 and 10, two vals
         QCOMPARE(fake.metricCalls[0].size(), size_t(4));
         engine::TrainEvent fin;
         fin.kind = engine::TrainEvent::Kind::Done;
         fin.checkpoint = "/runs/my-model/model";
-        Q_EMIT fake.trainingEvent(job, fin);
-        Q_EMIT fake.jobFinished(job, true, {});
+        fake.trainingEvent(job, fin);
+        fake.jobFinished(job, true, {});
         QCOMPARE(done.count(), 1);
         QVERIFY(done.at(0).at(0).toBool());
         QCOMPARE(fake.finished.size(), size_t(1));
@@ -310,18 +310,18 @@ private Q_SLOTS:
         // are cancelled.
         const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
         QVERIFY(load && eval && load < job && eval < job);
-        Q_EMIT fake.jobFinished(load, true, {});
-        Q_EMIT fake.evaluationRow(eval, row(32, 0, 500), true);
-        Q_EMIT fake.jobFinished(eval, true, {});
+        fake.jobFinished(load, true, {});
+        fake.evaluationRow(eval, row(32, 0, 500), true);
+        fake.jobFinished(eval, true, {});
         QVERIFY(p.heldOutBefore().valid());
         engine::TrainEvent step;
         step.kind = engine::TrainEvent::Kind::Step;
         step.step = 1;
         step.totalSteps = 100;
-        Q_EMIT fake.trainingEvent(job, step);
+        fake.trainingEvent(job, step);
         p.cancel();
         QCOMPARE(fake.cancelled, std::vector<engine::JobId>{job});
-        Q_EMIT fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QVERIFY(!p.running());
         QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Cancelled);
         // The run can be resumed while its folder is there.
@@ -381,12 +381,12 @@ private Q_SLOTS:
         QCOMPARE(before.settings.size(), size_t(1));
         QCOMPARE(before.settings[0].window, 32);
         QCOMPARE(before.settings[0].overlap, 8);
-        Q_EMIT fake.jobFinished(load, true, {});
-        Q_EMIT fake.jobProgress(eval, 0.5, QString());
+        fake.jobFinished(load, true, {});
+        fake.jobProgress(eval, 0.5, QString());
         QCOMPARE(progress.last().at(0).toDouble(), 0.5);
-        Q_EMIT fake.evaluationRow(eval, row(32, 8, 400), true);  // perplexity e^4
-        Q_EMIT fake.evaluationRow(eval, row(32, 8, 999), false); // state off: not counted
-        Q_EMIT fake.jobFinished(eval, true, {});
+        fake.evaluationRow(eval, row(32, 8, 400), true);  // perplexity e^4
+        fake.evaluationRow(eval, row(32, 8, 999), false); // state off: not counted
+        fake.jobFinished(eval, true, {});
         QVERIFY(heldOut.count() >= 1);
         QCOMPARE(p.heldOutBefore().tokens, int64_t(100));
         QVERIFY(qAbs(p.heldOutBefore().perplexity() - std::exp(4.0)) < 1e-9);
@@ -397,12 +397,12 @@ private Q_SLOTS:
         e.kind = engine::TrainEvent::Kind::Step;
         e.step = e.totalSteps = 3;
         e.loss = 3;
-        Q_EMIT fake.trainingEvent(train, e);
+        fake.trainingEvent(train, e);
         engine::TrainEvent fin;
         fin.kind = engine::TrainEvent::Kind::Done;
         fin.checkpoint = "/runs/held/model";
-        Q_EMIT fake.trainingEvent(train, fin);
-        Q_EMIT fake.jobFinished(train, true, {});
+        fake.trainingEvent(train, fin);
+        fake.jobFinished(train, true, {});
         // The base model's figure is stored with the run.
         QCOMPARE(fake.metricCalls.size(), size_t(1));
         const auto stored = fake.metricCalls[0];
@@ -418,9 +418,9 @@ private Q_SLOTS:
         QCOMPARE(fake.jobs[eval2].evaluate.text, before.text);
         QCOMPARE(fake.jobs[eval2].evaluate.settings[0].window, 32);
         QCOMPARE(fake.jobs[eval2].evaluate.settings[0].overlap, 8);
-        Q_EMIT fake.jobFinished(load2, true, {});
-        Q_EMIT fake.evaluationRow(eval2, row(32, 8, 300), true); // e^3
-        Q_EMIT fake.jobFinished(eval2, true, {});
+        fake.jobFinished(load2, true, {});
+        fake.evaluationRow(eval2, row(32, 8, 300), true); // e^3
+        fake.jobFinished(eval2, true, {});
         QCOMPARE(done.count(), 1);
         QVERIFY(done.at(0).at(0).toBool());
         QVERIFY(!p.running());
@@ -452,7 +452,7 @@ private Q_SLOTS:
         std::sort(cancelled.begin(), cancelled.end());
         QCOMPARE(cancelled, all); // load, evaluation and training
         for (engine::JobId id : all)
-            Q_EMIT fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
+            fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QCOMPARE(done.count(), 1);
         QVERIFY(!done.at(0).at(0).toBool());
         QVERIFY(!p.running());
@@ -473,9 +473,9 @@ private Q_SLOTS:
                       {"batch_size", 2},   {"lr", 1e-4},         {"epochs", 1.0}, {"name", "f"}};
         QVERIFY(p.start(s));
         const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
-        Q_EMIT fake.jobFinished(load, false, {engine::ErrorCode::FileNotFound, "no such folder"});
+        fake.jobFinished(load, false, {engine::ErrorCode::FileNotFound, "no such folder"});
         QCOMPARE(fake.cancelled, std::vector<engine::JobId>{eval});
-        Q_EMIT fake.jobFinished(eval, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        fake.jobFinished(eval, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QVERIFY(!p.heldOutBefore().valid());
         QVERIFY(p.heldOutSummary().isEmpty());
         QVERIFY(log.last().at(0).toString().contains("no such folder"));

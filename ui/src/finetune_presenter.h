@@ -101,8 +101,8 @@ Q_SIGNALS:
 private:
     void launch(const QJsonObject& settings, const QString& outDir, bool resume, qint64 runId,
                 const std::vector<storage::Book>& books);
-    void onEvent(engine::JobId job, const engine::TrainEvent& event);
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onEvent(const engine::TrainEvent& event);
+
     void onTrainFinished(bool ok, const engine::Error& error);
     void clearCharts();
     // Queues the load of `model` and an evaluation of each held-out text.

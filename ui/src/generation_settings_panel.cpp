@@ -1,5 +1,7 @@
 #include "generation_settings_panel.h"
 
+#include <baton/engine/sampling.h>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -8,7 +10,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
-#include <QRandomGenerator>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -247,8 +248,7 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     s.trimSentences = m_trimSentences->isChecked();
     s.memory = story::MemoryLayout(m_memoryLayout->currentData().toInt());
     s.loreBudget = m_loreBudget->value();
-    s.sampling.seed =
-        s.fixedSeed ? uint64_t(m_seed->value()) : QRandomGenerator::global()->generate64() >> 1;
+    s.sampling.seed = s.fixedSeed ? uint64_t(m_seed->value()) : engine::drawSeed();
     s.windows = {};
     if (m_window->isEnabled()) {
         s.windows.window = m_window->value();

@@ -12,9 +12,9 @@
 #include "topics_panel.h"
 #include "write_page.h"
 
-#include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/storage/qt/storage_controller.h>
 
 #include <QAction>
 #include <QCloseEvent>
@@ -64,9 +64,8 @@ QString formatCount(int64_t n) {
 
 } // namespace
 
-MainWindow::MainWindow(storage::StorageController& storage, engine::EngineController& engine,
-                       engine::EngineController& lab, const QStringList& bundledModels,
-                       QWidget* parent)
+MainWindow::MainWindow(storage::StorageController& storage, engine::ModelJobs& engine,
+                       engine::ModelJobs& lab, const QStringList& bundledModels, QWidget* parent)
     : QMainWindow(parent)
     , m_storage(storage)
     , m_engine(engine)
@@ -81,7 +80,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     if (const auto weights = engine::parseWeightFormat(
             QSettings().value(QStringLiteral("model/weights")).toString().toStdString()))
         m_models->setWeights(*weights);
-    m_labBackend = new FacadeLabBackend(m_lab, m_storage, this);
+    m_labBackend = new FacadeLabBackend(m_lab, m_engine, m_storage, this);
     m_compare = new ComparePanel(*m_catalog, *m_labBackend);
     m_compare->setStoryTextProvider([this] { return m_write->storyText(); });
     m_fineTune = new FineTunePanel(*m_catalog, *m_labBackend);
@@ -197,36 +196,14 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 }
             });
 
-    // Engine: the model.
-    connect(&m_engine, &engine::EngineController::jobProgress, this,
-            [this](engine::JobId job, double fraction, const QString& message) {
-                if (job == m_loadJob)
-                    statusBar()->showMessage(
-                        tr("Loading the model… %1% %2").arg(int(fraction * 100)).arg(message));
-            });
-    connect(&m_engine, &engine::EngineController::modelLoaded, this,
-            [this](engine::JobId, const engine::ModelInfo& info) {
-                QSettings().setValue(QStringLiteral("model/path"),
-                                     QString::fromStdString(info.path));
+    // Engine: the model (whoever loaded it).
+    connect(&m_engine, &engine::ModelJobs::modelLoaded, this,
+            [this](const engine::ModelInfo& info) {
                 m_write->onModelLoaded(info);
                 m_models->setActivePath(QString::fromStdString(info.path));
                 updateModelLabel();
                 statusBar()->showMessage(tr("Model loaded"), 5000);
                 Q_EMIT modelReady();
-            });
-    connect(&m_engine, &engine::EngineController::jobFinished, this,
-            [this](engine::JobId job, bool ok, const engine::Error& error) {
-                if (job != m_loadJob)
-                    return;
-                m_loadJob = 0;
-                m_write->setModelLoading(false);
-                m_openModelAction->setEnabled(true);
-                if (!ok) {
-                    statusBar()->clearMessage();
-                    showError(tr("The model could not be opened"), describeEngineError(error));
-                    return;
-                }
-                applyWeights(); // the choice may have changed while it loaded
             });
     updateModelLabel();
     // 1280 x 820, or less to open inside a smaller screen (main() restores the size the
@@ -375,7 +352,31 @@ void MainWindow::loadModel(const QString& folder) {
     if (m_loadJob && folder == m_loadingPath)
         return; // already on its way
     m_loadingPath = folder;
-    m_loadJob = m_engine.loadModel(folder, m_models->weights());
+    const quint64 ticket = ++m_loadTicket;
+    // Only the latest load's end counts (an earlier one may still finish first).
+    auto finished = [this, ticket](const std::optional<engine::Error>& error) {
+        if (ticket != m_loadTicket)
+            return;
+        m_loadJob = 0;
+        m_write->setModelLoading(false);
+        m_openModelAction->setEnabled(true);
+        if (error) {
+            statusBar()->clearMessage();
+            showError(tr("The model could not be opened"), describeEngineError(*error));
+            return;
+        }
+        applyWeights(); // the choice may have changed while it loaded
+    };
+    engine::LoadOptions options;
+    options.weights = m_models->weights();
+    m_loadJob = m_engine.load(
+        this, folder, options, [finished](const engine::ModelInfo&) { finished(std::nullopt); },
+        [finished](const engine::Error& e) { finished(e); },
+        [this, ticket](double fraction, const QString& message) {
+            if (ticket == m_loadTicket)
+                statusBar()->showMessage(
+                    tr("Loading the model… %1% %2").arg(int(fraction * 100)).arg(message));
+        });
     m_write->setModelLoading(true);
     m_openModelAction->setEnabled(false);
     statusBar()->showMessage(tr("Loading the model from %1…").arg(folder));

@@ -4,8 +4,8 @@
 // size on disk. One catalog is shared by the window's panels.
 #pragma once
 
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 
 #include <QObject>
 #include <QString>

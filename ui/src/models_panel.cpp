@@ -20,7 +20,7 @@ enum Column { NameColumn, KindColumn, ShapeColumn, WindowColumn, SizeColumn, Col
 constexpr int kPathRole = Qt::UserRole + 1;
 } // namespace
 
-ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::EngineController& lab, QWidget* parent)
+ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget* parent)
     : QWidget(parent)
     , m_catalog(catalog)
     , m_lab(lab) {
@@ -118,42 +118,6 @@ ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::EngineController& lab, Q
     layout->addLayout(buttons);
 
     connect(&m_catalog, &ModelCatalog::changed, this, &ModelsPanel::rebuild);
-    connect(&m_lab, &engine::EngineController::modelLoaded, this,
-            [this](engine::JobId job, const engine::ModelInfo& info) {
-                if (job != m_importJob)
-                    return;
-                m_catalog.add(m_importing, QFileInfo(m_importing).fileName(),
-                              QString::fromStdString(info.identity));
-                m_status->setText(
-                    tr("Imported %1: %2 layers, %3 wide, %4 parameters, %5 weights, %6 tokenizer.")
-                        .arg(QFileInfo(m_importing).fileName())
-                        .arg(info.config.nLayer)
-                        .arg(info.config.nEmbd)
-                        .arg(info.parameterCount)
-                        .arg(QString::fromStdString(info.storageDtype),
-                             QString::fromStdString(info.tokenizerKind)));
-            });
-    connect(&m_lab, &engine::EngineController::jobProgress, this,
-            [this](engine::JobId job, double fraction, const QString& message) {
-                if (job == m_importJob)
-                    m_status->setText(tr("Checking %1… %2% %3")
-                                          .arg(QFileInfo(m_importing).fileName())
-                                          .arg(int(fraction * 100))
-                                          .arg(message));
-            });
-    connect(&m_lab, &engine::EngineController::jobFinished, this,
-            [this](engine::JobId job, bool ok, const engine::Error& error) {
-                if (job != m_importJob)
-                    return;
-                m_importJob = 0;
-                if (!ok) {
-                    m_status->setText(tr("%1 was not imported.").arg(m_importing));
-                    Q_EMIT failed(tr("This folder is not a model Baton can use"),
-                                  describeEngineError(error));
-                }
-                updateButtons();
-                Q_EMIT importFinished(ok);
-            });
     rebuild();
 }
 
@@ -162,7 +126,39 @@ void ModelsPanel::importFolder(const QString& folder) {
         return;
     m_importing = QDir(folder).absolutePath();
     m_status->setText(tr("Checking %1…").arg(m_importing));
-    m_importJob = m_lab.loadModel(m_importing);
+    auto finished = [this](bool ok) {
+        m_importJob = 0;
+        updateButtons();
+        Q_EMIT importFinished(ok);
+    };
+    // Loading it on the lab engine checks every file of it.
+    m_importJob = m_lab.load(
+        this, m_importing, {},
+        [this, finished](const engine::ModelInfo& info) {
+            m_catalog.add(m_importing, QFileInfo(m_importing).fileName(),
+                          QString::fromStdString(info.identity));
+            m_status->setText(
+                tr("Imported %1: %2 layers, %3 wide, %4 parameters, %5 weights, %6 tokenizer.")
+                    .arg(QFileInfo(m_importing).fileName())
+                    .arg(info.config.nLayer)
+                    .arg(info.config.nEmbd)
+                    .arg(info.parameterCount)
+                    .arg(QString::fromStdString(info.storageDtype),
+                         QString::fromStdString(info.tokenizerKind)));
+            finished(true);
+        },
+        [this, finished](const engine::Error& error) {
+            m_status->setText(tr("%1 was not imported.").arg(m_importing));
+            Q_EMIT failed(tr("This folder is not a model Baton can use"),
+                          describeEngineError(error));
+            finished(false);
+        },
+        [this](double fraction, const QString& message) {
+            m_status->setText(tr("Checking %1… %2% %3")
+                                  .arg(QFileInfo(m_importing).fileName())
+                                  .arg(int(fraction * 100))
+                                  .arg(message));
+        });
     updateButtons();
 }
 

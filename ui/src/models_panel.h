@@ -8,7 +8,7 @@
 
 #include "error_text.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 
 #include <QWidget>
 
@@ -24,7 +24,7 @@ class ModelCatalog;
 class ModelsPanel : public QWidget {
     Q_OBJECT
 public:
-    ModelsPanel(ModelCatalog& catalog, engine::EngineController& lab, QWidget* parent = nullptr);
+    ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget* parent = nullptr);
 
     // Validates and registers a folder (what the Import button does after its dialog).
     void importFolder(const QString& folder);
@@ -50,7 +50,7 @@ private:
     void updateButtons();
 
     ModelCatalog& m_catalog;
-    engine::EngineController& m_lab;
+    engine::ModelJobs& m_lab;
     QTreeWidget* m_list = nullptr;
     QComboBox* m_weights = nullptr;
     QLabel* m_status = nullptr;

@@ -1,5 +1,10 @@
 // A loaded GPT-2 checkpoint (optionally with Baton's recurrence module) and its
 // tokenizer. Loading validates every file before allocating anything.
+//
+// Thread-safety: nothing that uses a loaded Model changes it, so several threads may
+// read one at once (each with its own Generator). The app, the server and the CLI still
+// run one job at a time on a model, through its queue (model_queue.h): a job gets the
+// machine's memory bandwidth to itself.
 #pragma once
 
 #include "baton/engine/cancel.h"
@@ -66,10 +71,10 @@ public:
     Result<std::vector<float>> windowLogits(const std::vector<int32_t>& ids) const;
 
     class Impl;
-    explicit Model(std::unique_ptr<Impl> impl); // engine-internal
 
 private:
     friend struct ModelAccess; // the engine's torch code (model/model_impl.h)
+    explicit Model(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };
 

@@ -31,6 +31,11 @@ struct SamplingOptions {
 // InvalidArgument with the offending setting named, or success.
 Result<void> validateSampling(const SamplingOptions& options);
 
+// The seed of a generation that has no fixed one: drawn from the system's entropy, in
+// [0, 2^31) so that every place a seed is shown or typed back (the app's seed field,
+// JSON numbers in any client, the story's history) holds it exactly.
+uint64_t drawSeed();
+
 // A small, fast generator with the same sequence on every platform (xoshiro256**
 // seeded through splitmix64).
 class Rng {

@@ -4,8 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 
 namespace baton::engine {
+
+uint64_t drawSeed() {
+    std::random_device device;
+    return uint64_t(device()) & 0x7fffffffu;
+}
 
 Result<void> validateSampling(const SamplingOptions& o) {
     auto bad = [](const std::string& what) {

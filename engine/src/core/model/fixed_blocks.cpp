@@ -1,6 +1,6 @@
 #include "model/fixed_blocks.h"
 
-#include "util/core_budget.h"
+#include "kernels/core_budget.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>

@@ -2,7 +2,7 @@
 // do not depend on how many threads compute them.
 //
 // A desktop app shares its machine, so the batched work follows the thread budget
-// (util/core_budget.h) like the one-token decoder does: LibTorch's OpenMP team is
+// (kernels/core_budget.h) like the one-token decoder does: LibTorch's OpenMP team is
 // sized before every forward pass by the cores other programs leave free. A team
 // that size-shifts must not change the bits: scores, seeded texts and resumed
 // training runs may not depend on what else the machine is doing. Most of LibTorch's

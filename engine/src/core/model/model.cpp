@@ -1,10 +1,10 @@
 #include "baton/engine/model.h"
 
-#include "inference/worker_team.h"
+#include "kernels/core_budget.h"
+#include "kernels/worker_team.h"
 #include "model/checkpoint.h"
 #include "model/hf_config.h"
 #include "model/model_impl.h"
-#include "util/core_budget.h"
 #include "util/files.h"
 #include "util/hash.h"
 
@@ -216,7 +216,7 @@ Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
         id.update(hfConfigJson(config));
         impl->info.identity = id.hex();
         finishForInference(*impl, config, *device, options);
-        return std::make_shared<Model>(std::move(impl));
+        return ModelAccess::make(std::move(impl));
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
                          std::string("LibTorch: ") + e.what_without_backtrace());
@@ -271,7 +271,7 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
                      weightFormatName(info.weights), info.device);
-        return std::make_shared<Model>(std::move(impl));
+        return ModelAccess::make(std::move(impl));
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
                          std::string("LibTorch: ") + e.what_without_backtrace());

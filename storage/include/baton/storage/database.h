@@ -1,6 +1,6 @@
 // The storage's direct API (plain C++, no Qt): one Database per connection, used by
 // one thread at a time. The CLI uses it directly; the GUI goes through
-// StorageController (storage_controller.h), which owns one on its own thread.
+// StorageController (qt/storage_controller.h), which owns one on its own thread.
 #pragma once
 
 #include "baton/storage/error.h"
@@ -71,12 +71,10 @@ public:
     // Moves the WAL's pages into the main file (done automatically as well).
     Result<void> checkpoint();
 
-    // Internal: the connection (tests and the stores' implementations).
-    Connection& connection();
-
     class Impl;
 
 private:
+    friend struct DatabaseAccess; // the connection, for storage's own code (connection.h)
     explicit Database(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };

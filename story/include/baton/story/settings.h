@@ -1,5 +1,5 @@
 // A story's generation settings: one codec for the JSON kept in Story::settingsJson,
-// used by the app, baton-cli and the server alike. Every key is optional (a missing
+// used by the app and baton-cli alike. Every key is optional (a missing
 // key takes the default: the Balanced preset, the model's windows, a new seed for
 // every generation):
 //

@@ -1,4 +1,5 @@
-// Continuing a story: the one story engine that the app, baton-cli and the server run.
+// Continuing a story: the one story engine that the app and baton-cli run (the
+// server continues the text its clients send, not stories: server/README.md).
 //
 // A continuation saves the user's text (when there is any) as a passage, or moves
 // back to where the last generation began (a retry); finds where to resume (the
@@ -81,19 +82,19 @@ public:
     storage::Database& database() { return m_db; }
 
 private:
-    struct Live;
+    struct KeptGenerator;
     storage::Database& m_db;
-    std::unique_ptr<Live> m_live;
+    std::unique_ptr<KeptGenerator> m_kept; // the last continuation's generator
 };
 
 // A StoryService over its own connection to a database file, opened on first use by
 // the thread that uses it: for clients whose storage and engine run on different
 // threads (the app runs continuations on its engine thread; its storage thread keeps
 // its own connection). SQLite's locking orders the two connections' writes.
-class StoryWorkspace {
+class StoryServiceOnFile {
 public:
-    explicit StoryWorkspace(std::string databasePath);
-    ~StoryWorkspace();
+    explicit StoryServiceOnFile(std::string databasePath);
+    ~StoryServiceOnFile();
     const std::string& databasePath() const { return m_path; }
     Result<StoryService*> service();
 
