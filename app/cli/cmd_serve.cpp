@@ -6,6 +6,7 @@
 #include <baton/engine/windows.h>
 #include <baton/server/server.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -34,7 +35,7 @@ int runServe(const std::vector<std::string>& argv) {
                 "changed)",
                 "131072")
         .option("max-length", "N", "The most tokens one request may generate", "2048")
-        .option("max-queue", "N", "Generations running or waiting; more are answered 503", "8")
+        .option("max-queue", "N", "Generations running or waiting; more are answered 503", "32")
         .option("cache-mb", "MB", "Memory for saved prompt states", "256")
         .option("saved-mb", "MB",
                 "Room for prompt states saved in the database, so a restarted server reads "
@@ -58,6 +59,7 @@ int runServe(const std::vector<std::string>& argv) {
     options.maxContextTokens = args.getInt("max-context", 1, int64_t(1) << 24);
     options.maxGenerateTokens = int(args.getInt("max-length", 1, 1000000));
     options.maxQueue = int(args.getInt("max-queue", 1, 256));
+    options.maxConnections = std::max(options.maxConnections, options.maxQueue + 8);
     options.cacheBytes = size_t(args.getInt("cache-mb", 1, 1 << 20)) << 20;
     options.savedStateBytes = args.getInt("saved-mb", 1, 1 << 24) << 20;
     if (!args.has("memory-only")) // the database is opened (and created) once, here

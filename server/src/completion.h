@@ -5,6 +5,12 @@
 // states are saved at every full window of the prompt and of the generated text for
 // the requests that follow.
 //
+// A prompt whose front the client cut (a front end keeping a story under its context
+// size) continues the stream the server read for an earlier request, from the state at
+// the last window boundary both share (stream_match.h): the model then reads what it
+// would have read had the client sent the whole story, and the request costs what it
+// adds.
+//
 // A prompt is read as baton-cli story generate reads a story: the model's start-of-
 // text token, then the text.
 #pragma once
@@ -12,6 +18,7 @@
 #include "baton/server/server.h"
 #include "prefix_cache.h"
 #include "saved_states.h"
+#include "stream_match.h"
 
 #include <baton/engine/cancel.h>
 #include <baton/engine/generator.h>
@@ -21,6 +28,7 @@
 #include <baton/engine/windows.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -39,6 +47,9 @@ struct CompletionRequest {
     // Read only the last this many tokens of the prompt, less room for maxTokens, as
     // KoboldAI clients ask (0: the whole prompt).
     int64_t maxContextTokens = 0;
+    // What the server changed in what was asked, for the client to see (the
+    // X-Baton-Adjusted header): a limit clamped, a field Baton does not use.
+    std::vector<std::string> adjusted;
 };
 
 struct CompletionResult {
@@ -47,6 +58,12 @@ struct CompletionResult {
     int64_t reusedTokens = 0;  // of those, covered by a kept generator or a saved state
     int64_t encodedTokens = 0; // tokens run through the model before generating
     bool truncated = false;    // the prompt's front was left out (maxContextTokens)
+    double readSeconds = 0;    // reading the prompt (what was not reused)
+    // The prompt continued a stream read for an earlier request, whose front the client
+    // had cut: the model read that stream's first `continuedFrom` tokens (through their
+    // state), then the prompt from `reusedTokens` on.
+    bool continuedTrimmed = false;
+    int64_t continuedFrom = 0;
 };
 
 class CompletionEngine {
@@ -87,6 +104,15 @@ private:
     };
     engine::Result<Prompt> readPrompt(const std::shared_ptr<const engine::Model>& model,
                                       const CompletionRequest& request) const;
+    // The ids to read for a prompt: the prompt itself, or, when its front was cut and an
+    // earlier stream covers more of it than a saved prefix does, that stream up to a
+    // window boundary and the prompt after it (out's continued fields are set).
+    std::vector<int32_t> continueTrimmed(const std::shared_ptr<const engine::Model>& model,
+                                         const Prompt& prompt, CompletionResult& out) const;
+    // How many of ids a kept generator or a saved state in memory would cover.
+    int64_t reusable(const std::vector<int32_t>& ids,
+                     const std::vector<PrefixHasher::Key>& keys) const;
+    void remember(std::vector<int32_t> stream, std::vector<int32_t> clientPrompt, int64_t offset);
     engine::Result<std::unique_ptr<engine::Generator>>
     startFrom(const std::shared_ptr<const engine::Model>& model, const engine::WindowSettings& w,
               const std::vector<int32_t>& ids, const std::vector<PrefixHasher::Key>& keys,
@@ -96,6 +122,12 @@ private:
     PrefixStateCache m_cache;
     std::unique_ptr<SavedStates> m_saved;
     std::unique_ptr<Live> m_live;
+    // The streams of the last few requests (newest first), with their prefix keys.
+    struct Recent {
+        ReadStream stream;
+        std::vector<PrefixHasher::Key> keys;
+    };
+    std::deque<Recent> m_recent;
     std::string m_cacheOwner; // model identity and windows the cached states belong to
     mutable std::mutex m_statsMutex;
     CompletionStats m_stats;

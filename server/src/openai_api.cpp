@@ -1,57 +1,17 @@
 // OpenAI-compatible completions (the legacy /v1/completions that text front ends and
 // the official client libraries speak) and /v1/models.
 #include "http_json.h"
+#include "logprobs.h"
 #include "requests.h"
 #include "server_core.h"
 
 #include <baton/engine/tokenizer.h>
-
-#include <chrono>
-#include <random>
 
 namespace baton::server {
 
 using json = nlohmann::ordered_json;
 
 namespace {
-
-std::string randomId() {
-    static const char* hex = "0123456789abcdef";
-    std::random_device rd;
-    std::string id = "cmpl-";
-    for (int i = 0; i < 24; ++i)
-        id += hex[rd() % 16];
-    return id;
-}
-
-// The legacy logprobs object over a run of tokens.
-struct Logprobs {
-    json tokens = json::array(), tokenLogprobs = json::array(), top = json::array(),
-         offsets = json::array();
-    int64_t offset = 0;
-
-    void add(const engine::Tokenizer& tok, int32_t token, float logprob,
-             const std::vector<std::pair<int32_t, float>>& alternatives) {
-        const std::string text = tok.decode({token});
-        json byText = json::object();
-        for (const auto& [id, lp] : alternatives)
-            byText[tok.decode({id})] = lp;
-        tokens.push_back(text);
-        tokenLogprobs.push_back(logprob);
-        top.push_back(byText);
-        offsets.push_back(offset);
-        offset += int64_t(text.size());
-    }
-    void add(const engine::Tokenizer& tok, const engine::GenerationEvent& e) {
-        add(tok, e.token, e.logprob, e.topLogprobs);
-    }
-    json value() const {
-        return {{"tokens", tokens},
-                {"token_logprobs", tokenLogprobs},
-                {"top_logprobs", top},
-                {"text_offset", offsets}};
-    }
-};
 
 void completions(ServerCore& core, const httplib::Request& http, httplib::Response& res) {
     auto c = std::make_shared<OpenAiCompletion>(parseOpenAiCompletion(http.body, core.options()));
@@ -67,14 +27,12 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         c->request.prompt = model->tokenizer()->decode(*c->request.promptIds);
     }
     struct Answer {
-        std::string id = randomId();
-        int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+        std::string id = randomId("cmpl-");
+        int64_t created = unixTime();
         std::string model;
         json choices = json::array();
         int64_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
-        std::vector<Logprobs> logprobs;
+        std::vector<TokenLogprobs> logprobs;
         std::string error;
     };
     auto a = std::make_shared<Answer>();
@@ -102,7 +60,7 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         call.before = [c, a, tok, chunk](CompletionEngine& engine,
                                          const std::shared_ptr<const engine::Model>& m,
                                          const engine::CancelToken& cancel, bool& ok) {
-            Logprobs prompt;
+            TokenLogprobs prompt;
             if (c->logprobs >= 0) {
                 auto scored = engine.scorePrompt(m, c->request, c->logprobs, cancel);
                 if (!scored) {
@@ -114,15 +72,16 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
                 for (const engine::TokenScore& s : *scored)
                     prompt.add(*tok, s.id, s.logprob, s.top);
             }
-            prompt.offset = int64_t(c->request.prompt.size());
+            prompt.setOffset(int64_t(c->request.prompt.size()));
             std::string bytes;
             for (int i = 0; i < c->n; ++i) {
                 a->logprobs[size_t(i)] = prompt;
                 if (c->stream)
-                    bytes += chunk({{"text", c->request.prompt},
-                                    {"index", i},
-                                    {"logprobs", c->logprobs >= 0 ? prompt.value() : json(nullptr)},
-                                    {"finish_reason", nullptr}});
+                    bytes +=
+                        chunk({{"text", c->request.prompt},
+                               {"index", i},
+                               {"logprobs", c->logprobs >= 0 ? prompt.legacy() : json(nullptr)},
+                               {"finish_reason", nullptr}});
             }
             return bytes;
         };
@@ -132,11 +91,11 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         call.onEvent = [c, a, tok, chunk](size_t i, const engine::GenerationEvent& e) {
             json lp = nullptr;
             if (c->logprobs >= 0 && e.token >= 0) {
-                Logprobs one;
-                one.offset = a->logprobs[i].offset;
+                TokenLogprobs one;
+                one.setOffset(a->logprobs[i].offset());
                 one.add(*tok, e);
-                a->logprobs[i].offset = one.offset;
-                lp = one.value();
+                a->logprobs[i].setOffset(one.offset());
+                lp = one.legacy();
             }
             if (e.text.empty() && lp.is_null())
                 return std::string();
@@ -166,7 +125,7 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
             a->choices.push_back(
                 {{"text", (c->echo ? c->request.prompt : std::string()) + r->generation.text},
                  {"index", i},
-                 {"logprobs", c->logprobs >= 0 ? a->logprobs[i].value() : json(nullptr)},
+                 {"logprobs", c->logprobs >= 0 ? a->logprobs[i].legacy() : json(nullptr)},
                  {"finish_reason", finishReason(r->generation)}});
             a->promptTokens = r->promptTokens;
             a->cachedTokens += r->reusedTokens;
@@ -204,6 +163,23 @@ void addOpenAiRoutes(httplib::Server& http, ServerCore& core) {
     http.Post("/v1/completions", [&core](const httplib::Request& req, httplib::Response& res) {
         completions(core, req, res);
     });
+    // The token endpoints of OpenAI-compatible servers, which clients probe for counts
+    // (mikupad tries each): text-generation-webui's, TabbyAPI's and Aphrodite's.
+    auto encode = [&core](const httplib::Request& req, httplib::Response& res) {
+        const auto ids = core.tokenize(parseTokenText(req.body), false);
+        sendJson(res, {{"tokens", ids}, {"length", ids.size()}});
+    };
+    http.Post("/v1/internal/encode", encode);
+    http.Post("/v1/token/encode", encode);
+    http.Post(
+        "/v1/internal/token-count", [&core](const httplib::Request& req, httplib::Response& res) {
+            sendJson(res, {{"length", core.tokenize(parseTokenText(req.body), false).size()}});
+        });
+    auto decode = [&core](const httplib::Request& req, httplib::Response& res) {
+        sendJson(res, {{"text", core.detokenize(parseTokenIds(req.body, "tokens"))}});
+    };
+    http.Post("/v1/internal/decode", decode);
+    http.Post("/v1/token/decode", decode);
 }
 
 } // namespace baton::server

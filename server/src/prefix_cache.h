@@ -50,6 +50,9 @@ public:
         std::vector<uint8_t> blob;
     };
     std::optional<Hit> longest(const std::vector<PrefixHasher::Key>& keys);
+    // The length longest() would find (0 when none), without using or copying it.
+    int64_t longestLength(const std::vector<PrefixHasher::Key>& keys) const;
+    bool contains(const PrefixHasher::Key& key) const;
     // Drops the entry (a state that could not be imported).
     void erase(const PrefixHasher::Key& key);
     void clear();

@@ -28,6 +28,106 @@ void readRepetitionPenalty(const Fields& f, engine::SamplingOptions& s, double p
         }
 }
 
+// A count of tokens (to generate, of context) from lo up: one above the server's
+// limit is clamped to it, and the clamp is reported.
+int64_t clampedCount(const Fields& f, const char* name, int64_t lo, int64_t limit, int64_t fallback,
+                     bool wholeNumber, std::vector<std::string>& adjusted) {
+    constexpr int64_t kAny = int64_t(1) << 53;
+    const auto v = wholeNumber ? f.whole(name, lo, kAny) : f.integer(name, lo, kAny);
+    if (!v)
+        return fallback;
+    if (*v > limit) {
+        adjusted.push_back(std::string(name) + " " + std::to_string(*v) + " clamped to " +
+                           std::to_string(limit) + ", the server's limit");
+        return limit;
+    }
+    return *v;
+}
+
+// Sampler fields clients send that Baton does not have yet: accepted, and when set to
+// something other than "off", reported as not used (never silently ignored).
+void noteUnused(const Json& body, std::vector<std::string>& adjusted) {
+    static const std::pair<const char*, double> kOff[] = {{"presence_penalty", 0},
+                                                          {"frequency_penalty", 0},
+                                                          {"min_p", 0},
+                                                          {"typical", 1},
+                                                          {"typical_p", 1},
+                                                          {"tfs", 1},
+                                                          {"tfs_z", 1},
+                                                          {"top_a", 0},
+                                                          {"mirostat", 0},
+                                                          {"mirostat_mode", 0},
+                                                          {"dry_multiplier", 0},
+                                                          {"xtc_probability", 0},
+                                                          {"dynatemp_range", 0},
+                                                          {"smoothing_factor", 0},
+                                                          {"top_n_sigma", 0},
+                                                          {"nsigma", 0}};
+    for (const auto& [name, off] : kOff) {
+        const auto it = body.find(name);
+        if (it != body.end() && it->is_number() && it->get<double>() != off)
+            adjusted.push_back(std::string(name) + " not used (Baton does not have it yet)");
+    }
+}
+
+// A prompt as OpenAI and llama.cpp take it: a string, or token ids, alone or as a batch
+// of one.
+void readPromptField(const Json& body, const ServerOptions& options, CompletionRequest& request,
+                     const char* name) {
+    const auto p = body.find(name);
+    if (p == body.end() || p->is_null())
+        throw RequestError(400, std::string("\"") + name + "\" is required");
+    const Json* prompt = &*p;
+    if (prompt->is_array() && prompt->size() == 1 &&
+        ((*prompt)[0].is_string() || (*prompt)[0].is_array()))
+        prompt = &(*prompt)[0];
+    if (prompt->is_string()) {
+        request.prompt = prompt->get<std::string>();
+    } else if (prompt->is_array() && !prompt->empty() &&
+               prompt->size() <= size_t(options.maxContextTokens)) {
+        std::vector<int32_t> ids;
+        for (const auto& id : *prompt) {
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+                throw RequestError(400, std::string("\"") + name +
+                                            "\" token ids must be integers from 0");
+            ids.push_back(int32_t(id.get<int64_t>()));
+        }
+        request.promptIds = std::move(ids);
+    } else {
+        throw RequestError(400, std::string("\"") + name +
+                                    "\" must be a string, an array of token ids, or a batch of "
+                                    "one of them (larger batches are not supported)");
+    }
+}
+
+// The sampling fields OpenAI's completions and chat completions share.
+void readOpenAiSampling(const Fields& f, const Json& body, const ServerOptions& options,
+                        CompletionRequest& request, int64_t defaultTokens) {
+    auto& s = request.sampling;
+    f.string("model"); // any name is accepted: one model is served
+    int64_t tokens =
+        clampedCount(f, "max_tokens", 0, options.maxGenerateTokens, -1, false, request.adjusted);
+    if (tokens < 0)
+        tokens = clampedCount(f, "max_completion_tokens", 0, options.maxGenerateTokens,
+                              defaultTokens, false, request.adjusted);
+    s.maxTokens = int(tokens);
+    // OpenAI's range is [0, 2]; KoboldCpp takes any, and SillyTavern sends up to 5.
+    s.temperature = f.number("temperature", 0, 10).value_or(1.0);
+    s.topP = f.number("top_p", 0, 1).value_or(1.0);
+    if (s.topP == 0)
+        throw RequestError(400, "\"top_p\" must be in (0, 1]");
+    s.stopStrings = f.strings("stop", 4);
+    // vLLM's and llama.cpp's name, and text-generation-webui's (mikupad sends it).
+    s.stopAtEndOfText =
+        !f.boolean("ignore_eos").value_or(false) && !f.boolean("ban_eos_token").value_or(false);
+    // A negative seed (SillyTavern sends -1) asks for a random one.
+    s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(engine::drawSeed()));
+    // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.
+    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(0));
+    readRepetitionPenalty(f, s, 1.0, 0);
+    noteUnused(body, request.adjusted);
+}
+
 } // namespace
 
 KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& options) {
@@ -39,9 +139,10 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
         throw RequestError(400, "\"prompt\" is required");
     g.request.prompt = f.string("memory").value_or("") + *prompt;
     auto& s = g.request.sampling;
-    s.maxTokens = int(f.whole("max_length", 1, options.maxGenerateTokens).value_or(100));
-    g.request.maxContextTokens =
-        f.whole("max_context_length", 1, options.maxContextTokens).value_or(0);
+    s.maxTokens = int(
+        clampedCount(f, "max_length", 1, options.maxGenerateTokens, 100, true, g.request.adjusted));
+    g.request.maxContextTokens = clampedCount(f, "max_context_length", 1, options.maxContextTokens,
+                                              0, true, g.request.adjusted);
     s.temperature = f.number("temperature", 0, 10).value_or(0.7);
     s.topP = f.number("top_p", 0, 1).value_or(0.92);
     if (s.topP == 0)
@@ -55,9 +156,17 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
                         !f.boolean("bypass_eos").value_or(false);
     g.trimStop = f.boolean("trim_stop").value_or(true);
     g.genkey = f.string("genkey").value_or("");
-    g.logprobs = f.boolean("logprobs").value_or(false);
-    if (g.logprobs)
-        s.logprobs = 5;
+    if (const auto lp = body.find("logprobs"); lp != body.end() && !lp->is_null()) {
+        if (lp->is_boolean())
+            s.logprobs = lp->get<bool>() ? 5 : -1;
+        else if (lp->is_number() && lp->get<double>() >= 0)
+            s.logprobs = lp->get<double>() >= 1 ? int(std::min(lp->get<double>(), 20.0)) : -1;
+        else
+            throw RequestError(400, "\"logprobs\" must be true, false or a number of "
+                                    "alternatives (0-20)");
+        g.logprobs = s.logprobs > 0;
+    }
+    noteUnused(body, g.request.adjusted);
     return g;
 }
 
@@ -65,50 +174,87 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     const Json body = parseJsonObject(text);
     const Fields f(body);
     OpenAiCompletion c;
-    // A prompt is a string or token ids, alone or as a batch of one.
-    const auto p = body.find("prompt");
-    if (p == body.end() || p->is_null())
-        throw RequestError(400, "\"prompt\" is required");
-    const Json* prompt = &*p;
-    if (prompt->is_array() && prompt->size() == 1 &&
-        ((*prompt)[0].is_string() || (*prompt)[0].is_array()))
-        prompt = &(*prompt)[0];
-    if (prompt->is_string()) {
-        c.request.prompt = prompt->get<std::string>();
-    } else if (prompt->is_array() && !prompt->empty() &&
-               prompt->size() <= size_t(options.maxContextTokens)) {
-        std::vector<int32_t> ids;
-        for (const auto& id : *prompt) {
-            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-                throw RequestError(400, "\"prompt\" token ids must be integers from 0");
-            ids.push_back(int32_t(id.get<int64_t>()));
-        }
-        c.request.promptIds = std::move(ids);
-    } else {
-        throw RequestError(400, "\"prompt\" must be a string, an array of token ids, or a batch "
-                                "of one of them (larger batches are not supported)");
-    }
-    f.string("model"); // any name is accepted: one model is served
-    auto& s = c.request.sampling;
-    s.maxTokens = int(f.integer("max_tokens", 0, options.maxGenerateTokens).value_or(16));
-    // OpenAI's range is [0, 2]; KoboldCpp takes any, and SillyTavern sends up to 5.
-    s.temperature = f.number("temperature", 0, 10).value_or(1.0);
-    s.topP = f.number("top_p", 0, 1).value_or(1.0);
-    if (s.topP == 0)
-        throw RequestError(400, "\"top_p\" must be in (0, 1]");
-    s.stopStrings = f.strings("stop", 4);
-    s.stopAtEndOfText = !f.boolean("ignore_eos").value_or(false); // vLLM's and llama.cpp's
-    // A negative seed (SillyTavern sends -1) asks for a random one.
-    s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(engine::drawSeed()));
-    // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.
-    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(0));
-    readRepetitionPenalty(f, s, 1.0, 0);
+    readPromptField(body, options, c.request, "prompt");
+    readOpenAiSampling(f, body, options, c.request, 16);
     c.stream = f.boolean("stream").value_or(false);
     c.echo = f.boolean("echo").value_or(false);
     c.n = int(f.integer("n", 1, 8).value_or(1));
-    // OpenAI allows 5; SillyTavern asks for 10 (the engine gives up to 20).
+    // OpenAI allows 5; SillyTavern and mikupad ask for 10 (the engine gives up to 20).
     c.logprobs = int(f.integer("logprobs", 0, 20).value_or(-1));
-    s.logprobs = c.logprobs;
+    c.request.sampling.logprobs = c.logprobs;
+    return c;
+}
+
+LlamaCompletion parseLlamaCompletion(std::string_view text, const ServerOptions& options) {
+    const Json body = parseJsonObject(text);
+    const Fields f(body);
+    LlamaCompletion l;
+    readPromptField(body, options, l.request, "prompt");
+    auto& s = l.request.sampling;
+    // -1 (llama.cpp's default) is "until the end of text or the server's limit".
+    const int64_t predict = f.integer("n_predict", -1, int64_t(1) << 53).value_or(-1);
+    s.maxTokens = predict < 0 ? options.maxGenerateTokens
+                              : int(clampedCount(f, "n_predict", 0, options.maxGenerateTokens, 0,
+                                                 false, l.request.adjusted));
+    s.temperature = f.number("temperature", 0, 10).value_or(0.8);
+    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(40));
+    s.topP = f.number("top_p", 0, 1).value_or(0.95);
+    if (s.topP == 0)
+        s.topP = 1;
+    readRepetitionPenalty(f, s, 1.0, 64);
+    s.seed = f.seed("seed").value_or(engine::drawSeed());
+    s.stopStrings = f.strings("stop", 16);
+    s.stopAtEndOfText = !f.boolean("ignore_eos").value_or(false);
+    f.boolean("cache_prompt"); // prompts are always cached
+    l.stream = f.boolean("stream").value_or(false);
+    l.probs = int(clampedCount(f, "n_probs", 0, 20, 0, false, l.request.adjusted));
+    l.postSamplingProbs = f.boolean("post_sampling_probs").value_or(false);
+    s.logprobs = l.probs > 0 ? l.probs : -1;
+    noteUnused(body, l.request.adjusted);
+    return l;
+}
+
+OpenAiChat parseOpenAiChat(std::string_view text, const ServerOptions& options) {
+    const Json body = parseJsonObject(text);
+    const Fields f(body);
+    OpenAiChat c;
+    const auto messages = body.find("messages");
+    if (messages == body.end() || !messages->is_array() || messages->empty() ||
+        messages->size() > 4096)
+        throw RequestError(400, "\"messages\" must be an array of 1 to 4096 messages");
+    for (const Json& m : *messages) {
+        if (!m.is_object())
+            throw RequestError(400, "each of \"messages\" must be an object");
+        const Fields mf(m);
+        ChatMessage message;
+        message.role = mf.string("role").value_or("");
+        if (message.role.empty() || message.role.size() > 64)
+            throw RequestError(400, "each message needs a \"role\"");
+        message.name = mf.string("name").value_or("");
+        if (message.name.size() > 64)
+            throw RequestError(400, "a message's \"name\" is at most 64 bytes");
+        // A string, or parts of which the text ones are read.
+        if (const auto content = m.find("content"); content != m.end() && content->is_string()) {
+            message.content = content->get<std::string>();
+        } else if (content != m.end() && content->is_array()) {
+            for (const Json& part : *content)
+                if (part.is_object() && part.value("type", "") == "text" && part.contains("text") &&
+                    part["text"].is_string())
+                    message.content += part["text"].get<std::string>();
+                else
+                    throw RequestError(400, "a message's content parts must be text (Baton's "
+                                            "models read text only)");
+        } else if (content != m.end() && !content->is_null()) {
+            throw RequestError(400, "a message's \"content\" must be a string or text parts");
+        }
+        c.messages.push_back(std::move(message));
+    }
+    readOpenAiSampling(f, body, options, c.request, std::min(512, options.maxGenerateTokens));
+    c.stream = f.boolean("stream").value_or(false);
+    c.n = int(f.integer("n", 1, 8).value_or(1));
+    if (f.boolean("logprobs").value_or(false))
+        c.logprobs = int(f.integer("top_logprobs", 0, 20).value_or(0));
+    c.request.sampling.logprobs = c.logprobs;
     return c;
 }
 
@@ -118,12 +264,49 @@ std::string parseGenkey(std::string_view body) {
     return Fields(parseJsonObject(body)).string("genkey").value_or("");
 }
 
-std::string parseTokenCountPrompt(std::string_view body) {
+TokenizeRequest parseTokenCount(std::string_view body) {
     const Json object = parseJsonObject(body);
-    auto prompt = Fields(object).string("prompt");
+    const Fields f(object);
+    auto prompt = f.string("prompt");
     if (!prompt)
         throw RequestError(400, "\"prompt\" is required");
-    return *prompt;
+    return {*prompt, f.boolean("special").value_or(true), false};
+}
+
+TokenizeRequest parseLlamaTokenize(std::string_view body) {
+    const Json object = parseJsonObject(body);
+    const Fields f(object);
+    auto content = f.string("content");
+    if (!content)
+        throw RequestError(400, "\"content\" is required");
+    return {*content, f.boolean("add_special").value_or(false),
+            f.boolean("with_pieces").value_or(false)};
+}
+
+std::string parseTokenText(std::string_view body) {
+    const Json object = parseJsonObject(body);
+    const Fields f(object);
+    if (auto text = f.string("text"))
+        return *text;
+    if (auto prompt = f.string("prompt"))
+        return *prompt;
+    throw RequestError(400, "\"text\" is required");
+}
+
+std::vector<int32_t> parseTokenIds(std::string_view body, const char* field) {
+    const Json object = parseJsonObject(body);
+    const auto ids = object.find(field);
+    if (ids == object.end() || !ids->is_array() || ids->size() > (1u << 20))
+        throw RequestError(400, std::string("\"") + field + "\" must be an array of token ids");
+    std::vector<int32_t> out;
+    out.reserve(ids->size());
+    for (const Json& id : *ids) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+            throw RequestError(400, std::string("\"") + field +
+                                        "\" must hold token ids (integers from 0)");
+        out.push_back(int32_t(id.get<int64_t>()));
+    }
+    return out;
 }
 
 } // namespace baton::server

@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <thread>
@@ -38,6 +39,10 @@ engine::Result<void> validateServerOptions(const ServerOptions& o) {
         return bad("the body limit must be at least 1024 bytes");
     if (o.maxQueue < 1 || o.maxQueue > 256)
         return bad("the queue must hold 1 to 256 generations");
+    if (o.maxConnections < o.maxQueue + 8 || o.maxConnections > 4096)
+        return bad("the connection limit must be in [queue + 8, 4096]");
+    if (o.readTimeoutSeconds < 1 || o.readTimeoutSeconds > 600)
+        return bad("the read timeout must be 1 to 600 seconds");
     if (o.windows.window < 0 || o.windows.overlap < 0)
         return bad("window and overlap must be >= 0");
     return {};
@@ -54,6 +59,33 @@ bool sameKey(const std::string& given, const std::string& key) {
     return diff == 0;
 }
 
+// What is wrong with a request's framing headers ("" when nothing): a Content-Length
+// that is not a number, or over the limit; both a length and a transfer encoding (how
+// requests are smuggled past proxies); a transfer encoding other than chunked.
+std::string framingProblem(const httplib::Request& req, size_t maxBodyBytes) {
+    const bool hasLength = req.has_header("Content-Length");
+    const bool hasEncoding = req.has_header("Transfer-Encoding");
+    if (hasLength && hasEncoding)
+        return "a request cannot have both Content-Length and Transfer-Encoding";
+    if (hasEncoding && req.get_header_value("Transfer-Encoding") != "chunked")
+        return "only the chunked transfer encoding is accepted";
+    if (!hasLength)
+        return {};
+    if (req.get_header_value_count("Content-Length") != 1)
+        return "a request must have one Content-Length";
+    const std::string length = req.get_header_value("Content-Length");
+    if (length.empty() || length.size() > 18 ||
+        length.find_first_not_of("0123456789") != std::string::npos)
+        return "Content-Length must be a number of bytes, not \"" + length.substr(0, 32) + "\"";
+    if (std::stoull(length) > maxBodyBytes)
+        return "the request body is larger than the server accepts (" +
+               std::to_string(maxBodyBytes) + " bytes)";
+    return {};
+}
+
+// Connections waiting to be accepted (what clients open at once, with room).
+constexpr int kListenBacklog = 512;
+
 } // namespace
 
 struct Server::Impl {
@@ -67,25 +99,48 @@ struct Server::Impl {
     std::thread thread;
     int port = 0;
     std::atomic<int64_t> requests{0}, rejected{0};
+    // The listening socket, for its backlog (below).
+    std::atomic<socket_t> listening{INVALID_SOCKET};
 
     void routes();
 };
 
 void Server::Impl::routes() {
     http.set_payload_max_length(options.maxBodyBytes);
-    http.set_read_timeout(30, 0);
+    // A client that stops sending (a half-sent request, an idle kept-alive connection)
+    // is dropped after readTimeoutSeconds; one that stops reading, after 30 s.
+    http.set_read_timeout(options.readTimeoutSeconds, 0);
+    http.set_keep_alive_timeout(options.readTimeoutSeconds);
     http.set_write_timeout(30, 0);
-    // Room for every generation the queue admits, and for aborts, checks and model
-    // queries beside them.
-    const size_t threads = size_t(options.maxQueue) + 4;
+    // A thread per connection, up to maxConnections: room for every generation the
+    // queue admits, and for aborts, checks, token counts and model queries beside them,
+    // however many connections slow clients hold.
+    const size_t threads = size_t(options.maxConnections);
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // cpp-httplib 0.11 listens with a backlog of 5: a burst of connections beyond it
+    // (front ends' swipes, token counts, several tabs) is refused or stalls until the
+    // connects are retried. The socket is kept to listen again with a longer backlog.
+    http.set_socket_options([this](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listening = sock;
+    });
 
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         requests.fetch_add(1);
         if (options.onActivity)
             options.onActivity();
+        // The body's framing, checked before the body is read: a bad length is
+        // answered at once instead of being waited for (and the connection closed).
+        if (const std::string problem = framingProblem(req, options.maxBodyBytes);
+            !problem.empty()) {
+            res.set_header("Connection", "close");
+            sendError(res, problem.rfind("the request body is larger", 0) == 0 ? 413 : 400,
+                      problem);
+            return httplib::Server::HandlerResponse::Handled;
+        }
         // Browsers' front ends (KoboldAI Lite) call from another origin.
         res.set_header("Access-Control-Allow-Origin", "*");
+        res.set_header("Access-Control-Expose-Headers", "X-Baton-Adjusted");
         if (req.method == "OPTIONS") {
             res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
             res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
@@ -135,6 +190,8 @@ void Server::Impl::routes() {
     });
     addKoboldRoutes(http, core);
     addOpenAiRoutes(http, core);
+    addChatRoutes(http, core);
+    addLlamaRoutes(http, core);
 }
 
 Server::Server(engine::ModelQueue& queue, ServerOptions options)
@@ -164,6 +221,8 @@ engine::Result<void> Server::start() {
                          "cannot listen on " + host + ":" + std::to_string(m_impl->options.port) +
                              " (in use, or not an address of this machine)");
     m_impl->port = port;
+    if (m_impl->listening != INVALID_SOCKET)
+        ::listen(m_impl->listening, kListenBacklog);
     m_impl->thread = std::thread([this] { m_impl->http.listen_after_bind(); });
     return {};
 }

@@ -2,6 +2,8 @@
 
 #include "http_json.h"
 
+#include <baton/engine/tokenizer.h>
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -60,8 +62,71 @@ std::string ServerCore::partialText(const std::string& genkey) const {
     return {};
 }
 
+void ServerCore::keepLogprobs(const std::string& genkey, nlohmann::ordered_json logprobs) {
+    std::lock_guard lock(m_mutex);
+    m_logprobs = {genkey, std::move(logprobs)};
+}
+
+nlohmann::ordered_json ServerCore::lastLogprobs(const std::string& genkey) const {
+    std::lock_guard lock(m_mutex);
+    if (genkey.empty() || m_logprobs.first == genkey)
+        return m_logprobs.second;
+    return nullptr;
+}
+
+nlohmann::ordered_json ServerCore::perf() const {
+    const CompletionStats totals = m_engine.stats();
+    std::lock_guard lock(m_mutex);
+    const auto speed = [](int64_t tokens, double seconds) {
+        return seconds > 0 ? double(tokens) / seconds : 0.0;
+    };
+    return {{"last_process", m_last.readSeconds},
+            {"last_eval", m_last.generateSeconds},
+            {"last_token_count", m_last.generatedTokens},
+            {"last_input_count", m_last.promptTokens},
+            {"last_process_speed", speed(m_last.readTokens, m_last.readSeconds)},
+            {"last_eval_speed", speed(m_last.generatedTokens, m_last.generateSeconds)},
+            {"last_reused_count", m_last.reusedTokens},
+            {"last_read_count", m_last.readTokens},
+            {"last_continued_trimmed_prompt", m_last.continuedTrimmed},
+            {"stop_reason", m_last.stopReason},
+            {"total_gens", totals.completions},
+            {"total_trimmed_prompts_continued", totals.trimmedMatches},
+            {"queue", std::max(0, m_active.load() - 1)},
+            {"idle", m_active.load() == 0 ? 1 : 0},
+            {"uptime",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count()}};
+}
+
+std::vector<int32_t> ServerCore::tokenize(const std::string& text, bool startOfText) const {
+    const auto m = model();
+    std::vector<int32_t> ids = CompletionEngine::tokenize(*m, text);
+    if (startOfText)
+        ids.insert(ids.begin(), engine::startOfTextToken(m->info().config));
+    return ids;
+}
+
+std::string ServerCore::detokenize(const std::vector<int32_t>& ids) const {
+    const auto m = model();
+    const int vocab = m->info().config.vocabSize;
+    for (int32_t id : ids)
+        if (id >= vocab)
+            throw RequestError(400, "token id " + std::to_string(id) +
+                                        " is outside the vocabulary (" + std::to_string(vocab) +
+                                        " tokens)");
+    return m->tokenizer()->decode(ids);
+}
+
 void ServerCore::respond(httplib::Response& response, CompletionCall call) {
     model(); // 503 at once when there is none
+    // What the server changed in what was asked (a clamped limit, an unused field).
+    if (!call.requests.empty() && !call.requests.front().adjusted.empty()) {
+        std::string said;
+        for (const std::string& a : call.requests.front().adjusted)
+            said += (said.empty() ? "" : "; ") + a;
+        response.set_header("X-Baton-Adjusted", said);
+        spdlog::info("adjusted: {}", said);
+    }
     if (m_active.fetch_add(1) >= m_options.maxQueue) {
         m_active.fetch_sub(1);
         throw RequestError(503, "the server is busy: " + std::to_string(m_options.maxQueue) +
@@ -137,11 +202,25 @@ void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
                     },
                     cancel);
                 m_generations.fetch_add(1);
-                if (r)
+                if (r) {
                     spdlog::info("generated {} tokens in {:.2f} s; prompt {} tokens, {} reused, "
-                                 "{} read",
+                                 "{} read{}",
                                  r->generation.tokens.size(), r->generation.seconds,
-                                 r->promptTokens, r->reusedTokens, r->encodedTokens);
+                                 r->promptTokens, r->reusedTokens, r->encodedTokens,
+                                 r->continuedTrimmed
+                                     ? " (continues the story read before, from its token " +
+                                           std::to_string(r->continuedFrom) + ")"
+                                     : std::string());
+                    std::lock_guard lock(m_mutex);
+                    m_last = {r->promptTokens,
+                              r->reusedTokens,
+                              r->encodedTokens,
+                              int64_t(r->generation.tokens.size()),
+                              r->readSeconds,
+                              r->generation.seconds,
+                              engine::stopReasonName(r->generation.reason),
+                              r->continuedTrimmed};
+                }
                 send(call.onDone(i, r));
                 done = i + 1;
             }

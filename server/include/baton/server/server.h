@@ -33,7 +33,17 @@ struct ServerOptions {
     int64_t maxContextTokens = 131072;
     int maxGenerateTokens = 2048;   // the most tokens one request may ask for
     size_t maxBodyBytes = 8u << 20; // larger request bodies get 413
-    int maxQueue = 8;               // generations running or waiting; more get 503
+    // Generations running or waiting; more get 503. Front ends queue a few at most
+    // (a SillyTavern swipe while the last one streams, a retry after an abort, several
+    // tabs), and a waiting generation costs only its connection.
+    int maxQueue = 32;
+    // Connections served at once, each on a thread of its own: a client that opens
+    // connections and sends nothing holds only those, and the others are served beside
+    // them. At least maxQueue + 8.
+    int maxConnections = 128;
+    // A connection that sends nothing for this long is closed (seconds): a half-sent
+    // request, or a kept-alive connection left idle.
+    int readTimeoutSeconds = 5;
     size_t cacheBytes = 256u << 20; // saved prompt states kept in memory
     // Baton's database, where prompt states are also saved to outlast the server ("":
     // in memory only), and the most bytes they may take there.
@@ -53,6 +63,9 @@ struct CompletionStats {
     int64_t generatedTokens = 0;
     size_t cacheEntries = 0, cacheBytes = 0;
     int64_t savedHits = 0; // prompts resumed from a state saved in the database
+    // Prompts whose front the client cut, continued from a stream the server had read
+    // (stream_match.h).
+    int64_t trimmedMatches = 0;
 };
 
 struct ServerStats {
