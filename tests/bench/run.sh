@@ -13,7 +13,8 @@
 # shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, bf16 and
 # int8 (a shape that does not fit in memory is skipped with a "skipped" line).
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
-# request, 20 requests, then its last 200 tokens edited): time to first token.
+# request, 20 requests, then its last 200 tokens edited), and the same story with its
+# front cut by the client as KoboldAI Lite and SillyTavern cut it: time to first token.
 # The machine is shared and noisy: compare medians and ratios from the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

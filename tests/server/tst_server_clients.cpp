@@ -442,6 +442,43 @@ private Q_SLOTS:
         QCOMPARE(s->stats().generations, int64_t(0));
     }
 
+    // A queued generation whose client goes away leaves the queue without running.
+    void queuedClientThatLeavesIsDropped() {
+        server::ServerOptions o;
+        o.maxGenerateTokens = 1000000;
+        auto s = start(o);
+        QVERIFY(s);
+        std::thread running([&] {
+            auto c = baton::test::httpClient(*s);
+            c.Post("/api/extra/generate/stream",
+                   json{{"prompt", kPrompt},
+                        {"max_length", 1000000},
+                        {"genkey", "long"},
+                        {"use_default_badwordsids", true}} // runs until aborted
+                       .dump(),
+                   "application/json");
+        });
+        auto c = baton::test::httpClient(*s);
+        const bool started = baton::test::waitFor([&] {
+            return !postJson(c, "/api/extra/generate/check", R"({"genkey":"long"})")
+                        .second["results"][0]["text"]
+                        .get<std::string>()
+                        .empty();
+        });
+        {
+            httplib::Client waiting("127.0.0.1", s->port());
+            waiting.set_read_timeout(1, 0); // gives up while it waits in the queue
+            QVERIFY(!waiting.Post("/api/v1/generate", R"({"prompt":"a","max_length":2})",
+                                  "application/json"));
+        }
+        const bool left = baton::test::waitFor([&] { return s->stats().queued == 1; });
+        postJson(c, "/api/extra/abort", R"({"genkey":"long"})");
+        running.join();
+        QVERIFY(started && left);
+        QVERIFY(baton::test::waitFor([&] { return s->stats().queued == 0; }));
+        QCOMPARE(s->stats().generations, int64_t(1)); // the one that left never ran
+    }
+
     // A burst of small generations as front ends send them (swipes, several tabs): all
     // answered, one after another.
     void burstOfSmallGenerations() {
