@@ -81,9 +81,9 @@ ChatPrompt renderChat(const ChatTemplate& chat, const std::vector<ChatMessage>& 
     ChatPrompt out;
     out.prompt = chat.start;
     const std::string assistant = chat.labels.at("assistant");
-    auto stopAt = [&](const std::string& label) {
+    auto stopAt = [&](const std::string& label) { // the first 32 speakers
         const std::string stop = chat.separator + label + ":";
-        if (label != assistant &&
+        if (label != assistant && out.stops.size() < 32 &&
             std::find(out.stops.begin(), out.stops.end(), stop) == out.stops.end())
             out.stops.push_back(stop);
     };

@@ -138,7 +138,7 @@ CompletionEngine::continueTrimmed(const std::shared_ptr<const engine::Model>& mo
     auto hasState = [&](size_t stream, int64_t boundary) {
         return m_cache.contains(m_recent[stream].keys[size_t(boundary)]);
     };
-    const auto match = matchTrimmedPrompt(ids, streams, w, decode, hasState);
+    const auto match = matchTrimmedPrompt(ids, streams, w, decode, hasState, covered);
     if (!match || match->promptAt <= covered)
         return ids;
     const std::vector<int32_t>& s = streams[match->stream].tokens;

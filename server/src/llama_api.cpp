@@ -139,8 +139,8 @@ void addLlamaRoutes(httplib::Server& http, ServerCore& core) {
     });
     http.Get("/props", [&core](const httplib::Request&, httplib::Response& res) {
         const auto model = core.model();
-        const std::string startOfText =
-            core.detokenize({engine::startOfTextToken(model->info().config)});
+        const int start = engine::startOfTextToken(model->info().config);
+        const std::string startOfText = start >= 0 ? core.detokenize({start}) : std::string();
         sendJson(res, {{"default_generation_settings",
                         {{"n_ctx", core.options().maxContextTokens},
                          {"params",

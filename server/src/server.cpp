@@ -59,28 +59,45 @@ bool sameKey(const std::string& given, const std::string& key) {
     return diff == 0;
 }
 
-// What is wrong with a request's framing headers ("" when nothing): a Content-Length
-// that is not a number, or over the limit; both a length and a transfer encoding (how
-// requests are smuggled past proxies); a transfer encoding other than chunked.
-std::string framingProblem(const httplib::Request& req, size_t maxBodyBytes) {
-    const bool hasLength = req.has_header("Content-Length");
-    const bool hasEncoding = req.has_header("Transfer-Encoding");
-    if (hasLength && hasEncoding)
-        return "a request cannot have both Content-Length and Transfer-Encoding";
-    if (hasEncoding && req.get_header_value("Transfer-Encoding") != "chunked")
-        return "only the chunked transfer encoding is accepted";
-    if (!hasLength)
+// What is wrong with a request's framing headers: its status and why (0 when nothing).
+// A Content-Length that is not one number, or over the limit; a transfer encoding
+// (cpp-httplib 0.11 reads a chunked body without a size limit, and a length beside it
+// is how requests are smuggled past proxies: every client Baton serves sends a
+// length); a content encoding.
+std::pair<int, std::string> framingProblem(const httplib::Request& req, size_t maxBodyBytes) {
+    if (req.has_header("Transfer-Encoding"))
+        return {411, "send the body with a Content-Length, not a Transfer-Encoding"};
+    if (req.has_header("Content-Encoding") &&
+        req.get_header_value("Content-Encoding") != "identity")
+        return {415, "compressed request bodies are not accepted"};
+    if (!req.has_header("Content-Length"))
         return {};
     if (req.get_header_value_count("Content-Length") != 1)
-        return "a request must have one Content-Length";
+        return {400, "a request must have one Content-Length"};
     const std::string length = req.get_header_value("Content-Length");
     if (length.empty() || length.size() > 18 ||
         length.find_first_not_of("0123456789") != std::string::npos)
-        return "Content-Length must be a number of bytes, not \"" + length.substr(0, 32) + "\"";
+        return {400,
+                "Content-Length must be a number of bytes, not \"" + length.substr(0, 32) + "\""};
     if (std::stoull(length) > maxBodyBytes)
-        return "the request body is larger than the server accepts (" +
-               std::to_string(maxBodyBytes) + " bytes)";
+        return {413, "the request body is larger than the server accepts (" +
+                         std::to_string(maxBodyBytes) + " bytes)"};
     return {};
+}
+
+// Answers with the error and closes the connection: the body was not read, so its
+// bytes must not be taken for the next request. (cpp-httplib 0.11 keeps a connection
+// alive whatever the response's Connection header says; a content provider that
+// reports failure after writing the whole answer makes it close.)
+void refuseAndClose(httplib::Response& res, int status, const std::string& message) {
+    const std::string body = dumpJson(errorJson(status, message));
+    res.status = status;
+    res.set_header("Connection", "close");
+    res.set_content_provider(body.size(), "application/json",
+                             [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                                 sink.write(body.data() + offset, length);
+                                 return false;
+                             });
 }
 
 // Connections waiting to be accepted (what clients open at once, with room).
@@ -130,12 +147,9 @@ void Server::Impl::routes() {
         if (options.onActivity)
             options.onActivity();
         // The body's framing, checked before the body is read: a bad length is
-        // answered at once instead of being waited for (and the connection closed).
-        if (const std::string problem = framingProblem(req, options.maxBodyBytes);
-            !problem.empty()) {
-            res.set_header("Connection", "close");
-            sendError(res, problem.rfind("the request body is larger", 0) == 0 ? 413 : 400,
-                      problem);
+        // answered at once instead of being waited for, and the connection closed.
+        if (const auto [status, problem] = framingProblem(req, options.maxBodyBytes); status != 0) {
+            refuseAndClose(res, status, problem);
             return httplib::Server::HandlerResponse::Handled;
         }
         // Browsers' front ends (KoboldAI Lite) call from another origin.
@@ -173,7 +187,7 @@ void Server::Impl::routes() {
             }
         });
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty())
+        if (!res.body.empty() || res.content_provider_) // answered already
             return;
         const std::string message = res.status == 404   ? "no such endpoint: " + req.path
                                     : res.status == 405 ? "method not allowed"

@@ -100,14 +100,19 @@ nlohmann::ordered_json ServerCore::perf() const {
 
 std::vector<int32_t> ServerCore::tokenize(const std::string& text, bool startOfText) const {
     const auto m = model();
+    if (!m->tokenizer())
+        throw RequestError(503, "this model has no tokenizer");
     std::vector<int32_t> ids = CompletionEngine::tokenize(*m, text);
-    if (startOfText)
-        ids.insert(ids.begin(), engine::startOfTextToken(m->info().config));
+    const int start = engine::startOfTextToken(m->info().config);
+    if (startOfText && start >= 0)
+        ids.insert(ids.begin(), start);
     return ids;
 }
 
 std::string ServerCore::detokenize(const std::vector<int32_t>& ids) const {
     const auto m = model();
+    if (!m->tokenizer())
+        throw RequestError(503, "this model has no tokenizer");
     const int vocab = m->info().config.vocabSize;
     for (int32_t id : ids)
         if (id >= vocab)

@@ -15,6 +15,11 @@ constexpr int64_t kMaxEdge = 32;
 // How far the shared stretch may reach back into the prompt's head (the memory's last
 // tokens equal to the story's before the cut: a line break) and still be a cut story.
 constexpr int64_t kHeadSlack = 4;
+// Candidate boundaries compared in full (a window compared, the shared stretch followed
+// back), per prompt position and per stream: what bounds the time a hostile prompt can
+// take.
+constexpr int kChecksPerPosition = 4;
+constexpr int kMaxChecks = 256;
 // Tokens of the stream before the shared stretch that the cut edge is looked for in.
 constexpr int64_t kEdgeContext = 64;
 
@@ -86,7 +91,8 @@ std::optional<StreamMatch>
 matchTrimmedPrompt(const std::vector<int32_t>& prompt, const std::vector<ReadStream>& streams,
                    const engine::WindowSettings& w,
                    const std::function<std::string(const std::vector<int32_t>&)>& decode,
-                   const std::function<bool(size_t stream, int64_t boundary)>& hasState) {
+                   const std::function<bool(size_t stream, int64_t boundary)>& hasState,
+                   int64_t above) {
     const int64_t T = w.window;
     const int64_t n = int64_t(prompt.size());
     if (T <= 0 || n < T)
@@ -103,28 +109,47 @@ matchTrimmedPrompt(const std::vector<int32_t>& prompt, const std::vector<ReadStr
             continue;
         const int64_t shared = commonPrefix(prompt, streams[i].clientPrompt);
         // The prompt's positions from its end: the first that matches is this stream's
-        // best, and none at or before the best so far can do better.
-        for (int64_t q = n; q >= T && (!best || q > best->promptAt); --q) {
+        // best, and none at or before the best so far (or `above`) can do better. The
+        // candidates compared in full are bounded (a few per position, the one at the
+        // previous request's place first; a few hundred per stream), so a prompt that
+        // repeats one token (every boundary in one bucket) takes a bounded time.
+        const int64_t offset = streams[i].offset;
+        int checks = 0;
+        auto tryBoundary = [&](int64_t q, int64_t b) {
+            if (!hasState(i, b))
+                return false;
+            ++checks;
+            if (!std::equal(prompt.begin() + long(q - T), prompt.begin() + long(q),
+                            s.begin() + long(b - T)))
+                return false;
+            // The shared stretch, back from q and b; below what the prompt shares with
+            // the previous one, only its shift matters (headHolds), not where it starts.
+            const int64_t low = std::max<int64_t>(0, shared - kHeadSlack - 1);
+            int64_t length = T;
+            while (length < q && length < b && q - length > low &&
+                   prompt[size_t(q - length - 1)] == s[size_t(b - length - 1)])
+                ++length;
+            return headHolds(prompt, streams[i], shared, q - length, b - length, decode);
+        };
+        for (int64_t q = n;
+             q >= T && q > above && (!best || q > best->promptAt) && checks < kMaxChecks; --q) {
             const auto found = byAnchor.find(hashTokens(prompt.data() + q - anchor, anchor));
             if (found == byAnchor.end())
                 continue;
-            bool matched = false;
-            for (auto b = found->second.rbegin(); b != found->second.rend() && !matched; ++b) {
-                if (!std::equal(prompt.begin() + long(q - T), prompt.begin() + long(q),
-                                s.begin() + long(*b - T)))
-                    continue;
-                int64_t length = T; // the shared stretch, back from q and *b
-                while (length < q && length < *b &&
-                       prompt[size_t(q - length - 1)] == s[size_t(*b - length - 1)])
-                    ++length;
-                if (!headHolds(prompt, streams[i], shared, q - length, *b - length, decode) ||
-                    !hasState(i, *b))
-                    continue;
-                best = StreamMatch{i, *b, q};
-                matched = true;
-            }
-            if (matched)
+            const std::vector<int64_t>& bs = found->second; // ascending
+            std::optional<int64_t> matched;
+            if (std::binary_search(bs.begin(), bs.end(), q + offset) && tryBoundary(q, q + offset))
+                matched = q + offset;
+            int here = 0;
+            for (auto b = bs.rbegin();
+                 b != bs.rend() && !matched && here < kChecksPerPosition && checks < kMaxChecks;
+                 ++b)
+                if (*b != q + offset && (++here, tryBoundary(q, *b)))
+                    matched = *b;
+            if (matched) {
+                best = StreamMatch{i, *matched, q};
                 break;
+            }
         }
     }
     return best;

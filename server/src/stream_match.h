@@ -55,14 +55,17 @@ struct StreamMatch {
 // T, T + (T - o), T + 2 (T - o), ... up to `length`.
 std::vector<int64_t> windowBoundaries(int64_t length, const engine::WindowSettings& w);
 
-// The match that leaves the least of `prompt` to read (the largest promptAt), or none.
-// The window before the boundary must equal the prompt's window before promptAt
-// (T tokens); `hasState(stream, boundary)` says whether a state is saved there.
-// `decode` turns token ids into text (for the cut edge).
+// The match that leaves the least of `prompt` to read (the largest promptAt, above
+// `above`: what a saved prefix covers already), or none. The window before the
+// boundary must equal the prompt's window before promptAt (T tokens); `hasState(stream,
+// boundary)` says whether a state is saved there. `decode` turns token ids into text
+// (for the cut edge). At most 256 candidates per stream are compared in full, so its
+// time is bounded whatever the prompt.
 std::optional<StreamMatch>
 matchTrimmedPrompt(const std::vector<int32_t>& prompt, const std::vector<ReadStream>& streams,
                    const engine::WindowSettings& w,
                    const std::function<std::string(const std::vector<int32_t>&)>& decode,
-                   const std::function<bool(size_t stream, int64_t boundary)>& hasState);
+                   const std::function<bool(size_t stream, int64_t boundary)>& hasState,
+                   int64_t above = 0);
 
 } // namespace baton::server

@@ -416,6 +416,7 @@ private Q_SLOTS:
             "Content-Length: 99999999999999999999\r\n",
             "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
             "Transfer-Encoding: gzip\r\n",
+            "Content-Length: 5\r\nContent-Encoding: gzip\r\n",
         };
         for (const std::string& header : malformed) {
             RawConnection raw(s->port());
@@ -425,10 +426,31 @@ private Q_SLOTS:
                      qPrintable(QString::fromStdString(header + " -> " + answer)));
         }
         {
-            RawConnection raw(s->port()); // a chunk size that is not a number
+            // A chunked body (cpp-httplib would read it without a limit) is refused, and
+            // a body left unread is never taken for the next request: the connection is
+            // closed after the answer.
+            RawConnection raw(s->port());
             QVERIFY(raw.send("POST /api/v1/generate HTTP/1.1\r\nHost: x\r\n"
-                             "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"));
-            QVERIFY(raw.read(3).rfind("HTTP/1.1 4", 0) == 0);
+                             "Transfer-Encoding: chunked\r\n\r\n"
+                             "2d\r\nGET /api/v1/model HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n"));
+            bool closed = false;
+            const std::string answer = raw.read(3, true, &closed);
+            QVERIFY2(answer.rfind("HTTP/1.1 411", 0) == 0, answer.c_str());
+            QVERIFY(closed);
+            QCOMPARE(answer.find("HTTP/1.1", 1), std::string::npos); // one answer only
+            QVERIFY(json::parse(answer.substr(answer.find("\r\n\r\n") + 4))["error"].is_object());
+        }
+        {
+            // A Content-Length over the limit: 413 before the body is read, and closed.
+            RawConnection raw(s->port());
+            QVERIFY(raw.send("POST /api/v1/generate HTTP/1.1\r\nHost: x\r\n"
+                             "Content-Length: 99999999\r\n\r\nGET /api/v1/model HTTP/1.1\r\n"
+                             "Host: x\r\n\r\n"));
+            bool closed = false;
+            const std::string answer = raw.read(3, true, &closed);
+            QVERIFY(answer.rfind("HTTP/1.1 413", 0) == 0);
+            QVERIFY(closed);
+            QCOMPARE(answer.find("HTTP/1.1", 1), std::string::npos);
         }
         {
             RawConnection raw(s->port()); // says 100 bytes, sends 10, then waits

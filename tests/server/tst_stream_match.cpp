@@ -190,6 +190,20 @@ private Q_SLOTS:
         QVERIFY(!matchTrimmedPrompt(prompt, {{stream, last, 0}}, m_w, decode, anyState));
     }
 
+    // A prompt of one token repeated puts every boundary in one bucket: the candidates
+    // compared in full are bounded, so this ends at once (it would take hours
+    // otherwise), and the stream's place is still found where it holds.
+    void repeatedTokensAreBounded() {
+        const std::vector<int32_t> run(20000, 5);
+        const auto stream = cat({{kStart}, run});
+        const auto prompt = cat({{kStart, 6}, run});
+        QVERIFY(!matchTrimmedPrompt(prompt, {{stream, stream}}, m_w, decode, anyState));
+        const auto grown = cat({stream, {7, 8, 9}});
+        const auto m = matchTrimmedPrompt(grown, {{stream, stream}}, m_w, decode, anyState);
+        QVERIFY(m);
+        QCOMPARE(m->promptAt, m->boundary); // its own place, not a period off
+    }
+
     // With overlap, the boundaries are where the windows advance.
     void overlappedWindows() {
         const engine::WindowSettings w{16, 4};
