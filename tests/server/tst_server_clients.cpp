@@ -245,11 +245,11 @@ private Q_SLOTS:
                  std::string("max_length 4096 clamped to 8, the server's limit"));
         QCOMPARE(s->stats().completions.generatedTokens, int64_t(8));
         r = c.Post("/v1/completions",
-                   json{{"prompt", kPrompt}, {"max_tokens", 100}, {"presence_penalty", 0.4}}.dump(),
+                   json{{"prompt", kPrompt}, {"max_tokens", 100}, {"smoothing_factor", 0.4}}.dump(),
                    "application/json");
         QVERIFY(r && r->status == 200);
         QCOMPARE(r->get_header_value("X-Baton-Adjusted"),
-                 std::string("max_tokens 100 clamped to 8, the server's limit; presence_penalty "
+                 std::string("max_tokens 100 clamped to 8, the server's limit; smoothing_factor "
                              "not used (Baton does not have it yet)"));
         QVERIFY(json::parse(r->body)["usage"]["completion_tokens"].get<int>() <= 8);
     }

@@ -159,16 +159,66 @@ private Q_SLOTS:
         QVERIFY(parseKoboldGenerate(m_lite, m_options).request.adjusted.empty());
     }
 
-    // Samplers Baton does not have are reported as not used when they are on.
-    void unusedSamplersAreReported() {
-        auto c = parseOpenAiCompletion(
-            R"({"prompt":"a","presence_penalty":0.5,"frequency_penalty":0,"min_p":0.1})",
+    // Every sampler of the settings table by the names clients send; one Baton does
+    // not have is reported as not used when it is on.
+    void samplersByTheirFieldNames() {
+        const OpenAiCompletion st = parseOpenAiCompletion(m_textCompletion, m_options);
+        const auto& s = st.request.sampling;
+        QCOMPARE(s.temperatureLast, 1); // "temperature_last": true
+        QCOMPARE(s.drySequenceBreakers, (std::vector<std::string>{"\n", ":"})); // JSON text
+        QCOMPARE(s.xtcThreshold, 0.1);
+        QCOMPARE(s.mirostatTau, 5.0);
+        QVERIFY(st.request.adjusted.empty());
+        const KoboldGenerate k = parseKoboldGenerate(
+            R"({"prompt":"a","min_p":0.1,"typical":0.9,"tfs":0.95,"top_a":0.2,"nsigma":1.5,
+                "dry_multiplier":0.8,"dry_base":2,"dry_allowed_length":3.7,"dry_penalty_last_n":256,
+                "dry_sequence_breakers":["\n","."],"xtc_threshold":0.2,"xtc_probability":0.5,
+                "dynatemp_range":0.3,"dynatemp_exponent":1.2,"mirostat":2,"mirostat_tau":4,
+                "mirostat_eta":0.2,"presence_penalty":0.4,"frequency_penalty":0.3,
+                "logit_bias":{"50256":-100,"13":2.5},"smoothing_factor":0.2})",
             m_options);
-        QCOMPARE(c.request.adjusted,
-                 (std::vector<std::string>{"presence_penalty not used (Baton does not have it yet)",
-                                           "min_p not used (Baton does not have it yet)"}));
-        QVERIFY(parseOpenAiCompletion(clientBody("mikupad_openai"), m_options)
-                    .request.adjusted.empty());
+        const auto& g = k.request.sampling;
+        QCOMPARE(g.minP, 0.1);
+        QCOMPARE(g.typicalP, 0.9);
+        QCOMPARE(g.tailFree, 0.95);
+        QCOMPARE(g.topA, 0.2);
+        QCOMPARE(g.topNSigma, 1.5);
+        QCOMPARE(g.dryMultiplier, 0.8);
+        QCOMPARE(g.dryBase, 2.0);
+        QCOMPARE(g.dryAllowedLength, 3);
+        QCOMPARE(g.dryRange, 256);
+        QCOMPARE(g.drySequenceBreakers, (std::vector<std::string>{"\n", "."}));
+        QCOMPARE(g.xtcProbability, 0.5);
+        QCOMPARE(g.dynatempRange, 0.3);
+        QCOMPARE(g.mirostat, 2);
+        QCOMPARE(g.mirostatEta, 0.2);
+        QCOMPARE(g.presencePenalty, 0.4);
+        QCOMPARE(g.frequencyPenalty, 0.3);
+        QCOMPARE(g.logitBias.size(), size_t(2));
+        QCOMPARE(k.request.adjusted, std::vector<std::string>{
+                                         "smoothing_factor not used (Baton does not have it yet)"});
+        // llama.cpp's and OpenAI's spellings.
+        const LlamaCompletion l = parseLlamaCompletion(
+            R"({"prompt":"a","typical_p":0.8,"tfs_z":0.9,"top_n_sigma":2,"mirostat":2})",
+            m_options);
+        QCOMPARE(l.request.sampling.typicalP, 0.8);
+        QCOMPARE(l.request.sampling.tailFree, 0.9);
+        QCOMPARE(l.request.sampling.topNSigma, 2.0);
+        QCOMPARE(parseOpenAiCompletion(R"({"prompt":"a","mirostat_mode":2})", m_options)
+                     .request.sampling.mirostat,
+                 2);
+        for (const char* bad :
+             {R"({"prompt":"a","min_p":1.5})", R"({"prompt":"a","mirostat":1})",
+              R"({"prompt":"a","dry_base":"2"})", R"({"prompt":"a","logit_bias":{"x":1}})",
+              R"({"prompt":"a","logit_bias":{"3":500}})",
+              R"({"prompt":"a","dry_sequence_breakers":[""]})"}) {
+            try {
+                parseKoboldGenerate(bad, m_options);
+                QFAIL(bad);
+            } catch (const RequestError& e) {
+                QCOMPARE(e.status(), 400);
+            }
+        }
     }
 
     // mikupad in each of its modes, with its defaults.

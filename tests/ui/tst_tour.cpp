@@ -91,7 +91,7 @@ private Q_SLOTS:
         QTRY_VERIFY(child<QAction>("actionNewStory")->isEnabled());
         child<QAction>("actionNewStory")->trigger();
         QTRY_VERIFY(session()->isOpen());
-        child<QSpinBox>("seed")->setValue(7);
+        child<QLineEdit>("seed")->setText(QStringLiteral("7"));
         child<QSpinBox>("maxTokens")->setValue(120);
         raiseDock("notesDock");
         child<QPlainTextEdit>("memoryEdit")

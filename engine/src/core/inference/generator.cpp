@@ -267,7 +267,9 @@ Generator::generate(const SamplingOptions& options,
     }
 
     GenerationResult result;
-    Sampler sampler(options);
+    Sampler sampler(options, options.dryMultiplier > 0 && g.m.tokenizer
+                                 ? dryBreakerTokens(*g.m.tokenizer, options.drySequenceBreakers)
+                                 : std::vector<int32_t>{});
     StreamDecoder decoder(g.m.tokenizer);
     StopMatcher stops(options.stopStrings);
     std::vector<float> work;

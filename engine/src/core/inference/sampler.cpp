@@ -1,10 +1,14 @@
 #include "baton/engine/sampling.h"
 
+#include "baton/engine/sampler_settings.h"
+#include "baton/engine/tokenizer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 
 namespace baton::engine {
 
@@ -17,16 +21,9 @@ Result<void> validateSampling(const SamplingOptions& o) {
     auto bad = [](const std::string& what) {
         return makeError(ErrorCode::InvalidArgument, "invalid sampling setting: " + what);
     };
-    if (!std::isfinite(o.temperature) || o.temperature < 0 || o.temperature > 10)
-        return bad("temperature must be 0 (greedy) or in (0, 10]");
-    if (o.topK < 0)
-        return bad("top-k must be >= 0 (0 turns it off)");
-    if (!std::isfinite(o.topP) || o.topP <= 0 || o.topP > 1)
-        return bad("top-p must be in (0, 1]");
-    if (!std::isfinite(o.repetitionPenalty) || o.repetitionPenalty < 1 || o.repetitionPenalty > 10)
-        return bad("repetition penalty must be in [1, 10]");
-    if (o.repetitionRange < 0)
-        return bad("repetition range must be >= 0 (0: the whole window)");
+    for (const SamplerSetting& setting : samplerSettings())
+        if (const std::string why = setting.check(setting.get(o)); !why.empty())
+            return bad(why);
     if (o.logprobs < -1 || o.logprobs > 20)
         return bad("logprobs must be in [0, 20] (or -1: none)");
     if (o.maxTokens < 0 || o.maxTokens > 1000000)
@@ -34,7 +31,28 @@ Result<void> validateSampling(const SamplingOptions& o) {
     for (const auto& s : o.stopStrings)
         if (s.empty())
             return bad("stop strings must not be empty");
+    for (const auto& s : o.drySequenceBreakers)
+        if (s.empty())
+            return bad("DRY sequence breakers must not be empty");
+    if (o.drySequenceBreakers.size() > 64)
+        return bad("at most 64 DRY sequence breakers");
+    for (const auto& [id, bias] : o.logitBias)
+        if (id < 0 || !std::isfinite(bias) || bias < -100 || bias > 100)
+            return bad("a logit bias needs a token id >= 0 and a bias in [-100, 100]");
     return {};
+}
+
+std::vector<int32_t> dryBreakerTokens(const Tokenizer& tokenizer,
+                                      const std::vector<std::string>& breakers) {
+    std::vector<int32_t> out;
+    for (const std::string& b : breakers) {
+        const std::vector<int32_t> ids = tokenizer.encode("a" + b);
+        if (!ids.empty())
+            out.push_back(ids.back());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 namespace {
@@ -82,18 +100,31 @@ void Rng::setState(const std::vector<uint64_t>& state) {
         m_s[i] = state[i];
 }
 
-Sampler::Sampler(const SamplingOptions& options)
+Sampler::Sampler(const SamplingOptions& options, std::vector<int32_t> dryBreakers)
     : m_options(options)
-    , m_rng(options.seed) {}
+    , m_dryBreakers(std::move(dryBreakers))
+    , m_rng(options.seed)
+    , m_mu(2 * options.mirostatTau) {
+    std::sort(m_dryBreakers.begin(), m_dryBreakers.end());
+}
 
-int32_t Sampler::sample(std::vector<float>& logits, const std::vector<int32_t>& recent) {
+bool Sampler::extended() const {
+    const SamplingOptions& o = m_options;
+    return o.minP > 0 || o.typicalP < 1 || o.tailFree < 1 || o.topA > 0 || o.topNSigma > 0 ||
+           o.xtcProbability > 0 || o.dynatempRange > 0 || o.temperatureLast != 0 || o.mirostat == 2;
+}
+
+void Sampler::applyPenalties(std::vector<float>& logits, const std::vector<int32_t>& recent) {
     const auto n = static_cast<int32_t>(logits.size());
-    if (m_options.repetitionPenalty != 1.0) {
-        const float p = static_cast<float>(m_options.repetitionPenalty);
+    const SamplingOptions& o = m_options;
+    for (const auto& [id, bias] : o.logitBias)
+        if (id < n)
+            logits[size_t(id)] += bias;
+    const size_t range =
+        o.repetitionRange > 0 ? std::min(recent.size(), size_t(o.repetitionRange)) : recent.size();
+    if (o.repetitionPenalty != 1.0) {
+        const float p = static_cast<float>(o.repetitionPenalty);
         m_seen.assign(logits.size(), 0);
-        const size_t range = m_options.repetitionRange > 0
-                                 ? std::min(recent.size(), size_t(m_options.repetitionRange))
-                                 : recent.size();
         for (size_t i = recent.size() - range; i < recent.size(); ++i) {
             const int32_t id = recent[i];
             if (id < 0 || id >= n || m_seen[id])
@@ -102,10 +133,315 @@ int32_t Sampler::sample(std::vector<float>& logits, const std::vector<int32_t>& 
             logits[id] = logits[id] > 0 ? logits[id] / p : logits[id] * p;
         }
     }
+    // OpenAI's presence and frequency penalties (llama.cpp's penalties sampler).
+    if (o.presencePenalty != 0 || o.frequencyPenalty != 0) {
+        std::unordered_map<int32_t, int> counts;
+        for (size_t i = recent.size() - range; i < recent.size(); ++i)
+            if (recent[i] >= 0 && recent[i] < n)
+                ++counts[recent[i]];
+        for (const auto& [id, count] : counts)
+            logits[size_t(id)] -=
+                float(count * o.frequencyPenalty + (count > 0 ? o.presencePenalty : 0.0));
+    }
+    // DRY, as text-generation-webui defines it (modules/sampler_hijack.py,
+    // DRYLogitsProcessor): for each earlier place of the last token, the repeat that ends
+    // there (not crossing a breaker) and the token that followed it; a token that would
+    // extend a repeat of at least the allowed length loses multiplier * base^(length -
+    // allowed).
+    if (o.dryMultiplier > 0) {
+        const size_t dryRange =
+            o.dryRange > 0 ? std::min(recent.size(), size_t(o.dryRange)) : recent.size();
+        const int32_t* t = recent.data() + (recent.size() - dryRange);
+        const auto len = static_cast<int64_t>(dryRange);
+        auto breaker = [&](int32_t id) {
+            return std::binary_search(m_dryBreakers.begin(), m_dryBreakers.end(), id);
+        };
+        if (len >= 2 && !breaker(t[len - 1])) {
+            std::unordered_map<int32_t, int64_t> longest;
+            for (int64_t i = 0; i + 1 < len; ++i) {
+                if (t[i] != t[len - 1] || breaker(t[i + 1]))
+                    continue;
+                int64_t match = 1;
+                while (i - match >= 0 && !breaker(t[i - match]) &&
+                       t[i - match] == t[len - 1 - match])
+                    ++match;
+                int64_t& best = longest[t[i + 1]];
+                best = std::max(best, match);
+            }
+            for (const auto& [id, match] : longest)
+                if (match >= o.dryAllowedLength && id >= 0 && id < n)
+                    logits[size_t(id)] -= float(
+                        o.dryMultiplier * std::pow(o.dryBase, double(match - o.dryAllowedLength)));
+        }
+    }
+}
+
+int32_t Sampler::sample(std::vector<float>& logits, const std::vector<int32_t>& recent) {
+    applyPenalties(logits, recent);
     if (m_options.greedy())
         return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
                                     logits.begin());
+    if (!extended())
+        return sampleClassic(logits);
+    std::vector<Candidate> candidates;
+    truncate(logits, candidates);
+    return draw(candidates);
+}
 
+std::vector<std::pair<int32_t, double>> Sampler::distribution(std::vector<float>& logits,
+                                                              const std::vector<int32_t>& recent) {
+    applyPenalties(logits, recent);
+    if (m_options.greedy())
+        return {
+            {static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()),
+             1.0}};
+    std::vector<Candidate> candidates;
+    truncate(logits, candidates);
+    double total = 0;
+    for (const Candidate& c : candidates)
+        total += c.p;
+    std::vector<std::pair<int32_t, double>> out;
+    for (const Candidate& c : candidates)
+        out.emplace_back(c.id, c.p / total);
+    return out;
+}
+
+namespace {
+
+using Candidates = std::vector<Sampler::Candidate>;
+
+// Probabilities at temperature t over the candidates, most likely first.
+void softmax(Candidates& c, double t) {
+    std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+        return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
+    });
+    double total = 0;
+    for (auto& x : c) {
+        x.p = std::exp((double(x.logit) - double(c.front().logit)) / t);
+        total += x.p;
+    }
+    for (auto& x : c)
+        x.p /= total;
+}
+
+void renormalise(Candidates& c) {
+    double total = 0;
+    for (const auto& x : c)
+        total += x.p;
+    for (auto& x : c)
+        x.p /= total;
+}
+
+// Tail-free sampling (llama.cpp's llama_sample_tail_free, before its removal): the
+// second differences of the sorted probabilities, normalised, summed until they pass z.
+void tailFree(Candidates& c, double z) {
+    if (z >= 1 || c.size() <= 2)
+        return;
+    std::vector<double> first(c.size() - 1), second(c.size() - 2);
+    for (size_t i = 0; i + 1 < c.size(); ++i)
+        first[i] = c[i].p - c[i + 1].p;
+    double sum = 0;
+    for (size_t i = 0; i + 1 < first.size(); ++i) {
+        second[i] = std::abs(first[i] - first[i + 1]);
+        sum += second[i];
+    }
+    for (double& d : second)
+        d = sum > 1e-6 ? d / sum : 1.0 / double(second.size());
+    double cum = 0;
+    size_t last = c.size();
+    for (size_t i = 0; i < second.size(); ++i) {
+        cum += second[i];
+        if (cum > z && i >= 1) {
+            last = i;
+            break;
+        }
+    }
+    c.resize(last);
+    renormalise(c);
+}
+
+// Locally typical sampling (llama.cpp's llama_sampler_typical_apply): tokens by how far
+// their surprise is from the entropy, kept until their mass passes p.
+void typical(Candidates& c, double p) {
+    if (p >= 1)
+        return;
+    double entropy = 0;
+    for (const auto& x : c)
+        if (x.p > 0)
+            entropy -= x.p * std::log(x.p);
+    std::vector<std::pair<double, size_t>> scored;
+    for (size_t i = 0; i < c.size(); ++i)
+        scored.emplace_back(std::abs(-std::log(c[i].p) - entropy), i);
+    std::stable_sort(scored.begin(), scored.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    double cum = 0;
+    size_t last = scored.size();
+    for (size_t i = 0; i < scored.size(); ++i) {
+        cum += c[scored[i].second].p;
+        if (cum > p) {
+            last = i + 1;
+            break;
+        }
+    }
+    Candidates kept;
+    for (size_t i = 0; i < last; ++i)
+        kept.push_back(c[scored[i].second]);
+    std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+        return a.p != b.p ? a.p > b.p : a.id < b.id;
+    });
+    c = std::move(kept);
+    renormalise(c);
+}
+
+// Top-p (llama.cpp's): the likeliest tokens until their mass reaches p.
+void topP(Candidates& c, double p) {
+    if (p >= 1)
+        return;
+    double cum = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+        cum += c[i].p;
+        if (cum >= p) {
+            c.resize(i + 1);
+            break;
+        }
+    }
+    renormalise(c);
+}
+
+// Keeps the tokens with p >= floor (at least the likeliest).
+void keepAtLeast(Candidates& c, double floor) {
+    size_t keep = 1;
+    while (keep < c.size() && c[keep].p >= floor)
+        ++keep;
+    c.resize(keep);
+    renormalise(c);
+}
+
+double entropyOf(const Candidates& c) {
+    double h = 0;
+    for (const auto& x : c)
+        if (x.p > 0)
+            h -= x.p * std::log(x.p);
+    return h;
+}
+
+} // namespace
+
+void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
+    const SamplingOptions& o = m_options;
+    const auto n = static_cast<int32_t>(logits.size());
+    // Top-n-sigma (llama.cpp's): logits more than n standard deviations below the best
+    // are out, the deviation taken over every token.
+    if (o.topNSigma > 0) {
+        double sum = 0, sq = 0, count = 0;
+        float best = -std::numeric_limits<float>::infinity();
+        for (float l : logits)
+            if (std::isfinite(l)) {
+                sum += l;
+                sq += double(l) * l;
+                count += 1;
+                best = std::max(best, l);
+            }
+        const double mean = sum / std::max(1.0, count);
+        const double sigma = std::sqrt(std::max(0.0, sq / std::max(1.0, count) - mean * mean));
+        const double floor = best - o.topNSigma * sigma;
+        for (float& l : logits)
+            if (l < floor)
+                l = -std::numeric_limits<float>::infinity();
+    }
+    // Candidates: the tokens within e^-40 of the best at the highest temperature used;
+    // the others carry less than 1e-12 of the mass together.
+    const double hottest = std::max(1.0, o.temperature + o.dynatempRange);
+    const float best = *std::max_element(logits.begin(), logits.end());
+    const double floor = best - 40.0 * hottest;
+    c.clear();
+    for (int32_t i = 0; i < n; ++i)
+        if (std::isfinite(logits[size_t(i)]) && logits[size_t(i)] >= floor)
+            c.push_back({i, logits[size_t(i)], 0.0});
+    softmax(c, 1.0); // sorted
+    if (o.topK > 0 && size_t(o.topK) < c.size())
+        c.resize(size_t(o.topK));
+    // The temperature, or with dynatempRange the dynamic one (llama.cpp's
+    // llama_sampler_temp_ext_apply): from T - range to T + range by the normalised
+    // entropy of the candidates it applies to, raised to the exponent.
+    auto temperatureFor = [&](Candidates& cands) {
+        if (o.dynatempRange <= 0 || cands.size() < 2)
+            return o.temperature;
+        softmax(cands, 1.0);
+        const double norm = entropyOf(cands) / std::log(double(cands.size()));
+        const double lo = std::max(0.0, o.temperature - o.dynatempRange);
+        const double hi = o.temperature + o.dynatempRange;
+        return lo + (hi - lo) * std::pow(norm, o.dynatempExponent);
+    };
+    auto applyTemperature = [&](Candidates& cands) {
+        const double t = temperatureFor(cands);
+        if (t <= 0) { // greedy
+            softmax(cands, 1.0);
+            cands.resize(1);
+            cands[0].p = 1;
+        } else {
+            softmax(cands, t);
+        }
+    };
+    if (o.mirostat == 2) {
+        // Mirostat v2 (llama.cpp's llama_sampler_mirostat_v2_apply), after the
+        // temperature and instead of the truncations: tokens more surprising than mu
+        // bits are out; draw() moves mu toward tau.
+        applyTemperature(c);
+        size_t keep = 0;
+        while (keep < c.size() && -std::log2(c[keep].p) <= m_mu)
+            ++keep;
+        c.resize(std::max<size_t>(1, keep));
+        renormalise(c);
+        return;
+    }
+    if (o.temperatureLast)
+        softmax(c, 1.0);
+    else
+        applyTemperature(c);
+    tailFree(c, o.tailFree);
+    typical(c, o.typicalP);
+    topP(c, o.topP);
+    if (o.minP > 0) // min-p (llama.cpp's): p >= min_p times the likeliest token's
+        keepAtLeast(c, o.minP * c.front().p);
+    if (o.topA > 0) // top-a (KoboldCpp's sample_top_a): p >= a times the best p squared
+        keepAtLeast(c, o.topA * c.front().p * c.front().p);
+    // XTC (llama.cpp's llama_sampler_xtc_apply): with this probability, every token at
+    // least as likely as the threshold goes but the least likely of them.
+    if (o.xtcProbability > 0 && o.xtcThreshold <= 0.5 && c.size() >= 2) {
+        if (m_rng.uniform() <= o.xtcProbability) {
+            size_t last = 0;
+            for (size_t i = 0; i < c.size() && c[i].p >= o.xtcThreshold; ++i)
+                last = i;
+            if (last > 0) {
+                c.erase(c.begin(), c.begin() + long(last));
+                renormalise(c);
+            }
+        }
+    }
+    if (o.temperatureLast)
+        applyTemperature(c);
+}
+
+int32_t Sampler::draw(const std::vector<Candidate>& c) {
+    double u = m_rng.uniform();
+    size_t chosen = c.size() - 1;
+    for (size_t i = 0; i < c.size(); ++i) {
+        u -= c[i].p;
+        if (u < 0) {
+            chosen = i;
+            break;
+        }
+    }
+    if (m_options.mirostat == 2) {
+        const double surprise = -std::log2(c[chosen].p);
+        m_mu -= m_options.mirostatEta * (surprise - m_options.mirostatTau);
+    }
+    return c[chosen].id;
+}
+
+int32_t Sampler::sampleClassic(std::vector<float>& logits) {
+    const auto n = static_cast<int32_t>(logits.size());
     // Candidates: every token, or for top-k the k best, or for top-p (which needs
     // them in order) those within e^-40 of the best: the tokens left out carry less
     // than 1e-12 of the mass together, far below any cut top-p can make.

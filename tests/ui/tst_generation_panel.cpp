@@ -1,0 +1,109 @@
+// The Generation panel made from the sampler settings table: a control for every
+// setting with the table's range and help, stored values shown and saved back as they
+// are (beyond the ranges the panel once had), the presets including Min-p + DRY, and the
+// "More samplers" group shown on demand.
+#include "generation_settings_panel.h"
+#include "test_support.h"
+
+#include <baton/engine/sampler_settings.h>
+#include <baton/story/settings.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QGroupBox>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QtTest>
+
+using namespace baton;
+
+class TestGenerationPanel : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { baton::test::initTestProcess(); }
+
+    void everySettingHasItsControl() {
+        ui::GenerationSettingsPanel panel;
+        for (const engine::SamplerSetting& s : engine::samplerSettings()) {
+            auto* w = panel.findChild<QWidget*>(QString::fromLatin1(s.key));
+            QVERIFY2(w, s.key);
+            QCOMPARE(w->toolTip(), QString::fromLatin1(s.help));
+            if (auto* spin = qobject_cast<QDoubleSpinBox*>(w))
+                QCOMPARE(spin->maximum(), s.hi);
+            if (auto* spin = qobject_cast<QSpinBox*>(w))
+                QCOMPARE(spin->maximum(), int(s.hi));
+        }
+    }
+
+    // A story's settings beyond what the panel once offered come back unchanged.
+    void storedValuesAreNeverClamped() {
+        ui::GenerationSettingsPanel panel;
+        story::StorySettings s = story::defaultSettings();
+        s.sampling.temperature = 5;
+        s.sampling.topK = 5000;
+        s.sampling.repetitionPenalty = 3;
+        s.sampling.maxTokens = 500000;
+        s.sampling.seed = uint64_t(1) << 40;
+        s.fixedSeed = true;
+        s.sampling.minP = 0.07;
+        s.sampling.dryMultiplier = 0.8;
+        s.sampling.mirostat = 2;
+        s.sampling.temperatureLast = 1;
+        s.sampling.xtcProbability = 0.25;
+        panel.load(s);
+        const story::StorySettings back = panel.settings();
+        QCOMPARE(back.sampling.temperature, 5.0);
+        QCOMPARE(back.sampling.topK, 5000);
+        QCOMPARE(back.sampling.repetitionPenalty, 3.0);
+        QCOMPARE(back.sampling.maxTokens, 500000);
+        QCOMPARE(back.sampling.seed, uint64_t(1) << 40);
+        QCOMPARE(back.sampling.minP, 0.07);
+        QCOMPARE(back.sampling.dryMultiplier, 0.8);
+        QCOMPARE(back.sampling.mirostat, 2);
+        QCOMPARE(back.sampling.temperatureLast, 1);
+        QCOMPARE(back.sampling.xtcProbability, 0.25);
+        QCOMPARE(panel.findChild<QComboBox*>("preset")->currentText(), QString("Custom"));
+    }
+
+    void presets() {
+        ui::GenerationSettingsPanel panel;
+        auto* preset = panel.findChild<QComboBox*>("preset");
+        QCOMPARE(preset->currentText(), QString("Balanced"));
+        const int minPDry = preset->findText("Min-p + DRY");
+        QVERIFY(minPDry >= 0);
+        panel.applyPreset(minPDry);
+        auto s = panel.settings().sampling;
+        QCOMPARE(s.minP, 0.1);
+        QCOMPARE(s.dryMultiplier, 0.8);
+        QCOMPARE(s.topP, 1.0);
+        QCOMPARE(s.repetitionPenalty, 1.0);
+        QCOMPARE(preset->currentIndex(), minPDry);
+        panel.findChild<QDoubleSpinBox*>("min_p")->setValue(0.2); // an edit: Custom
+        QCOMPARE(preset->currentText(), QString("Custom"));
+        panel.findChild<QDoubleSpinBox*>("min_p")->setValue(0.1); // back: the preset again
+        QCOMPARE(preset->currentIndex(), minPDry);
+    }
+
+    // The advanced samplers stay out of the way until asked for; the panel fits a dock.
+    void moreSamplersOnDemand() {
+        ui::GenerationSettingsPanel panel;
+        panel.resize(340, 900);
+        panel.show();
+        auto* more = panel.findChild<QGroupBox*>("moreSamplers");
+        QVERIFY(!more->isVisible());
+        panel.findChild<QToolButton*>("showMoreSamplers")->click();
+        QVERIFY(more->isVisible());
+        QVERIFY(panel.findChild<QComboBox*>("mirostat")->isVisible());
+        panel.resize(panel.width(), panel.sizeHint().height());
+        QDir().mkpath(BATON_SCREENSHOT_DIR);
+        panel.grab().save(QStringLiteral(BATON_SCREENSHOT_DIR "/generation_panel.png"));
+        QVERIFY(panel.sizeHint().width() <= 400);
+    }
+};
+
+QTEST_MAIN(TestGenerationPanel)
+#include "tst_generation_panel.moc"
