@@ -1,6 +1,9 @@
 #include "requests.h"
 
+#include <baton/engine/sampler_settings.h>
+
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace baton::server {
@@ -44,30 +47,69 @@ int64_t clampedCount(const Fields& f, const char* name, int64_t lo, int64_t limi
     return *v;
 }
 
-// Sampler fields clients send that Baton does not have yet: accepted, and when set to
-// something other than "off", reported as not used (never silently ignored).
-void noteUnused(const Json& body, std::vector<std::string>& adjusted) {
-    static const std::pair<const char*, double> kOff[] = {{"presence_penalty", 0},
-                                                          {"frequency_penalty", 0},
-                                                          {"min_p", 0},
-                                                          {"typical", 1},
-                                                          {"typical_p", 1},
-                                                          {"tfs", 1},
-                                                          {"tfs_z", 1},
-                                                          {"top_a", 0},
-                                                          {"mirostat", 0},
-                                                          {"mirostat_mode", 0},
-                                                          {"dry_multiplier", 0},
-                                                          {"xtc_probability", 0},
-                                                          {"dynatemp_range", 0},
-                                                          {"smoothing_factor", 0},
-                                                          {"top_n_sigma", 0},
-                                                          {"nsigma", 0}};
-    for (const auto& [name, off] : kOff) {
-        const auto it = body.find(name);
-        if (it != body.end() && it->is_number() && it->get<double>() != off)
-            adjusted.push_back(std::string(name) + " not used (Baton does not have it yet)");
+// The samplers of the settings table (engine/sampler_settings.h) by every field name
+// clients send them by, beyond the ones each API reads with its own default above
+// (temperature, top-k, top-p, the repetition penalty and its range); then DRY's
+// sequence breakers and the logit bias. A field out of its range is a 400 that names
+// it; a sampler Baton does not have is accepted and, when on, reported as not used.
+void readSamplers(const Json& body, engine::SamplingOptions& s,
+                  std::vector<std::string>& adjusted) {
+    for (const engine::SamplerSetting& setting : engine::samplerSettings()) {
+        const std::string key = setting.key;
+        if (key == "temperature" || key == "top_k" || key == "top_p" ||
+            key == "repetition_penalty" || key == "repetition_range")
+            continue;
+        for (const char* name : setting.fields) {
+            const auto it = body.find(name);
+            if (it == body.end() || it->is_null())
+                continue;
+            double v = 0;
+            if (it->is_boolean()) // temperature_last: true, as text-generation-webui sends it
+                v = it->get<bool>() ? 1 : 0;
+            else if (it->is_number())
+                v = it->get<double>();
+            else
+                throw RequestError(400, std::string("\"") + name + "\" must be a number");
+            if (setting.integer && std::isfinite(v))
+                v = std::trunc(v); // counts may come unrounded, as Python's int() reads them
+            if (const std::string why = setting.check(v); !why.empty())
+                throw RequestError(400, std::string("\"") + name + "\": " + why);
+            setting.set(s, v);
+            break;
+        }
     }
+    // DRY's breakers: a list of strings (KoboldCpp), or that list as JSON text
+    // (SillyTavern), or one string.
+    if (const auto it = body.find("dry_sequence_breakers"); it != body.end() && !it->is_null()) {
+        Json list = *it;
+        if (it->is_string()) {
+            const auto parsed = json::parse(it->get<std::string>(), nullptr);
+            list = parsed && parsed->is_array() ? *parsed : Json::array({*it});
+        }
+        if (!list.is_array() || list.size() > 64)
+            throw RequestError(400, "\"dry_sequence_breakers\" must be up to 64 strings");
+        s.drySequenceBreakers.clear();
+        for (const Json& b : list) {
+            if (!b.is_string() || b.get<std::string>().empty())
+                throw RequestError(400, "\"dry_sequence_breakers\" must be non-empty strings");
+            s.drySequenceBreakers.push_back(b.get<std::string>());
+        }
+    }
+    // {"token id": bias}, as OpenAI and KoboldCpp take it.
+    if (const auto it = body.find("logit_bias"); it != body.end() && !it->is_null()) {
+        if (!it->is_object() || it->size() > 1024)
+            throw RequestError(400, "\"logit_bias\" must be an object of up to 1024 token ids");
+        for (const auto& [id, bias] : it->items()) {
+            const bool number = !id.empty() && id.size() <= 9 &&
+                                id.find_first_not_of("0123456789") == std::string::npos;
+            if (!number || !bias.is_number() || !(std::abs(bias.get<double>()) <= 100))
+                throw RequestError(400, "\"logit_bias\" maps token ids to biases in [-100, 100]");
+            s.logitBias.emplace_back(int32_t(std::stol(id)), float(bias.get<double>()));
+        }
+    }
+    if (const auto it = body.find("smoothing_factor");
+        it != body.end() && it->is_number() && it->get<double>() != 0)
+        adjusted.push_back("smoothing_factor not used (Baton does not have it yet)");
 }
 
 // A prompt as OpenAI and llama.cpp take it: a string, or token ids, alone or as a batch
@@ -125,7 +167,7 @@ void readOpenAiSampling(const Fields& f, const Json& body, const ServerOptions& 
     // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.
     s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(0));
     readRepetitionPenalty(f, s, 1.0, 0);
-    noteUnused(body, request.adjusted);
+    readSamplers(body, s, request.adjusted);
 }
 
 } // namespace
@@ -166,7 +208,7 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
                                     "alternatives (0-20)");
         g.logprobs = s.logprobs > 0;
     }
-    noteUnused(body, g.request.adjusted);
+    readSamplers(body, s, g.request.adjusted);
     return g;
 }
 
@@ -210,7 +252,7 @@ LlamaCompletion parseLlamaCompletion(std::string_view text, const ServerOptions&
     l.probs = int(clampedCount(f, "n_probs", 0, 20, 0, false, l.request.adjusted));
     l.postSamplingProbs = f.boolean("post_sampling_probs").value_or(false);
     s.logprobs = l.probs > 0 ? l.probs : -1;
-    noteUnused(body, l.request.adjusted);
+    readSamplers(body, s, l.request.adjusted);
     return l;
 }
 
