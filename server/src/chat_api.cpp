@@ -4,6 +4,7 @@
 #include "chat_template.h"
 #include "http_json.h"
 #include "logprobs.h"
+#include "openai_answer.h"
 #include "requests.h"
 #include "server_core.h"
 
@@ -38,39 +39,19 @@ void chatCompletions(ServerCore& core, const httplib::Request& http, httplib::Re
     for (const std::string& stop : chat.stops)
         c->request.sampling.stopStrings.push_back(stop);
 
-    struct Answer {
-        std::string id = randomId("chatcmpl-");
-        int64_t created = unixTime();
-        std::string model;
-        json choices = json::array();
-        int64_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
-        std::vector<TokenLogprobs> logprobs;
-        std::vector<ReplyStart> starts;
-        std::string error;
-    };
-    auto a = std::make_shared<Answer>();
-    a->model = core.modelName();
-    a->logprobs.resize(size_t(c->n));
-    a->starts.resize(size_t(c->n));
+    auto a = std::make_shared<OpenAiAnswer>("chatcmpl-", core.modelName(), c->n);
+    // The space after each choice's speaker label, dropped.
+    auto starts = std::make_shared<std::vector<ReplyStart>>(size_t(c->n));
     CompletionCall call;
-    for (int i = 0; i < c->n; ++i) {
-        call.requests.push_back(c->request);
-        call.requests.back().sampling.seed += uint64_t(i);
-    }
+    call.requests = choiceRequests(c->request, c->n);
     call.streaming = c->stream;
     if (c->stream) {
         call.contentType = "text/event-stream";
         auto chunk = [a](size_t i, const json& delta, const json& logprobs, const json& finish) {
-            return "data: " +
-                   dumpJson({{"id", a->id},
-                             {"object", "chat.completion.chunk"},
-                             {"created", a->created},
-                             {"model", a->model},
-                             {"choices", json::array({{{"index", i},
-                                                       {"delta", delta},
-                                                       {"logprobs", logprobs},
-                                                       {"finish_reason", finish}}})}}) +
-                   "\n\n";
+            return a->chunk("chat.completion.chunk", {{"index", i},
+                                                      {"delta", delta},
+                                                      {"logprobs", logprobs},
+                                                      {"finish_reason", finish}});
         };
         // The role first, as OpenAI sends it.
         call.before = [c, chunk](CompletionEngine&, const std::shared_ptr<const engine::Model>&,
@@ -81,14 +62,14 @@ void chatCompletions(ServerCore& core, const httplib::Request& http, httplib::Re
                     chunk(size_t(i), {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr);
             return bytes;
         };
-        call.onEvent = [c, a, tok, chunk](size_t i, const engine::GenerationEvent& e) {
+        call.onEvent = [c, starts, tok, chunk](size_t i, const engine::GenerationEvent& e) {
             json lp = nullptr;
             if (c->logprobs >= 0 && e.token >= 0) {
                 TokenLogprobs one;
                 one.add(*tok, e);
                 lp = {{"content", one.content()}};
             }
-            const std::string text = a->starts[i].take(e.text);
+            const std::string text = (*starts)[i].take(e.text);
             if (text.empty() && lp.is_null())
                 return std::string();
             return chunk(i, {{"content", text}}, lp, nullptr);
@@ -105,7 +86,7 @@ void chatCompletions(ServerCore& core, const httplib::Request& http, httplib::Re
                 a->logprobs[i].add(*tok, e);
             return std::string();
         };
-        call.onDone = [c, a](size_t i, const engine::Result<CompletionResult>& r) {
+        call.onDone = [c, a, starts](size_t i, const engine::Result<CompletionResult>& r) {
             if (!r) {
                 a->error = r.error().message;
                 return std::string();
@@ -113,29 +94,14 @@ void chatCompletions(ServerCore& core, const httplib::Request& http, httplib::Re
             a->choices.push_back(
                 {{"index", i},
                  {"message",
-                  {{"role", "assistant"}, {"content", a->starts[i].take(r->generation.text)}}},
+                  {{"role", "assistant"}, {"content", (*starts)[i].take(r->generation.text)}}},
                  {"logprobs",
                   c->logprobs >= 0 ? json{{"content", a->logprobs[i].content()}} : json(nullptr)},
                  {"finish_reason", finishReason(r->generation)}});
-            a->promptTokens = r->promptTokens;
-            a->cachedTokens += r->reusedTokens;
-            a->completionTokens += int64_t(r->generation.tokens.size());
+            a->count(*r);
             return std::string();
         };
-        call.finish = [a] {
-            if (!a->error.empty())
-                return dumpJson(errorJson(500, a->error));
-            return dumpJson({{"id", a->id},
-                             {"object", "chat.completion"},
-                             {"created", a->created},
-                             {"model", a->model},
-                             {"choices", a->choices},
-                             {"usage",
-                              {{"prompt_tokens", a->promptTokens},
-                               {"completion_tokens", a->completionTokens},
-                               {"total_tokens", a->promptTokens + a->completionTokens},
-                               {"prompt_tokens_details", {{"cached_tokens", a->cachedTokens}}}}}});
-        };
+        call.finish = [a] { return a->finish("chat.completion"); };
     }
     core.respond(res, std::move(call));
 }

@@ -2,6 +2,7 @@
 // the official client libraries speak) and /v1/models.
 #include "http_json.h"
 #include "logprobs.h"
+#include "openai_answer.h"
 #include "requests.h"
 #include "server_core.h"
 
@@ -26,33 +27,11 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
                                             " tokens)");
         c->request.prompt = model->tokenizer()->decode(*c->request.promptIds);
     }
-    struct Answer {
-        std::string id = randomId("cmpl-");
-        int64_t created = unixTime();
-        std::string model;
-        json choices = json::array();
-        int64_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
-        std::vector<TokenLogprobs> logprobs;
-        std::string error;
-    };
-    auto a = std::make_shared<Answer>();
-    a->model = core.modelName();
-    a->logprobs.resize(size_t(c->n));
+    auto a = std::make_shared<OpenAiAnswer>("cmpl-", core.modelName(), c->n);
     CompletionCall call;
-    for (int i = 0; i < c->n; ++i) {
-        call.requests.push_back(c->request);
-        call.requests.back().sampling.seed += uint64_t(i);
-    }
+    call.requests = choiceRequests(c->request, c->n);
     call.streaming = c->stream;
-    auto chunk = [a](const json& choice) {
-        return "data: " +
-               dumpJson({{"id", a->id},
-                         {"object", "text_completion"},
-                         {"created", a->created},
-                         {"model", a->model},
-                         {"choices", json::array({choice})}}) +
-               "\n\n";
-    };
+    auto chunk = [a](const json& choice) { return a->chunk("text_completion", choice); };
     const auto tok = model->tokenizer();
     if (c->echo) {
         // The prompt comes first in every choice; with logprobs, so do its tokens'
@@ -127,25 +106,10 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
                  {"index", i},
                  {"logprobs", c->logprobs >= 0 ? a->logprobs[i].legacy() : json(nullptr)},
                  {"finish_reason", finishReason(r->generation)}});
-            a->promptTokens = r->promptTokens;
-            a->cachedTokens += r->reusedTokens;
-            a->completionTokens += int64_t(r->generation.tokens.size());
+            a->count(*r);
             return std::string();
         };
-        call.finish = [a] {
-            if (!a->error.empty())
-                return dumpJson(errorJson(500, a->error));
-            return dumpJson({{"id", a->id},
-                             {"object", "text_completion"},
-                             {"created", a->created},
-                             {"model", a->model},
-                             {"choices", a->choices},
-                             {"usage",
-                              {{"prompt_tokens", a->promptTokens},
-                               {"completion_tokens", a->completionTokens},
-                               {"total_tokens", a->promptTokens + a->completionTokens},
-                               {"prompt_tokens_details", {{"cached_tokens", a->cachedTokens}}}}}});
-        };
+        call.finish = [a] { return a->finish("text_completion"); };
     }
     core.respond(res, std::move(call));
 }

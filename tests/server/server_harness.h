@@ -5,8 +5,11 @@
 #include "test_support.h"
 #include "tiny_model.h"
 
+#include <baton/engine/generator.h>
 #include <baton/engine/model.h>
+#include <baton/engine/model_info.h>
 #include <baton/engine/model_queue.h>
+#include <baton/engine/tokenizer.h>
 #include <baton/server/server.h>
 
 #include <httplib.h>
@@ -43,6 +46,31 @@ inline std::shared_ptr<engine::Model> recurrentServerModel(const QString& dir) {
         return nullptr;
     auto model = engine::Model::load(dir.toStdString());
     return model ? *model : nullptr;
+}
+
+// The engine's own greedy continuation of a prompt as the server reads it (the model's
+// start-of-text token, then the prompt): its events, none when it failed.
+inline std::vector<engine::GenerationEvent>
+greedyEvents(const std::shared_ptr<engine::Model>& model, const std::string& prompt, int tokens) {
+    auto gen = engine::Generator::create(model);
+    std::vector<engine::GenerationEvent> events;
+    if (!gen.ok())
+        return events;
+    std::vector<int32_t> ids{engine::startOfTextToken(model->config())};
+    const auto text = model->tokenizer()->encode(prompt);
+    ids.insert(ids.end(), text.begin(), text.end());
+    if (!(*gen)->append(ids).ok())
+        return events;
+    engine::SamplingOptions s;
+    s.temperature = 0;
+    s.maxTokens = tokens;
+    auto done = (*gen)->generate(s, [&](const engine::GenerationEvent& e) {
+        events.push_back(e);
+        return true;
+    });
+    if (!done.ok())
+        events.clear();
+    return events;
 }
 
 // A server on a free port of 127.0.0.1; null (with a warning) when it cannot start.

@@ -57,25 +57,7 @@ class TestServer : public QObject {
 
     // The engine's own greedy continuation of a prompt as the server reads it.
     std::vector<engine::GenerationEvent> direct(const std::string& prompt, int tokens) {
-        auto gen = engine::Generator::create(m_model);
-        std::vector<engine::GenerationEvent> events;
-        if (!gen.ok())
-            return events;
-        std::vector<int32_t> ids{engine::startOfTextToken(m_model->config())};
-        const auto text = m_model->tokenizer()->encode(prompt);
-        ids.insert(ids.end(), text.begin(), text.end());
-        if (!(*gen)->append(ids).ok())
-            return events;
-        engine::SamplingOptions s;
-        s.temperature = 0;
-        s.maxTokens = tokens;
-        auto done = (*gen)->generate(s, [&](const engine::GenerationEvent& e) {
-            events.push_back(e);
-            return true;
-        });
-        if (!done.ok())
-            events.clear();
-        return events;
+        return baton::test::greedyEvents(m_model, prompt, tokens);
     }
 
     static std::string textOf(const std::vector<engine::GenerationEvent>& events) {

@@ -103,19 +103,10 @@ class TestServerClients : public QObject {
 
     // The engine's own greedy continuation of a prompt, as the server reads it.
     std::string direct(const std::string& prompt, int tokens) {
-        auto gen = engine::Generator::create(m_model);
-        if (!gen.ok())
-            return "!";
-        std::vector<int32_t> ids{engine::startOfTextToken(m_model->config())};
-        const auto text = m_model->tokenizer()->encode(prompt);
-        ids.insert(ids.end(), text.begin(), text.end());
-        if (!(*gen)->append(ids).ok())
-            return "!";
-        engine::SamplingOptions s;
-        s.temperature = 0;
-        s.maxTokens = tokens;
-        auto done = (*gen)->generate(s);
-        return done.ok() ? done->text : "!";
+        std::string text;
+        for (const auto& e : baton::test::greedyEvents(m_model, prompt, tokens))
+            text += e.text;
+        return text;
     }
 
 private Q_SLOTS:
