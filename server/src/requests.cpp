@@ -25,8 +25,8 @@ void readRepetitionPenalty(const Fields& f, engine::SamplingOptions& s, double p
         throw RequestError(400, "\"rep_pen\" must be >= 1 (1 turns it off)");
     s.repetitionRange = range;
     for (const char* name : {"rep_pen_range", "repetition_penalty_range", "repeat_last_n"})
-        if (auto r = f.whole(name, 0, 1 << 30)) {
-            s.repetitionRange = int(*r);
+        if (auto r = f.whole(name, -1, int64_t(1) << 53)) { // -1: llama.cpp's "the context"
+            s.repetitionRange = int(std::clamp<int64_t>(*r, 0, 1 << 20)); // 0: the window
             break;
         }
 }
@@ -72,6 +72,13 @@ void readSamplers(const Json& body, engine::SamplingOptions& s,
                 throw RequestError(400, std::string("\"") + name + "\" must be a number");
             if (setting.integer && std::isfinite(v))
                 v = std::trunc(v); // counts may come unrounded, as Python's int() reads them
+            // llama.cpp's "off" and "the whole context" are -1.
+            if ((key == "top_n_sigma" || key == "dry_range") && v < 0)
+                v = 0;
+            if (key == "mirostat" && v == 1) { // KoboldCpp's and llama.cpp's version 1
+                adjusted.push_back("mirostat 1 not used (Baton has Mirostat 2 only)");
+                break;
+            }
             if (const std::string why = setting.check(v); !why.empty())
                 throw RequestError(400, std::string("\"") + name + "\": " + why);
             setting.set(s, v);
@@ -101,7 +108,8 @@ void readSamplers(const Json& body, engine::SamplingOptions& s,
             throw RequestError(400, "\"logit_bias\" must be an object of up to 1024 token ids");
         for (const auto& [id, bias] : it->items()) {
             const bool number = !id.empty() && id.size() <= 9 &&
-                                id.find_first_not_of("0123456789") == std::string::npos;
+                                id.find_first_not_of("0123456789") == std::string::npos &&
+                                (id == "0" || id[0] != '0'); // "7" and "007" are one token
             if (!number || !bias.is_number() || !(std::abs(bias.get<double>()) <= 100))
                 throw RequestError(400, "\"logit_bias\" maps token ids to biases in [-100, 100]");
             s.logitBias.emplace_back(int32_t(std::stol(id)), float(bias.get<double>()));
@@ -165,7 +173,7 @@ void readOpenAiSampling(const Fields& f, const Json& body, const ServerOptions& 
     // A negative seed (SillyTavern sends -1) asks for a random one.
     s.seed = f.seed("seed").value_or(f.seed("sampler_seed").value_or(engine::drawSeed()));
     // KoboldCpp's own sampler fields, which its OpenAI clients send: off unless given.
-    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(0));
+    s.topK = int(std::min<int64_t>(f.whole("top_k", 0, int64_t(1) << 53).value_or(0), 1 << 24));
     readRepetitionPenalty(f, s, 1.0, 0);
     readSamplers(body, s, request.adjusted);
 }
@@ -189,7 +197,7 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
     s.topP = f.number("top_p", 0, 1).value_or(0.92);
     if (s.topP == 0)
         s.topP = 1; // KoboldAI clients send 0 for "off"
-    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(100));
+    s.topK = int(std::min<int64_t>(f.whole("top_k", 0, int64_t(1) << 53).value_or(100), 1 << 24));
     readRepetitionPenalty(f, s, 1.1, 320);
     s.seed = f.seed("sampler_seed").value_or(engine::drawSeed());
     s.stopStrings = f.strings("stop_sequence", 64);
@@ -239,7 +247,7 @@ LlamaCompletion parseLlamaCompletion(std::string_view text, const ServerOptions&
                               : int(clampedCount(f, "n_predict", 0, options.maxGenerateTokens, 0,
                                                  false, l.request.adjusted));
     s.temperature = f.number("temperature", 0, 10).value_or(0.8);
-    s.topK = int(f.whole("top_k", 0, 1 << 30).value_or(40));
+    s.topK = int(std::min<int64_t>(f.whole("top_k", 0, int64_t(1) << 53).value_or(40), 1 << 24));
     s.topP = f.number("top_p", 0, 1).value_or(0.95);
     if (s.topP == 0)
         s.topP = 1;

@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -246,6 +247,36 @@ private Q_SLOTS:
         Sampler s(o);
         std::vector<float> l = {0, 0, 0};
         QCOMPARE(s.sample(l, {}), 2);
+    }
+
+    // No usable logit (a model gone to infinities): a token all the same, no crash.
+    void noFiniteLogit() {
+        SamplingOptions o = at1();
+        o.minP = 0.1;
+        const float inf = std::numeric_limits<float>::infinity();
+        Sampler s(o);
+        std::vector<float> l = {-inf, -inf, -inf};
+        QCOMPARE(s.sample(l, {}), 0);
+        o.mirostat = 2;
+        Sampler m(o);
+        std::vector<float> nan = {std::nanf(""), -inf};
+        QCOMPARE(m.sample(nan, {}), 0);
+        QVERIFY(std::isfinite(m.mirostatMu()));
+    }
+
+    // DRY measures repeats up to 50 tokens (text-generation-webui's cap), and its
+    // penalty stays finite: a window of one token repeated costs a bounded time and
+    // leaves that token out, the others in.
+    void dryRepeatsAreCapped() {
+        SamplingOptions o = at1();
+        o.dryMultiplier = 0.8;
+        o.dryBase = 10; // 10^48 would overflow a float
+        const std::vector<int32_t> recent(1000, 1);
+        std::vector<float> l(3, 0.f);
+        Sampler s(o);
+        const auto d = s.distribution(l, recent);
+        QVERIFY(std::isfinite(l[1]) && l[1] < -1e29f);
+        QVERIFY(isDistribution({d.begin(), d.end()}, {{0, 0.5}, {2, 0.5}}));
     }
 
     // Every sampler at once is still a distribution, and a seed repeats its tokens.

@@ -207,8 +207,20 @@ private Q_SLOTS:
         QCOMPARE(parseOpenAiCompletion(R"({"prompt":"a","mirostat_mode":2})", m_options)
                      .request.sampling.mirostat,
                  2);
+        // llama.cpp's -1 for "off" and "the whole context"; Mirostat 1 is not there.
+        const LlamaCompletion off = parseLlamaCompletion(
+            R"({"prompt":"a","top_n_sigma":-1,"dry_penalty_last_n":-1,"repeat_last_n":-1,
+                "mirostat":1,"top_k":100000000000})",
+            m_options);
+        QCOMPARE(off.request.sampling.topNSigma, 0.0);
+        QCOMPARE(off.request.sampling.dryRange, 0);
+        QCOMPARE(off.request.sampling.repetitionRange, 0);
+        QCOMPARE(off.request.sampling.mirostat, 0);
+        QCOMPARE(off.request.sampling.topK, 1 << 24);
+        QCOMPARE(off.request.adjusted,
+                 std::vector<std::string>{"mirostat 1 not used (Baton has Mirostat 2 only)"});
         for (const char* bad :
-             {R"({"prompt":"a","min_p":1.5})", R"({"prompt":"a","mirostat":1})",
+             {R"({"prompt":"a","min_p":1.5})", R"({"prompt":"a","logit_bias":{"007":1}})",
               R"({"prompt":"a","dry_base":"2"})", R"({"prompt":"a","logit_bias":{"x":1}})",
               R"({"prompt":"a","logit_bias":{"3":500}})",
               R"({"prompt":"a","dry_sequence_breakers":[""]})"}) {

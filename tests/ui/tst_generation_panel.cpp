@@ -54,6 +54,8 @@ private Q_SLOTS:
         s.sampling.mirostat = 2;
         s.sampling.temperatureLast = 1;
         s.sampling.xtcProbability = 0.25;
+        s.sampling.topA = 0.0005; // finer than the spin box's three decimals
+        s.sampling.topP = 0.0004; // below the spin box's minimum (0.001)
         panel.load(s);
         const story::StorySettings back = panel.settings();
         QCOMPARE(back.sampling.temperature, 5.0);
@@ -66,6 +68,11 @@ private Q_SLOTS:
         QCOMPARE(back.sampling.mirostat, 2);
         QCOMPARE(back.sampling.temperatureLast, 1);
         QCOMPARE(back.sampling.xtcProbability, 0.25);
+        QCOMPARE(back.sampling.topA, 0.0005);
+        QCOMPARE(back.sampling.topP, 0.0004);
+        // Edited, the control's value is taken.
+        panel.findChild<QDoubleSpinBox*>("top_a")->setValue(0.25);
+        QCOMPARE(panel.settings().sampling.topA, 0.25);
         QCOMPARE(panel.findChild<QComboBox*>("preset")->currentText(), QString("Custom"));
     }
 
@@ -86,6 +93,12 @@ private Q_SLOTS:
         QCOMPARE(preset->currentText(), QString("Custom"));
         panel.findChild<QDoubleSpinBox*>("min_p")->setValue(0.1); // back: the preset again
         QCOMPARE(preset->currentIndex(), minPDry);
+        // A preset chosen over a stored value that the controls show rounded is applied.
+        story::StorySettings stored = story::defaultSettings();
+        stored.sampling.temperature = 0.8004;
+        panel.load(stored);
+        panel.applyPreset(story::kBalancedPreset);
+        QCOMPARE(panel.settings().sampling.temperature, 0.8);
     }
 
     // The advanced samplers stay out of the way until asked for; the panel fits a dock.

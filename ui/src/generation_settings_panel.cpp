@@ -261,19 +261,29 @@ void GenerationSettingsPanel::display(const SamplerControl& c, double value) {
 
 engine::SamplingOptions GenerationSettingsPanel::controlsSampling() const {
     engine::SamplingOptions o = m_loaded.sampling;
-    for (const SamplerControl& c : m_controls)
-        c.setting->set(o, valueOf(c));
+    for (size_t i = 0; i < m_controls.size(); ++i) {
+        const double shown = valueOf(m_controls[i]);
+        if (i < m_shown.size() && shown == m_shown[i])
+            continue; // the stored value, as it was
+        m_controls[i].setting->set(o, shown);
+    }
     return o;
+}
+
+void GenerationSettingsPanel::rememberShown() {
+    m_shown.clear();
+    for (const SamplerControl& c : m_controls)
+        m_shown.push_back(valueOf(c));
 }
 
 void GenerationSettingsPanel::applyPreset(int index) {
     if (index < 0 || index >= presetCount())
         return;
     m_applying = true;
-    engine::SamplingOptions o;
-    story::applyPreset(story::presets()[size_t(index)], o);
+    story::applyPreset(story::presets()[size_t(index)], m_loaded.sampling);
     for (const SamplerControl& c : m_controls)
-        display(c, c.setting->get(o));
+        display(c, c.setting->get(m_loaded.sampling));
+    rememberShown();
     m_preset->setCurrentIndex(index);
     m_applying = false;
     Q_EMIT changed();
@@ -353,11 +363,12 @@ std::string GenerationSettingsPanel::toJson() const {
 }
 
 void GenerationSettingsPanel::load(const story::StorySettings& settings) {
-    m_loaded = settings;
     applyPreset(kBalanced);
+    m_loaded = settings;
     m_applying = true;
     for (const SamplerControl& c : m_controls)
         display(c, c.setting->get(settings.sampling));
+    rememberShown();
     m_maxTokens->setValue(settings.sampling.maxTokens);
     m_fixedSeed->setChecked(settings.fixedSeed);
     m_trimSentences->setChecked(settings.trimSentences);

@@ -68,6 +68,11 @@ private:
 
     QComboBox* m_preset;
     std::vector<SamplerControl> m_controls;
+    // What each control showed right after the stored values were put in it: while it
+    // still shows that, the stored value stands (a spin box rounds to its decimals and
+    // to its minimum), so the panel never saves back a value it only displayed.
+    std::vector<double> m_shown;
+    void rememberShown();
     QSpinBox* m_maxTokens;
     QCheckBox* m_fixedSeed;
     QCheckBox* m_trimSentences;

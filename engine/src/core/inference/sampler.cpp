@@ -114,6 +114,17 @@ bool Sampler::extended() const {
            o.xtcProbability > 0 || o.dynatempRange > 0 || o.temperatureLast != 0 || o.mirostat == 2;
 }
 
+namespace {
+
+// The longest repeat DRY measures (text-generation-webui's cap): it bounds both the
+// time per token and the penalty (base^48 stays finite).
+constexpr int64_t kDryMaxMatch = 50;
+// The largest penalty DRY subtracts: out of reach of any candidate, and finite in a float
+// whatever the base.
+constexpr double kDryMaxPenalty = 1e30;
+
+} // namespace
+
 void Sampler::applyPenalties(std::vector<float>& logits, const std::vector<int32_t>& recent) {
     const auto n = static_cast<int32_t>(logits.size());
     const SamplingOptions& o = m_options;
@@ -161,8 +172,8 @@ void Sampler::applyPenalties(std::vector<float>& logits, const std::vector<int32
             for (int64_t i = 0; i + 1 < len; ++i) {
                 if (t[i] != t[len - 1] || breaker(t[i + 1]))
                     continue;
-                int64_t match = 1;
-                while (i - match >= 0 && !breaker(t[i - match]) &&
+                int64_t match = 1; // at most 50, as text-generation-webui stops there
+                while (match < kDryMaxMatch && i - match >= 0 && !breaker(t[i - match]) &&
                        t[i - match] == t[len - 1 - match])
                     ++match;
                 int64_t& best = longest[t[i + 1]];
@@ -170,8 +181,9 @@ void Sampler::applyPenalties(std::vector<float>& logits, const std::vector<int32
             }
             for (const auto& [id, match] : longest)
                 if (match >= o.dryAllowedLength && id >= 0 && id < n)
-                    logits[size_t(id)] -= float(
-                        o.dryMultiplier * std::pow(o.dryBase, double(match - o.dryAllowedLength)));
+                    logits[size_t(id)] -= float(std::min(
+                        kDryMaxPenalty,
+                        o.dryMultiplier * std::pow(o.dryBase, double(match - o.dryAllowedLength))));
         }
     }
 }
@@ -332,7 +344,7 @@ void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
     const auto n = static_cast<int32_t>(logits.size());
     // Top-n-sigma (llama.cpp's): logits more than n standard deviations below the best
     // are out, the deviation taken over every token.
-    if (o.topNSigma > 0) {
+    if (o.topNSigma > 0 && o.mirostat != 2) {
         double sum = 0, sq = 0, count = 0;
         float best = -std::numeric_limits<float>::infinity();
         for (float l : logits)
@@ -352,14 +364,25 @@ void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
     // Candidates: the tokens within e^-40 of the best at the highest temperature used;
     // the others carry less than 1e-12 of the mass together.
     const double hottest = std::max(1.0, o.temperature + o.dynatempRange);
-    const float best = *std::max_element(logits.begin(), logits.end());
-    const double floor = best - 40.0 * hottest;
+    float best = -std::numeric_limits<float>::infinity();
+    int32_t bestId = 0;
+    for (int32_t i = 0; i < n; ++i)
+        if (std::isfinite(logits[size_t(i)]) && logits[size_t(i)] > best) {
+            best = logits[size_t(i)];
+            bestId = i;
+        }
     c.clear();
+    if (!std::isfinite(best)) { // no finite logit at all: the first token, as argmax would
+        c.push_back({bestId, 0.f, 1.0});
+        return;
+    }
+    const double floor = best - 40.0 * hottest;
     for (int32_t i = 0; i < n; ++i)
         if (std::isfinite(logits[size_t(i)]) && logits[size_t(i)] >= floor)
             c.push_back({i, logits[size_t(i)], 0.0});
     softmax(c, 1.0); // sorted
-    if (o.topK > 0 && size_t(o.topK) < c.size())
+    // Top-k (Mirostat replaces the truncations, as in llama.cpp's chain).
+    if (o.topK > 0 && size_t(o.topK) < c.size() && o.mirostat != 2)
         c.resize(size_t(o.topK));
     // The temperature, or with dynatempRange the dynamic one (llama.cpp's
     // llama_sampler_temp_ext_apply): from T - range to T + range by the normalised
