@@ -15,6 +15,8 @@
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
 # request, 20 requests, then its last 200 tokens edited), and the same story with its
 # front cut by the client as KoboldAI Lite and SillyTavern cut it: time to first token.
+# sampling: the sampler's cost per token (classic, min-p, min-p + DRY, every sampler) on
+# baton-mini's logits and on flat random ones over GPT-2's vocabulary.
 # The machine is shared and noisy: compare medians and ratios from the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

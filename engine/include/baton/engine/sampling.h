@@ -127,6 +127,7 @@ private:
     Rng m_rng;
     double m_mu = 0; // Mirostat's running surprise bound
     std::vector<int32_t> m_order;
+    std::vector<std::pair<float, int32_t>> m_sorted;
     std::vector<float> m_probs;
     std::vector<uint8_t> m_seen;
 };

@@ -480,11 +480,18 @@ int32_t Sampler::sampleClassic(std::vector<float>& logits) {
         keep = m_options.topK;
         std::partial_sort(m_order.begin(), m_order.begin() + keep, m_order.end(), byLogit);
     } else if (m_options.topP < 1.0) {
+        // Sorted as (logit, id) pairs side by side: the same order as byLogit (a total
+        // order: ids differ), without looking every comparison's logits up.
         const float floor = best - static_cast<float>(40.0 * m_options.temperature);
+        m_sorted.clear();
         for (int32_t i = 0; i < n; ++i)
             if (logits[i] >= floor)
-                m_order.push_back(i);
-        std::sort(m_order.begin(), m_order.end(), byLogit);
+                m_sorted.emplace_back(logits[i], i);
+        std::sort(m_sorted.begin(), m_sorted.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        for (const auto& [logit, id] : m_sorted)
+            m_order.push_back(id);
         keep = static_cast<int32_t>(m_order.size());
     } else {
         m_order.resize(logits.size());
