@@ -54,16 +54,9 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
                             int64_t& reread, const engine::CancelToken& cancel) {
     reread = 0;
     if (m_live) {
-        const auto& stream = m_live->stream;
-        const size_t prompt = m_live->promptLength;
-        // What it read and generated, or what it read (back to its mark, before the
-        // generated text: a client that sends its own text after the prompt).
-        if (stream.size() <= ids.size() && std::equal(stream.begin(), stream.end(), ids.begin()))
-            start = int64_t(stream.size());
-        else if (prompt <= ids.size() &&
-                 std::equal(stream.begin(), stream.begin() + long(prompt), ids.begin()) &&
-                 m_live->generator->rewind())
-            start = int64_t(prompt);
+        const auto [covered, toMark] = liveCovers(ids);
+        if (covered > 0 && (!toMark || m_live->generator->rewind()))
+            start = covered;
         auto generator = std::move(m_live->generator);
         m_live.reset();
         if (start > 0)
@@ -103,19 +96,24 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
     return engine::Generator::create(model, w);
 }
 
+std::pair<int64_t, bool> CompletionEngine::liveCovers(const std::vector<int32_t>& ids) const {
+    if (!m_live)
+        return {0, false};
+    // What it read and generated, or what it read (back to its mark, before the
+    // generated text: a client that sends its own text after the prompt).
+    const auto& stream = m_live->stream;
+    const size_t prompt = m_live->promptLength;
+    if (stream.size() <= ids.size() && std::equal(stream.begin(), stream.end(), ids.begin()))
+        return {int64_t(stream.size()), false};
+    if (prompt <= ids.size() &&
+        std::equal(stream.begin(), stream.begin() + long(prompt), ids.begin()))
+        return {int64_t(prompt), true};
+    return {0, false};
+}
+
 int64_t CompletionEngine::reusable(const std::vector<int32_t>& ids,
                                    const std::vector<PrefixHasher::Key>& keys) const {
-    int64_t covered = m_cache.longestLength(keys);
-    if (m_live) {
-        const auto& stream = m_live->stream;
-        const size_t prompt = m_live->promptLength;
-        if (stream.size() <= ids.size() && std::equal(stream.begin(), stream.end(), ids.begin()))
-            covered = std::max(covered, int64_t(stream.size()));
-        else if (prompt <= ids.size() &&
-                 std::equal(stream.begin(), stream.begin() + long(prompt), ids.begin()))
-            covered = std::max(covered, int64_t(prompt));
-    }
-    return covered;
+    return std::max(m_cache.longestLength(keys), liveCovers(ids).first);
 }
 
 std::vector<int32_t>

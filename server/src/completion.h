@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::server {
@@ -109,6 +110,9 @@ private:
     // window boundary and the prompt after it (out's continued fields are set).
     std::vector<int32_t> continueTrimmed(const std::shared_ptr<const engine::Model>& model,
                                          const Prompt& prompt, CompletionResult& out) const;
+    // How many of ids the kept generator covers, and whether only by going back to the
+    // end of its prompt (its mark); 0 when none.
+    std::pair<int64_t, bool> liveCovers(const std::vector<int32_t>& ids) const;
     // How many of ids a kept generator or a saved state in memory would cover.
     int64_t reusable(const std::vector<int32_t>& ids,
                      const std::vector<PrefixHasher::Key>& keys) const;
