@@ -212,6 +212,9 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("val-tokens", "N", "Tokens of validation text scored per validation", "50000")
         .option("patience", "N", "Stop after N validations without improvement (0: never)", "0")
         .option("checkpoint-every", "N", "Write a checkpoint every N steps", "200")
+        .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
+        .option("precision", "P",
+                "auto (bf16 autocast on CUDA, float32 on the CPU), f32, or bf16 (CUDA)", "auto")
         .option("keep-checkpoints", "N", "Checkpoints kept (the newest)", "2")
         .option("save-dtype", "f32|f16|bf16", "Storage dtype of the final model", "f32")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
@@ -304,6 +307,8 @@ int runTrain(const std::vector<std::string>& argv) {
         c.checkpointEverySteps = args.getInt("checkpoint-every", 1, INT64_MAX / 2);
         c.keepCheckpoints = int(args.getInt("keep-checkpoints", 1, 1000));
         c.saveDtype = args.get("save-dtype");
+        c.device = args.get("device");
+        c.precision = args.get("precision");
     }
 
     const bool json = args.has("json-progress");

@@ -450,6 +450,15 @@ private Q_SLOTS:
         expectBad([](TrainConfig& b) { b.corpus.clear(); }, "no corpus");
         expectBad([](TrainConfig& b) { b.bpttWindows = 0; }, "W 0");
         expectBad([](TrainConfig& b) { b.saveDtype = "f8"; }, "dtype");
+        expectBad([](TrainConfig& b) { b.device = "tpu"; }, "unknown device");
+        expectBad([](TrainConfig& b) { b.precision = "f16"; }, "unknown precision");
+        expectBad([](TrainConfig& b) { b.precision = "bf16"; }, "bf16 autocast on the CPU");
+        {
+            TrainConfig cuda = c;
+            cuda.device = "cuda:1";
+            cuda.precision = "bf16";
+            QVERIFY(validateTrainConfig(cuda).ok());
+        }
         expectBad(
             [](TrainConfig& b) {
                 b.mode = TrainMode::Baseline;

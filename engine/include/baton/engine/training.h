@@ -79,6 +79,11 @@ struct TrainConfig {
     int64_t checkpointEverySteps = 200;
     int keepCheckpoints = 2;
     std::string saveDtype = "f32"; // storage of the final model: f32, f16 or bf16
+    // Where the run computes: "cpu", or "cuda" / "cuda:N" with a CUDA build of LibTorch.
+    std::string device = "cpu";
+    // "auto": bf16 autocast on CUDA (weights, optimizer and the loss stay float32),
+    // float32 on the CPU; "f32"; "bf16" (CUDA only).
+    std::string precision = "auto";
 };
 
 Result<void> validateTrainConfig(const TrainConfig& config);

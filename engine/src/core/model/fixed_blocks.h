@@ -24,6 +24,17 @@
 
 namespace baton::engine::blocks {
 
+// The one switch between Baton's own CPU kernels (these fixed blocks, the packed
+// F16/BF16/int8 weights, the one-token decoder with its AVX2/AVX-512 products and
+// worker team, the thread budget) and LibTorch's own operations: true on the CPU only.
+// Everything else (CUDA) takes LibTorch's path; no other code asks for the device.
+inline bool ownKernels(const torch::Device& device) {
+    return device.is_cpu();
+}
+inline bool ownKernels(const torch::Tensor& t) {
+    return ownKernels(t.device());
+}
+
 // Sizes the calling thread's LibTorch team by the thread budget (cpu::currentThreads;
 // the cap alone when adaptive threads are off). Cheap when the size is unchanged.
 void followThreadBudget();

@@ -294,7 +294,7 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
     const int64_t past = cache ? cache->length : 0;
     TORCH_CHECK(past + n <= m_config.nPositions, "window exceeds the model's positions");
     TORCH_CHECK(!cache || past + n <= cache->capacity, "window exceeds the KV cache");
-    if (ids.device().is_cpu())
+    if (blocks::ownKernels(ids))
         blocks::followThreadBudget();
 
     torch::Tensor slotK, slotV;

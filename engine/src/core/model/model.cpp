@@ -3,6 +3,7 @@
 #include "kernels/core_budget.h"
 #include "kernels/worker_team.h"
 #include "model/checkpoint.h"
+#include "model/fixed_blocks.h"
 #include "model/hf_config.h"
 #include "model/model_impl.h"
 #include "util/files.h"
@@ -77,7 +78,7 @@ torch::Tensor Model::Impl::nextState(const torch::Tensor& pooledSums, int64_t wi
 
 void Model::Impl::buildDecoder() {
     decoder.reset();
-    if (device.type() != torch::kCPU || dtype != torch::kFloat32)
+    if (!blocks::ownKernels(device) || dtype != torch::kFloat32)
         return;
     const ModelConfig& c = info.config;
     cpu::DecoderWeights w;
@@ -137,7 +138,7 @@ Result<torch::Device> resolveDevice(const LoadOptions& options) {
                          "CUDA was requested but this LibTorch has no usable CUDA device");
     if (!device.is_cpu() && !device.is_cuda())
         return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
-    if (options.weights == WeightFormat::Int8 && !device.is_cpu())
+    if (options.weights == WeightFormat::Int8 && !blocks::ownKernels(device))
         return makeError(ErrorCode::Unsupported,
                          "int8 weights run on the CPU only (use f16 or bf16 on CUDA)");
     return device;
@@ -178,7 +179,7 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
     if (impl.recurrent())
         for (const auto& p : impl.recurrence->parameters())
             info.parameterCount += p.numel();
-    if (device.is_cpu())
+    if (blocks::ownKernels(device))
         impl.net->packWeights(options.weights);
     impl.buildDecoder();
 }
@@ -236,9 +237,9 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         if (!tokenizer)
             return tokenizer.error();
         // A CPU model's weight matrices go straight into their format.
-        auto loaded =
-            loadGpt2(folder, options.cancel, options.progress,
-                     device.is_cpu() ? options.weights : WeightFormat::F32, options.mapWeights);
+        auto loaded = loadGpt2(folder, options.cancel, options.progress,
+                               blocks::ownKernels(device) ? options.weights : WeightFormat::F32,
+                               options.mapWeights);
         if (!loaded)
             return loaded.error();
         if ((*tokenizer)->vocabSize() > loaded->config.vocabSize)
@@ -267,7 +268,7 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         }
         info.identity = id.hex();
         finishForInference(*impl, loaded->config, device, options);
-        info.mappedBytes = device.is_cpu() ? int64_t(loaded->mappedBytes) : 0;
+        info.mappedBytes = blocks::ownKernels(device) ? int64_t(loaded->mappedBytes) : 0;
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
                      weightFormatName(info.weights), info.device);

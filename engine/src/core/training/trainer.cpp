@@ -197,6 +197,7 @@ Result<bool> Run::restoreCheckpoint() {
         return false;
     LoadOptions load;
     load.mapWeights = false; // training writes the weights
+    load.device = c.device;
     auto model = Model::load(dir, load);
     if (!model)
         return model.error();
@@ -265,6 +266,7 @@ Result<TrainResult> Run::run() {
         m_p.nextValidation = c.validateEveryTokens;
 
     const bool recurrent = c.mode == TrainMode::Recurrent;
+    const bool bf16Autocast = c.precision == "bf16" || (c.precision == "auto" && c.device != "cpu");
     TrainResult result;
     const auto start = Clock::now();
     const int64_t firstStep = m_p.step;
@@ -284,8 +286,8 @@ Result<TrainResult> Run::run() {
             }
             BatchStats total;
             for (const auto& b : batches) {
-                const BatchStats s =
-                    accumulateGradients(ModelAccess::of(*m_model), b, recurrent, double(scored));
+                const BatchStats s = accumulateGradients(ModelAccess::of(*m_model), b, recurrent,
+                                                         double(scored), bf16Autocast);
                 total.nllSum += s.nllSum;
                 for (size_t i = 0; i < 3; ++i) {
                     total.slotMass[i] += s.slotMass[i];
