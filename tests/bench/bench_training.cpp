@@ -2,12 +2,17 @@
 // setting, so that its peak resident memory is that setting's alone.
 //   bench_training [--layers 4 --embd 256 --vocab 8000 --mode recurrent|baseline
 //                   --window 128 --bptt-windows 20 --batch 8 --steps 4
-//                   --threads N --busy N --fixed-threads 0|1]
+//                   --threads N --busy N --fixed-threads 0|1
+//                   --heads N --device cpu|cuda --precision f32|bf16]
 // Each optimizer step is what the trainer does: exact backpropagation through the
 // W windows by recomputation (recurrent) or independent windows (baseline), global
 // gradient clipping and an AdamW update. The first step (which allocates the
 // optimizer's state) is not timed. --busy N runs N busy-looping processes during the
 // timed steps; --fixed-threads 1 keeps a fixed team (the thread budget off).
+// --device cuda trains on the GPU (bf16: the products under autocast, as `baton-cli
+// train --device cuda` does) and also reports the model FLOP rate: 6 per parameter
+// per token, 8 for a recurrent model (its windows are read once more without
+// gradients), for comparison with bench_gpu's product peak from the same run.
 #include "bench_util.h"
 
 #include "kernels/core_budget.h"
@@ -31,7 +36,7 @@ int main(int argc, char** argv) {
     engine::ModelConfig c;
     c.nLayer = std::stoi(arg(argc, argv, "layers", "4"));
     c.nEmbd = std::stoi(arg(argc, argv, "embd", "256"));
-    c.nHead = std::max(1, c.nEmbd / 64);
+    c.nHead = std::stoi(arg(argc, argv, "heads", std::to_string(std::max(1, c.nEmbd / 64))));
     c.vocabSize = std::stoi(arg(argc, argv, "vocab", "8000"));
     const int T = std::stoi(arg(argc, argv, "window", "128"));
     c.nPositions = std::max(T, 256);
@@ -42,8 +47,17 @@ int main(int argc, char** argv) {
     const int steps = std::stoi(arg(argc, argv, "steps", "4"));
     engine::RecurrenceConfig rec;
     rec.window = T;
-    auto model = engine::createModel(
-        c, nullptr, 1, {}, recurrent ? std::optional<engine::RecurrenceConfig>(rec) : std::nullopt);
+    engine::LoadOptions onDevice;
+    onDevice.device = arg(argc, argv, "device", "cpu");
+    const bool cuda = onDevice.device != "cpu";
+    const bool bf16 = arg(argc, argv, "precision", cuda ? "bf16" : "f32") == "bf16";
+    auto sync = [&] {
+        if (cuda)
+            torch::cuda::synchronize();
+    };
+    auto model = engine::createModel(c, nullptr, 1, onDevice,
+                                     recurrent ? std::optional<engine::RecurrenceConfig>(rec)
+                                               : std::nullopt);
     if (!model.ok()) {
         std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
         return 1;
@@ -79,9 +93,10 @@ int main(int argc, char** argv) {
             load = std::make_unique<BusyLoad>(busy);
         const auto t0 = Clock::now();
         opt.zeroGrad();
-        engine::accumulateGradients(m, batch, recurrent, double(batch.scored));
+        engine::accumulateGradients(m, batch, recurrent, double(batch.scored), cuda && bf16);
         engine::clipGradients(params, {}, 1.0);
         opt.step(1e-4);
+        sync();
         if (s > 0)
             times.push_back(secondsSince(t0));
     }
@@ -95,8 +110,14 @@ int main(int argc, char** argv) {
         ", \"threads\": " + std::to_string(engine::cpu::threadCap()) +
         ", \"busy\": " + std::to_string(busy) +
         ", \"fixed_threads\": " + std::to_string(fixedThreads) +
-        ", \"steps_timed\": " + std::to_string(times.size());
+        ", \"steps_timed\": " + std::to_string(times.size()) + ", \"device\": \"" +
+        onDevice.device + "\", \"precision\": \"" + (cuda && bf16 ? "bf16" : "f32") + "\"";
     report("training", "tokens_per_s", double(batch.scored) / perStep, "tokens/s", tag);
+    if (cuda)
+        report("training", "model_tflops",
+               (recurrent ? 8.0 : 6.0) * double((*model)->info().parameterCount) *
+                   double(batch.scored) / perStep / 1e12,
+               "TFLOP/s", tag);
     report("training", "step_s", perStep, "s", tag);
     report("training", "peak_rss_mb", peakRssMb(), "MB", tag);
     report("training", "rss_before_training_mb", baseRss, "MB", tag);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds Baton's engine-only preset (engine, baton-cli, the `gpu` test
-# tst_cuda and bench_gpu; no Qt) against a given LibTorch, with the Debian packages
+# tst_cuda, bench_gpu and bench_training; no Qt) against a given LibTorch, with the Debian packages
 # that tools/gpu/deps.sh carried. On the GPU machine it builds against PyTorch's
 # LibTorch 2.x with CUDA; here, against Debian's LibTorch 1.13 with the same carried
 # folder, which proves the script and the folder before any GPU time is spent.
@@ -63,7 +63,7 @@ if ! cmake --preset engine-only -B "$build" \
   exit 1
 fi
 echo "configured in $((SECONDS - start)) s" | tee -a "$log"
-if ! cmake --build "$build" -j "$jobs" --target baton-cli tst_cuda bench_gpu -- -k 0 >>"$log" 2>&1; then
+if ! cmake --build "$build" -j "$jobs" --target baton-cli tst_cuda bench_gpu bench_training -- -k 0 >>"$log" 2>&1; then
   echo "error: the build failed; every error in $log:" >&2
   grep -E "error:|undefined reference|FAILED:" "$log" | sort -u | head -60 >&2
   exit 1

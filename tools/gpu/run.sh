@@ -11,9 +11,10 @@
 #   build     tools/gpu/build.sh against this machine's LibTorch (PyTorch's), all cores
 #             but two (a pretrain may be running)
 #   test      the `gpu`-labelled ctest tests (CPU and CUDA agree on the fixture)
-#   bench     bench_gpu: decode and prefill of GPT-2 small to XL in bf16 beside the
-#             card's bounds measured in the same run; waits for a running pretrain
-#             first (timings need the GPU to itself)
+#   bench     tools/gpu/bench.sh: decode and prefill of GPT-2 small to XL in bf16
+#             beside the card's bounds measured in the same run, and training tokens/s
+#             of baseline and recurrent models; waits for a running pretrain first
+#             (timings need the GPU to itself)
 #   pretrain  tools/gpu/pretrain.py on the carried data, for --pretrain-minutes; it
 #             starts where it is named and runs in the background while the steps
 #             after it run (build and test use the CPU cores; bench waits for it).
@@ -136,7 +137,7 @@ for step in "${steps[@]}"; do
         if ((dry)); then
           run_step test 180 "$build/tests/gpu/tst_cuda" "$carry/fixtures/gpt2-tiny-random" cpu
         else
-          run_step test 180 ctest --test-dir "$build" -L gpu --output-on-failure
+          run_step test 180 ctest --test-dir "$build" -L gpu -V
         fi
       else
         status[test]="skipped: not built"
@@ -146,10 +147,9 @@ for step in "${steps[@]}"; do
       wait_pretrain
       if ((built)) || [[ -x $build/tests/bench/bench_gpu ]]; then
         if ((dry)); then
-          run_step bench 180 "$build/tests/bench/bench_gpu" --device cpu --shapes small --weights f32 \
-            --decode-tokens 16 --repeats 1
+          run_step bench 180 "$root/tools/gpu/bench.sh" "$build" --dry-run
         else
-          run_step bench 180 "$build/tests/bench/bench_gpu" --shapes small,medium,large,xl --weights bf16
+          run_step bench 180 "$root/tools/gpu/bench.sh" "$build"
         fi
       else
         status[bench]="skipped: not built"
