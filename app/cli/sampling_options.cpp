@@ -2,6 +2,7 @@
 
 #include <baton/engine/sampler_settings.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -50,6 +51,15 @@ void addSamplingOptions(Args& args) {
                 "DRY does not extend a repeat across this text (repeatable; default: line "
                 "break, colon, quote, asterisk)",
                 std::nullopt, true)
+        .option("sampler-order", "LIST",
+                "The truncations and the temperature, in this order, comma-separated (a "
+                "stage not named does not run; the penalties always come first): "
+                "top_n_sigma, top_k, tail_free, typical_p, top_p, min_p, top_a, xtc, "
+                "temperature (default: Baton's chain, see --temperature-last)")
+        .option("bias", "TEXT=X",
+                "Add X (-100 to 100) to the logits of the tokens of TEXT (repeatable; "
+                "\" the\"=-5 for the word after a space; -100 bans them)",
+                std::nullopt, true)
         .option("seed", "N", "Random seed: the same seed gives the same text", "0")
         .option("stop", "TEXT", "Stop before this text would be printed", std::nullopt, true)
         .flag("ignore-eos", "Never end at the model's end-of-text token (suppress it)");
@@ -82,6 +92,37 @@ void applySamplingArgs(const Args& args, engine::SamplingOptions& o) {
         for (const auto& b : o.drySequenceBreakers)
             if (b.empty())
                 throw UsageError("--dry-breaker needs a non-empty text");
+    }
+    if (args.has("sampler-order")) {
+        o.samplerOrder.clear();
+        const std::string list = args.get("sampler-order");
+        size_t start = 0;
+        while (start <= list.size()) {
+            const size_t comma = std::min(list.find(',', start), list.size());
+            const std::string name = list.substr(start, comma - start);
+            if (name.empty())
+                throw UsageError("--sampler-order takes names separated by commas");
+            o.samplerOrder.push_back(name);
+            start = comma + 1;
+        }
+    }
+    if (args.has("bias")) {
+        o.textBias.clear();
+        for (const std::string& item : args.all("bias")) {
+            const size_t eq = item.rfind('=');
+            double bias = 0;
+            try {
+                size_t used = 0;
+                bias = eq == std::string::npos ? NAN : std::stod(item.substr(eq + 1), &used);
+                if (eq != std::string::npos && used != item.size() - eq - 1)
+                    bias = NAN;
+            } catch (const std::exception&) {
+                bias = NAN;
+            }
+            if (eq == 0 || eq == std::string::npos || !(std::abs(bias) <= 100))
+                throw UsageError("--bias takes TEXT=X with X in [-100, 100], not '" + item + "'");
+            o.textBias.emplace_back(item.substr(0, eq), float(bias));
+        }
     }
     if (args.has("seed"))
         o.seed = static_cast<uint64_t>(args.getInt("seed", 0, INT64_MAX));

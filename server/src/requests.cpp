@@ -47,6 +47,63 @@ int64_t clampedCount(const Fields& f, const char* name, int64_t lo, int64_t limi
     return *v;
 }
 
+// The sampler order: KoboldCpp's "sampler_order" (numbers: 0 top-k, 1 top-a, 2 top-p
+// with min-p, 3 tail-free, 4 typical, 5 temperature with top-n-sigma, 6 the repetition
+// penalty; XTC after them all, as KoboldCpp's gpttype_adapter.cpp runs them) or
+// llama.cpp's "samplers" (names; its "penalties" and "dry" always come first in Baton).
+void readSamplerOrder(const Json& body, engine::SamplingOptions& s,
+                      std::vector<std::string>& adjusted) {
+    std::vector<std::string> order;
+    if (const auto it = body.find("sampler_order"); it != body.end() && !it->is_null()) {
+        static const std::vector<std::vector<std::string>> kobold = {{"top_k"},
+                                                                     {"top_a"},
+                                                                     {"top_p", "min_p"},
+                                                                     {"tail_free"},
+                                                                     {"typical_p"},
+                                                                     {"temperature", "top_n_sigma"},
+                                                                     {}};
+        if (!it->is_array() || it->size() > 16)
+            throw RequestError(400, "\"sampler_order\" must be a list of up to 16 numbers");
+        for (const Json& n : *it) {
+            if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > 6)
+                throw RequestError(400, "\"sampler_order\" takes the numbers 0 to 6");
+            for (const std::string& stage : kobold[size_t(n.get<int64_t>())])
+                if (std::find(order.begin(), order.end(), stage) == order.end())
+                    order.push_back(stage);
+        }
+        order.push_back("xtc");
+    } else if (const auto it = body.find("samplers"); it != body.end() && !it->is_null()) {
+        static const std::vector<std::pair<std::string, std::string>> llama = {
+            {"top_k", "top_k"},
+            {"top_p", "top_p"},
+            {"min_p", "min_p"},
+            {"typ_p", "typical_p"},
+            {"typical_p", "typical_p"},
+            {"tfs_z", "tail_free"},
+            {"xtc", "xtc"},
+            {"temperature", "temperature"},
+            {"top_n_sigma", "top_n_sigma"}};
+        if (!it->is_array() || it->size() > 16)
+            throw RequestError(400, "\"samplers\" must be a list of up to 16 names");
+        for (const Json& n : *it) {
+            if (!n.is_string())
+                throw RequestError(400, "\"samplers\" must be a list of names");
+            const std::string name = n.get<std::string>();
+            const auto m = std::find_if(llama.begin(), llama.end(),
+                                        [&](const auto& p) { return p.first == name; });
+            if (m != llama.end()) {
+                if (std::find(order.begin(), order.end(), m->second) == order.end())
+                    order.push_back(m->second);
+            } else if (name != "penalties" && name != "dry") {
+                adjusted.push_back("sampler " + name.substr(0, 32) + " not used");
+            }
+        }
+    } else {
+        return;
+    }
+    s.samplerOrder = order;
+}
+
 // The samplers of the settings table (engine/sampler_settings.h) by every field name
 // clients send them by, beyond the ones each API reads with its own default above
 // (temperature, top-k, top-p, the repetition penalty and its range); then DRY's
@@ -118,6 +175,7 @@ void readSamplers(const Json& body, engine::SamplingOptions& s,
     if (const auto it = body.find("smoothing_factor");
         it != body.end() && it->is_number() && it->get<double>() != 0)
         adjusted.push_back("smoothing_factor not used (Baton does not have it yet)");
+    readSamplerOrder(body, s, adjusted);
 }
 
 // A prompt as OpenAI and llama.cpp take it: a string, or token ids, alone or as a batch

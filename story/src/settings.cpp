@@ -1,5 +1,6 @@
 #include "baton/story/settings.h"
 
+#include <algorithm>
 #include <baton/common/json.h>
 #include <baton/engine/sampler_settings.h>
 
@@ -85,6 +86,26 @@ Result<StorySettings> parseSettings(std::string_view json) {
         setting.set(s.sampling, v);
     }
     r.strings("dry_sequence_breakers", s.sampling.drySequenceBreakers, /*nonEmpty=*/true);
+    r.strings("sampler_order", s.sampling.samplerOrder, /*nonEmpty=*/true);
+    // {"text": bias}: the texts whose tokens get a bias.
+    if (const auto t = o->find("text_bias"); t != o->end() && !t->is_null()) {
+        if (!t->is_object())
+            return settingsError("the generation settings are invalid: text_bias must map "
+                                 "texts to biases");
+        for (const auto& [text, bias] : t->items()) {
+            if (!bias.is_number())
+                return settingsError("the generation settings are invalid: text_bias must map "
+                                     "texts to biases");
+            s.sampling.textBias.emplace_back(text, float(bias.get<double>()));
+        }
+    }
+    {
+        engine::SamplingOptions lists; // the order's names, the texts and their biases
+        lists.samplerOrder = s.sampling.samplerOrder;
+        lists.textBias = s.sampling.textBias;
+        if (auto v = engine::validateSampling(lists); !v)
+            return settingsError("the generation settings are invalid: " + v.error().message);
+    }
     r.integer("max_tokens", 0, 1000000, s.sampling.maxTokens);
     if (r.integer("seed", 0, std::numeric_limits<int64_t>::max(), s.sampling.seed))
         s.fixedSeed = true;
@@ -133,6 +154,17 @@ std::string settingsJson(const StorySettings& s) {
     }
     if (s.sampling.drySequenceBreakers != engine::SamplingOptions{}.drySequenceBreakers)
         o["dry_sequence_breakers"] = s.sampling.drySequenceBreakers;
+    if (!s.sampling.samplerOrder.empty())
+        o["sampler_order"] = s.sampling.samplerOrder;
+    if (!s.sampling.textBias.empty()) {
+        auto sorted = s.sampling.textBias; // as parseSettings reads them back
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        nlohmann::ordered_json biases = nlohmann::ordered_json::object();
+        for (const auto& [text, bias] : sorted)
+            biases[text] = double(bias);
+        o["text_bias"] = biases;
+    }
     if (s.fixedSeed)
         o["seed"] = s.sampling.seed;
     if (!s.sampling.stopStrings.empty())

@@ -137,6 +137,30 @@ private Q_SLOTS:
         QCOMPARE(streamed, expected); // nothing of the stop string ever reached the callback
     }
 
+    // A text's logit bias: -100 on the tokens of what greedy decoding wrote first, and
+    // it writes something else; a bad text is refused.
+    void textBias() {
+        SamplingOptions o;
+        o.temperature = 0;
+        o.maxTokens = 1;
+        auto g = make();
+        QVERIFY(g->appendText(m_prompt).ok());
+        g->mark();
+        const auto first = g->generate(o);
+        QVERIFY(first.ok() && first->tokens.size() == 1);
+        QVERIFY(g->rewind());
+        o.textBias = {{first->text, -100.f}};
+        const auto other = g->generate(o);
+        QVERIFY(other.ok() && other->tokens.size() == 1);
+        QVERIFY(other->tokens[0] != first->tokens[0]);
+        o.textBias = {{"", 1.f}};
+        QVERIFY(!g->generate(o).ok());
+        o.textBias = {{"ok", 101.f}};
+        QVERIFY(!g->generate(o).ok());
+        o.textBias = {{"\xff", 1.f}}; // not UTF-8
+        QVERIFY(!g->generate(o).ok());
+    }
+
     void callbackStops() {
         auto g = make();
         QVERIFY(g->appendText(m_prompt).ok());

@@ -2,9 +2,11 @@
 // computed by hand on a vocabulary of a few tokens (the numbers in the comments), and
 // the table of settings every part of Baton reads them from. Torch-free.
 #include "test_support.h"
+#include "verify_ok.h"
 
 #include <baton/engine/sampler_settings.h>
 #include <baton/engine/sampling.h>
+#include <baton/engine/tokenizer.h>
 
 #include <QtTest>
 
@@ -151,6 +153,60 @@ private Q_SLOTS:
         const double a = std::sqrt(0.5), b = std::sqrt(0.2);
         QVERIFY(isDistribution(distribution(o, logitsOf(kProbs)),
                                {{0, a / (a + b)}, {1, b / (a + b)}}));
+    }
+
+    // A sampler order: min-p then the temperature is temperatureLast's distribution
+    // above; the temperature then min-p keeps four; stages not named do not run (top-k
+    // 2 alone at T = 2 leaves 0.5 : 0.2 untempered). Names are checked.
+    void samplerOrder() {
+        SamplingOptions o = at1();
+        o.temperature = 2;
+        o.minP = 0.35;
+        o.samplerOrder = {"min_p", "temperature"};
+        const double a = std::sqrt(0.5), b = std::sqrt(0.2);
+        QVERIFY(isDistribution(distribution(o, logitsOf(kProbs)),
+                               {{0, a / (a + b)}, {1, b / (a + b)}}));
+        o.samplerOrder = {"temperature", "min_p"};
+        QCOMPARE(distribution(o, logitsOf(kProbs)).size(), size_t(4));
+        o.topK = 2;
+        o.samplerOrder = {"top_k"};
+        QVERIFY(
+            isDistribution(distribution(o, logitsOf(kProbs)), {{0, 0.5 / 0.7}, {1, 0.2 / 0.7}}));
+        // Baton's chain, named, draws what no order draws.
+        SamplingOptions d = at1();
+        d.minP = 0.05;
+        d.topK = 3;
+        d.typicalP = 0.95;
+        d.seed = 5;
+        SamplingOptions named = d;
+        named.samplerOrder = {"top_n_sigma", "top_k", "temperature", "tail_free", "typical_p",
+                              "top_p",       "min_p", "top_a",       "xtc"};
+        Sampler x(d), y(named);
+        for (int i = 0; i < 100; ++i) {
+            std::vector<float> l(40), m;
+            for (size_t j = 0; j < l.size(); ++j)
+                l[j] = float(std::sin(double(i * 5 + j)) * 3);
+            m = l;
+            QCOMPARE(x.sample(l, {}), y.sample(m, {}));
+        }
+        o.samplerOrder = {"top_k", "sideways"};
+        QVERIFY(!validateSampling(o).ok());
+        o.samplerOrder = {"top_k", "top_k"};
+        QVERIFY(!validateSampling(o).ok());
+        QCOMPARE(samplerStageNames().size(), size_t(9));
+    }
+
+    // A text's bias goes to every token of its encoding (SillyTavern's rule).
+    void textBiasTokensAreTheTextsTokens() {
+        auto tok = loadTokenizer(baton::test::gpt2TokenizerDir());
+        BATON_VERIFY_OK(tok);
+        const auto ids = (*tok)->encode(" Elizabeth Bennet");
+        QVERIFY(ids.size() >= 2);
+        const auto biased = textBiasTokens(**tok, {{" Elizabeth Bennet", -7.5f}, {"!", 2.f}});
+        QCOMPARE(biased.size(), ids.size() + 1);
+        for (size_t i = 0; i < ids.size(); ++i)
+            QCOMPARE(biased[i], std::make_pair(ids[i], -7.5f));
+        QCOMPARE(biased.back(), std::make_pair((*tok)->encode("!")[0], 2.f));
     }
 
     // Logits 2, 1, 0: p = 0.6652, 0.2447, 0.0900, entropy 0.8324 of ln 3 = 1.0986:

@@ -219,11 +219,23 @@ private Q_SLOTS:
         QCOMPARE(off.request.sampling.topK, 1 << 24);
         QCOMPARE(off.request.adjusted,
                  std::vector<std::string>{"mirostat 1 not used (Baton has Mirostat 2 only)"});
+        // The sampler order: KoboldAI Lite's default, and llama.cpp's names.
+        QCOMPARE(parseKoboldGenerate(R"({"prompt":"a","sampler_order":[6,0,1,3,4,2,5]})", m_options)
+                     .request.sampling.samplerOrder,
+                 (std::vector<std::string>{"top_k", "top_a", "tail_free", "typical_p", "top_p",
+                                           "min_p", "temperature", "top_n_sigma", "xtc"}));
+        const LlamaCompletion chain = parseLlamaCompletion(
+            R"({"prompt":"a","samplers":["penalties","top_k","typ_p","min_p","mystery","temperature"]})",
+            m_options);
+        QCOMPARE(chain.request.sampling.samplerOrder,
+                 (std::vector<std::string>{"top_k", "typical_p", "min_p", "temperature"}));
+        QCOMPARE(chain.request.adjusted, std::vector<std::string>{"sampler mystery not used"});
         for (const char* bad :
              {R"({"prompt":"a","min_p":1.5})", R"({"prompt":"a","logit_bias":{"007":1}})",
               R"({"prompt":"a","dry_base":"2"})", R"({"prompt":"a","logit_bias":{"x":1}})",
               R"({"prompt":"a","logit_bias":{"3":500}})",
-              R"({"prompt":"a","dry_sequence_breakers":[""]})"}) {
+              R"({"prompt":"a","dry_sequence_breakers":[""]})",
+              R"({"prompt":"a","sampler_order":[7]})", R"({"prompt":"a","sampler_order":"0,1"})"}) {
             try {
                 parseKoboldGenerate(bad, m_options);
                 QFAIL(bad);

@@ -109,6 +109,8 @@ private Q_SLOTS:
         s.sampling.temperatureLast = 1;
         s.sampling.repetitionRange = 256;
         s.sampling.drySequenceBreakers = {"\n", "."};
+        s.sampling.samplerOrder = {"top_k", "min_p", "temperature"};
+        s.sampling.textBias = {{" Darcy", -4.5f}, {"\"=", 2.f}};
         const std::string json = settingsJson(s);
         QVERIFY(json.find("xtc_probability") == std::string::npos);
         auto back = parseSettings(json);
@@ -120,7 +122,13 @@ private Q_SLOTS:
         QCOMPARE(back->sampling.temperatureLast, 1);
         QCOMPARE(back->sampling.repetitionRange, 256);
         QCOMPARE(back->sampling.drySequenceBreakers, s.sampling.drySequenceBreakers);
+        QCOMPARE(back->sampling.samplerOrder, s.sampling.samplerOrder);
+        QCOMPARE(back->sampling.textBias.size(), size_t(2));
+        QVERIFY(!parseSettings(R"({"text_bias": {"x": 500}})").ok());
+        QVERIFY(!parseSettings(R"({"text_bias": ["x"]})").ok());
         QCOMPARE(settingsJson(*back), json);
+        QVERIFY(!parseSettings(R"({"sampler_order": ["top_k", "sideways"]})").ok());
+        QVERIFY(!parseSettings(R"({"sampler_order": ["top_k", "top_k"]})").ok());
         QVERIFY(!parseSettings(R"({"min_p": 1.5})").ok());
         QVERIFY(!parseSettings(R"({"mirostat": 1})").ok());
         QVERIFY(!parseSettings(R"({"typical_p": 0})").ok());

@@ -56,7 +56,10 @@ private Q_SLOTS:
         s.sampling.xtcProbability = 0.25;
         s.sampling.topA = 0.0005; // finer than the spin box's three decimals
         s.sampling.topP = 0.0004; // below the spin box's minimum (0.001)
+        s.sampling.samplerOrder = {"top_k", "min_p", "temperature"};
         panel.load(s);
+        QCOMPARE(panel.findChild<QLineEdit*>("samplerOrder")->text(),
+                 QString("top_k, min_p, temperature"));
         const story::StorySettings back = panel.settings();
         QCOMPARE(back.sampling.temperature, 5.0);
         QCOMPARE(back.sampling.topK, 5000);
@@ -70,7 +73,13 @@ private Q_SLOTS:
         QCOMPARE(back.sampling.xtcProbability, 0.25);
         QCOMPARE(back.sampling.topA, 0.0005);
         QCOMPARE(back.sampling.topP, 0.0004);
+        QCOMPARE(back.sampling.samplerOrder, s.sampling.samplerOrder);
         // Edited, the control's value is taken.
+        auto* order = panel.findChild<QLineEdit*>("samplerOrder");
+        order->clear();
+        QTest::keyClicks(order, "min_p,temperature");
+        QCOMPARE(panel.settings().sampling.samplerOrder,
+                 (std::vector<std::string>{"min_p", "temperature"}));
         panel.findChild<QDoubleSpinBox*>("top_a")->setValue(0.25);
         QCOMPARE(panel.settings().sampling.topA, 0.25);
         QCOMPARE(panel.findChild<QComboBox*>("preset")->currentText(), QString("Custom"));

@@ -100,6 +100,25 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
         label->setToolTip(control->toolTip());
         target->addRow(label, control);
     }
+    m_samplerOrder = new QLineEdit;
+    m_samplerOrder->setObjectName(QStringLiteral("samplerOrder"));
+    m_samplerOrder->setPlaceholderText(tr("Baton's chain"));
+    m_samplerOrder->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("[a-z_, ]{0,200}")), m_samplerOrder));
+    m_samplerOrder->setToolTip(
+        tr("The truncations and the temperature in the order they run, separated by "
+           "commas; a sampler not named does not run, and the penalties always come "
+           "first. Names: %1. Empty: Baton's order (the temperature first unless "
+           "Temperature last is on).")
+            .arg(QString::fromStdString([] {
+                std::string all;
+                for (const std::string& n : engine::samplerStageNames())
+                    all += (all.empty() ? "" : ", ") + n;
+                return all;
+            }())));
+    auto* orderLabel = new QLabel(tr("Sampler order"));
+    orderLabel->setToolTip(m_samplerOrder->toolTip());
+    mform->addRow(orderLabel, m_samplerOrder);
     form->addRow(tr("Max tokens"), m_maxTokens);
     form->addRow(QString(), m_trimSentences);
     form->addRow(tr("Seed"), seedRow);
@@ -187,6 +206,7 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     for (auto* s : {m_maxTokens, m_overlap, m_loreBudget})
         connect(s, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
     connect(m_seed, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
+    connect(m_samplerOrder, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
     connect(m_memoryLayout, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &GenerationSettingsPanel::onEdited);
     connect(m_window, &QSpinBox::valueChanged, this, [this](int t) {
@@ -347,6 +367,10 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     s.memory = story::MemoryLayout(m_memoryLayout->currentData().toInt());
     s.loreBudget = m_loreBudget->value();
     s.sampling.seed = s.fixedSeed ? m_seed->text().toULongLong() : engine::drawSeed();
+    s.sampling.samplerOrder.clear(); // a name the engine does not know is refused there
+    for (const QString& name : m_samplerOrder->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
+        if (!name.trimmed().isEmpty())
+            s.sampling.samplerOrder.push_back(name.trimmed().toStdString());
     s.windows = {};
     if (m_window->isEnabled()) {
         s.windows.window = m_window->value();
@@ -377,6 +401,10 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     m_loreBudget->setValue(settings.loreBudget);
     if (settings.fixedSeed)
         m_seed->setText(QString::number(qulonglong(settings.sampling.seed)));
+    QStringList order;
+    for (const std::string& name : settings.sampling.samplerOrder)
+        order << QString::fromStdString(name);
+    m_samplerOrder->setText(order.join(QStringLiteral(", ")));
     m_applying = false;
     resetWindows();
     if (m_window->isEnabled() && settings.windows.window > 0) {

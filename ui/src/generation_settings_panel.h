@@ -76,7 +76,8 @@ private:
     QSpinBox* m_maxTokens;
     QCheckBox* m_fixedSeed;
     QCheckBox* m_trimSentences;
-    QLineEdit* m_seed; // any 64-bit seed a story may hold
+    QLineEdit* m_seed;         // any 64-bit seed a story may hold
+    QLineEdit* m_samplerOrder; // comma-separated stage names; empty: Baton's chain
     QSpinBox* m_window;
     QSpinBox* m_overlap;
     QComboBox* m_memoryLayout;

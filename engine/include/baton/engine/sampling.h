@@ -10,7 +10,8 @@
 // min-p, top-a, XTC, and temperature (or Mirostat v2, alone, after the temperature).
 // Baton applies the temperature first unless temperatureLast is set (its truncations
 // then see the tempered distribution, as Baton's top-p always has); llama.cpp and
-// KoboldCpp apply it last.
+// KoboldCpp apply it last. SamplingOptions::samplerOrder replaces that chain by the
+// stages it names, in its order (llama.cpp's `samplers`, KoboldCpp's `sampler_order`).
 #pragma once
 
 #include "baton/engine/error.h"
@@ -53,6 +54,14 @@ struct SamplingOptions {
     std::vector<std::string> drySequenceBreakers = {"\n", ":", "\"", "*"};
     // Added to these tokens' logits before anything else (-100 bans a token).
     std::vector<std::pair<int32_t, float>> logitBias;
+    // Texts whose tokens get a bias: every token of the text's encoding by the model's
+    // tokenizer, as SillyTavern's logit bias list treats a text (textBiasTokens). Write
+    // " word" for the word after a space.
+    std::vector<std::pair<std::string, float>> textBias;
+    // The truncations and the temperature, in this order, after the penalties (which
+    // always come first); a stage not named does not run. Empty: Baton's chain above.
+    // Names: samplerStageNames(). Mirostat v2 ignores it (it replaces the chain).
+    std::vector<std::string> samplerOrder;
     int maxTokens = 200;                  // >= 0
     uint64_t seed = 0;                    // same seed, same settings, same context: same text
     std::vector<std::string> stopStrings; // stop before any of these would be emitted
@@ -67,6 +76,10 @@ struct SamplingOptions {
 
 // InvalidArgument with the offending setting named, or success.
 Result<void> validateSampling(const SamplingOptions& options);
+
+// The stages SamplingOptions::samplerOrder may name: top_n_sigma, top_k, tail_free,
+// typical_p, top_p, min_p, top_a, xtc, temperature.
+const std::vector<std::string>& samplerStageNames();
 
 // The seed of a generation that has no fixed one: drawn from the system's entropy, in
 // [0, 2^31) so that every place a seed is shown or typed back (the app's seed field,
@@ -120,6 +133,8 @@ private:
     bool extended() const;
     // Candidates after the truncations, with probabilities, ready to draw from.
     void truncate(std::vector<float>& logits, std::vector<Candidate>& out);
+    // The stages truncate() runs, in order (the option's, or Baton's chain).
+    std::vector<int> m_stages;
     int32_t draw(const std::vector<Candidate>& candidates);
 
     SamplingOptions m_options;
@@ -138,5 +153,11 @@ private:
 class Tokenizer;
 std::vector<int32_t> dryBreakerTokens(const Tokenizer& tokenizer,
                                       const std::vector<std::string>& breakers);
+
+// SamplingOptions::textBias as token biases: each token of each text's encoding, with
+// that text's bias (a token in several texts gets each of their biases).
+std::vector<std::pair<int32_t, float>>
+textBiasTokens(const Tokenizer& tokenizer,
+               const std::vector<std::pair<std::string, float>>& textBias);
 
 } // namespace baton::engine

@@ -267,9 +267,17 @@ Generator::generate(const SamplingOptions& options,
     }
 
     GenerationResult result;
-    Sampler sampler(options, options.dryMultiplier > 0 && g.m.tokenizer
-                                 ? dryBreakerTokens(*g.m.tokenizer, options.drySequenceBreakers)
-                                 : std::vector<int32_t>{});
+    SamplingOptions effective = options; // the texts' biases as token biases
+    if (!options.textBias.empty()) {
+        if (!g.m.tokenizer)
+            return makeError(ErrorCode::InvalidArgument,
+                             "a text logit bias needs the model's tokenizer");
+        for (const auto& bias : textBiasTokens(*g.m.tokenizer, options.textBias))
+            effective.logitBias.push_back(bias);
+    }
+    Sampler sampler(effective, options.dryMultiplier > 0 && g.m.tokenizer
+                                   ? dryBreakerTokens(*g.m.tokenizer, options.drySequenceBreakers)
+                                   : std::vector<int32_t>{});
     StreamDecoder decoder(g.m.tokenizer);
     StopMatcher stops(options.stopStrings);
     std::vector<float> work;

@@ -2,6 +2,7 @@
 
 #include "baton/engine/sampler_settings.h"
 #include "baton/engine/tokenizer.h"
+#include "util/utf8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +40,35 @@ Result<void> validateSampling(const SamplingOptions& o) {
     for (const auto& [id, bias] : o.logitBias)
         if (id < 0 || !std::isfinite(bias) || bias < -100 || bias > 100)
             return bad("a logit bias needs a token id >= 0 and a bias in [-100, 100]");
+    if (o.textBias.size() > 256)
+        return bad("at most 256 texts with a logit bias");
+    for (const auto& [text, bias] : o.textBias)
+        if (text.empty() || text.size() > 256 || !utf8::isValid(text) || !std::isfinite(bias) ||
+            bias < -100 || bias > 100)
+            return bad("a text logit bias needs a text of 1 to 256 bytes of UTF-8 and a bias in "
+                       "[-100, 100]");
+    const auto& names = samplerStageNames();
+    for (size_t i = 0; i < o.samplerOrder.size(); ++i) {
+        const std::string& s = o.samplerOrder[i];
+        if (std::find(names.begin(), names.end(), s) == names.end())
+            return bad("unknown sampler '" + s + "' in the sampler order");
+        if (std::find(o.samplerOrder.begin(), o.samplerOrder.begin() + long(i), s) !=
+            o.samplerOrder.begin() + long(i))
+            return bad("'" + s + "' appears twice in the sampler order");
+    }
     return {};
+}
+
+namespace {
+enum Stage { TopNSigma, TopK, TailFree, Typical, TopP, MinP, TopA, Xtc, Temperature };
+} // namespace
+
+const std::vector<std::string>& samplerStageNames() {
+    // Indexed by Stage.
+    static const std::vector<std::string> names = {"top_n_sigma", "top_k", "tail_free",
+                                                   "typical_p",   "top_p", "min_p",
+                                                   "top_a",       "xtc",   "temperature"};
+    return names;
 }
 
 std::vector<int32_t> dryBreakerTokens(const Tokenizer& tokenizer,
@@ -52,6 +81,16 @@ std::vector<int32_t> dryBreakerTokens(const Tokenizer& tokenizer,
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::vector<std::pair<int32_t, float>>
+textBiasTokens(const Tokenizer& tokenizer,
+               const std::vector<std::pair<std::string, float>>& textBias) {
+    std::vector<std::pair<int32_t, float>> out;
+    for (const auto& [text, bias] : textBias)
+        for (int32_t id : tokenizer.encode(text))
+            out.emplace_back(id, bias);
     return out;
 }
 
@@ -106,12 +145,25 @@ Sampler::Sampler(const SamplingOptions& options, std::vector<int32_t> dryBreaker
     , m_rng(options.seed)
     , m_mu(2 * options.mirostatTau) {
     std::sort(m_dryBreakers.begin(), m_dryBreakers.end());
+    const auto& names = samplerStageNames();
+    for (const std::string& stage : options.samplerOrder)
+        m_stages.push_back(int(std::find(names.begin(), names.end(), stage) - names.begin()));
+    if (options.samplerOrder.empty()) {
+        m_stages = {TopNSigma, TopK};
+        if (!options.temperatureLast)
+            m_stages.push_back(Temperature);
+        for (int stage : {TailFree, Typical, TopP, MinP, TopA, Xtc})
+            m_stages.push_back(stage);
+        if (options.temperatureLast)
+            m_stages.push_back(Temperature);
+    }
 }
 
 bool Sampler::extended() const {
     const SamplingOptions& o = m_options;
     return o.minP > 0 || o.typicalP < 1 || o.tailFree < 1 || o.topA > 0 || o.topNSigma > 0 ||
-           o.xtcProbability > 0 || o.dynatempRange > 0 || o.temperatureLast != 0 || o.mirostat == 2;
+           o.xtcProbability > 0 || o.dynatempRange > 0 || o.temperatureLast != 0 ||
+           o.mirostat == 2 || !o.samplerOrder.empty();
 }
 
 namespace {
@@ -337,29 +389,36 @@ double entropyOf(const Candidates& c) {
     return h;
 }
 
+// Top-n-sigma (llama.cpp's): logits more than n standard deviations below the best
+// are out. First in the chain it reads every token's logit; later, the candidates'.
+void topNSigma(std::vector<float>& logits, double n) {
+    double sum = 0, sq = 0, count = 0;
+    float best = -std::numeric_limits<float>::infinity();
+    for (float l : logits)
+        if (std::isfinite(l)) {
+            sum += l;
+            sq += double(l) * l;
+            count += 1;
+            best = std::max(best, l);
+        }
+    const double mean = sum / std::max(1.0, count);
+    const double sigma = std::sqrt(std::max(0.0, sq / std::max(1.0, count) - mean * mean));
+    const double floor = best - n * sigma;
+    for (float& l : logits)
+        if (l < floor)
+            l = -std::numeric_limits<float>::infinity();
+}
+
 } // namespace
 
 void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
     const SamplingOptions& o = m_options;
     const auto n = static_cast<int32_t>(logits.size());
-    // Top-n-sigma (llama.cpp's): logits more than n standard deviations below the best
-    // are out, the deviation taken over every token.
-    if (o.topNSigma > 0 && o.mirostat != 2) {
-        double sum = 0, sq = 0, count = 0;
-        float best = -std::numeric_limits<float>::infinity();
-        for (float l : logits)
-            if (std::isfinite(l)) {
-                sum += l;
-                sq += double(l) * l;
-                count += 1;
-                best = std::max(best, l);
-            }
-        const double mean = sum / std::max(1.0, count);
-        const double sigma = std::sqrt(std::max(0.0, sq / std::max(1.0, count) - mean * mean));
-        const double floor = best - o.topNSigma * sigma;
-        for (float& l : logits)
-            if (l < floor)
-                l = -std::numeric_limits<float>::infinity();
+    size_t first = 0;
+    if (!m_stages.empty() && m_stages[0] == TopNSigma) {
+        if (o.topNSigma > 0 && o.mirostat != 2)
+            topNSigma(logits, o.topNSigma);
+        first = 1;
     }
     // Candidates: the tokens within e^-40 of the best at the highest temperature used;
     // the others carry less than 1e-12 of the mass together.
@@ -381,9 +440,6 @@ void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
         if (std::isfinite(logits[size_t(i)]) && logits[size_t(i)] >= floor)
             c.push_back({i, logits[size_t(i)], 0.0});
     softmax(c, 1.0); // sorted
-    // Top-k (Mirostat replaces the truncations, as in llama.cpp's chain).
-    if (o.topK > 0 && size_t(o.topK) < c.size() && o.mirostat != 2)
-        c.resize(size_t(o.topK));
     // The temperature, or with dynatempRange the dynamic one (llama.cpp's
     // llama_sampler_temp_ext_apply): from T - range to T + range by the normalised
     // entropy of the candidates it applies to, raised to the exponent.
@@ -396,6 +452,7 @@ void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
         const double hi = o.temperature + o.dynatempRange;
         return lo + (hi - lo) * std::pow(norm, o.dynatempExponent);
     };
+    double applied = 1.0; // the temperature the candidates' probabilities are at
     auto applyTemperature = [&](Candidates& cands) {
         const double t = temperatureFor(cands);
         if (t <= 0) { // greedy
@@ -405,6 +462,7 @@ void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
         } else {
             softmax(cands, t);
         }
+        applied = std::max(t, 1e-9);
     };
     if (o.mirostat == 2) {
         // Mirostat v2 (llama.cpp's llama_sampler_mirostat_v2_apply), after the
@@ -418,32 +476,63 @@ void Sampler::truncate(std::vector<float>& logits, std::vector<Candidate>& c) {
         renormalise(c);
         return;
     }
-    if (o.temperatureLast)
-        softmax(c, 1.0);
-    else
-        applyTemperature(c);
-    tailFree(c, o.tailFree);
-    typical(c, o.typicalP);
-    topP(c, o.topP);
-    if (o.minP > 0) // min-p (llama.cpp's): p >= min_p times the likeliest token's
-        keepAtLeast(c, o.minP * c.front().p);
-    if (o.topA > 0) // top-a (KoboldCpp's sample_top_a): p >= a times the best p squared
-        keepAtLeast(c, o.topA * c.front().p * c.front().p);
-    // XTC (llama.cpp's llama_sampler_xtc_apply): with this probability, every token at
-    // least as likely as the threshold goes but the least likely of them.
-    if (o.xtcProbability > 0 && o.xtcThreshold <= 0.5 && c.size() >= 2) {
-        if (m_rng.uniform() <= o.xtcProbability) {
-            size_t last = 0;
-            for (size_t i = 0; i < c.size() && c[i].p >= o.xtcThreshold; ++i)
-                last = i;
-            if (last > 0) {
-                c.erase(c.begin(), c.begin() + long(last));
-                renormalise(c);
+    for (size_t i = first; i < m_stages.size(); ++i) {
+        switch (m_stages[i]) {
+        case TopNSigma: // later in the chain: over the candidates left
+            if (o.topNSigma > 0 && c.size() > 1) {
+                std::vector<float> kept;
+                for (const auto& x : c)
+                    kept.push_back(x.logit);
+                topNSigma(kept, o.topNSigma);
+                size_t j = 0;
+                for (size_t k = 0; k < c.size(); ++k)
+                    if (std::isfinite(kept[k]))
+                        c[j++] = c[k];
+                c.resize(std::max<size_t>(1, j));
+                softmax(c, applied);
             }
+            break;
+        case TopK: // and the probabilities anew over the tokens kept
+            if (o.topK > 0 && size_t(o.topK) < c.size())
+                c.resize(size_t(o.topK));
+            softmax(c, applied);
+            break;
+        case TailFree:
+            tailFree(c, o.tailFree);
+            break;
+        case Typical:
+            typical(c, o.typicalP);
+            break;
+        case TopP:
+            topP(c, o.topP);
+            break;
+        case MinP: // min-p (llama.cpp's): p >= min_p times the likeliest token's
+            if (o.minP > 0)
+                keepAtLeast(c, o.minP * c.front().p);
+            break;
+        case TopA: // top-a (KoboldCpp's sample_top_a): p >= a times the best p squared
+            if (o.topA > 0)
+                keepAtLeast(c, o.topA * c.front().p * c.front().p);
+            break;
+        case Xtc:
+            // XTC (llama.cpp's llama_sampler_xtc_apply): with this probability, every
+            // token at least as likely as the threshold goes but the least likely.
+            if (o.xtcProbability > 0 && o.xtcThreshold <= 0.5 && c.size() >= 2 &&
+                m_rng.uniform() <= o.xtcProbability) {
+                size_t last = 0;
+                for (size_t k = 0; k < c.size() && c[k].p >= o.xtcThreshold; ++k)
+                    last = k;
+                if (last > 0) {
+                    c.erase(c.begin(), c.begin() + long(last));
+                    renormalise(c);
+                }
+            }
+            break;
+        case Temperature:
+            applyTemperature(c);
+            break;
         }
     }
-    if (o.temperatureLast)
-        applyTemperature(c);
 }
 
 int32_t Sampler::draw(const std::vector<Candidate>& c) {
