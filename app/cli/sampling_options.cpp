@@ -60,6 +60,10 @@ void addSamplingOptions(Args& args) {
                 "Add X (-100 to 100) to the logits of the tokens of TEXT (repeatable; "
                 "\" the\"=-5 for the word after a space; -100 bans them)",
                 std::nullopt, true)
+        .option("ban", "TEXT",
+                "Never write this text (repeatable; ASCII case ignored): when it would "
+                "appear, go back to where it began and write something else",
+                std::nullopt, true)
         .option("seed", "N", "Random seed: the same seed gives the same text", "0")
         .option("stop", "TEXT", "Stop before this text would be printed", std::nullopt, true)
         .flag("ignore-eos", "Never end at the model's end-of-text token (suppress it)");
@@ -123,6 +127,12 @@ void applySamplingArgs(const Args& args, engine::SamplingOptions& o) {
                 throw UsageError("--bias takes TEXT=X with X in [-100, 100], not '" + item + "'");
             o.textBias.emplace_back(item.substr(0, eq), float(bias));
         }
+    }
+    if (args.has("ban")) {
+        o.bannedPhrases = args.all("ban");
+        for (const auto& b : o.bannedPhrases)
+            if (b.empty())
+                throw UsageError("--ban needs a non-empty text");
     }
     if (args.has("seed"))
         o.seed = static_cast<uint64_t>(args.getInt("seed", 0, INT64_MAX));

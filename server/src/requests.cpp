@@ -176,6 +176,23 @@ void readSamplers(const Json& body, engine::SamplingOptions& s,
         it != body.end() && it->is_number() && it->get<double>() != 0)
         adjusted.push_back("smoothing_factor not used (Baton does not have it yet)");
     readSamplerOrder(body, s, adjusted);
+    // Banned phrases: KoboldCpp's "banned_strings", and KoboldAI Lite's "banned_tokens"
+    // (the strings its "Banned Tokens/Strings" box holds).
+    for (const char* name : {"banned_strings", "banned_tokens"}) {
+        const auto it = body.find(name);
+        if (it == body.end() || it->is_null())
+            continue;
+        if (!it->is_array() || it->size() > 64)
+            throw RequestError(400, std::string("\"") + name + "\" must be up to 64 strings");
+        for (const Json& b : *it) {
+            if (!b.is_string() || b.get<std::string>().empty() || b.get<std::string>().size() > 256)
+                throw RequestError(400, std::string("\"") + name +
+                                            "\" must hold strings of 1 to 256 bytes");
+            s.bannedPhrases.push_back(b.get<std::string>());
+        }
+    }
+    if (s.bannedPhrases.size() > 64)
+        throw RequestError(400, "at most 64 banned strings in all");
 }
 
 // A prompt as OpenAI and llama.cpp take it: a string, or token ids, alone or as a batch

@@ -87,6 +87,7 @@ Result<StorySettings> parseSettings(std::string_view json) {
     }
     r.strings("dry_sequence_breakers", s.sampling.drySequenceBreakers, /*nonEmpty=*/true);
     r.strings("sampler_order", s.sampling.samplerOrder, /*nonEmpty=*/true);
+    r.strings("banned_phrases", s.sampling.bannedPhrases, /*nonEmpty=*/true);
     // {"text": bias}: the texts whose tokens get a bias.
     if (const auto t = o->find("text_bias"); t != o->end() && !t->is_null()) {
         if (!t->is_object())
@@ -100,9 +101,10 @@ Result<StorySettings> parseSettings(std::string_view json) {
         }
     }
     {
-        engine::SamplingOptions lists; // the order's names, the texts and their biases
+        engine::SamplingOptions lists; // the order's names, the biased texts, the bans
         lists.samplerOrder = s.sampling.samplerOrder;
         lists.textBias = s.sampling.textBias;
+        lists.bannedPhrases = s.sampling.bannedPhrases;
         if (auto v = engine::validateSampling(lists); !v)
             return settingsError("the generation settings are invalid: " + v.error().message);
     }
@@ -169,6 +171,8 @@ std::string settingsJson(const StorySettings& s) {
         o["seed"] = s.sampling.seed;
     if (!s.sampling.stopStrings.empty())
         o["stop"] = s.sampling.stopStrings;
+    if (!s.sampling.bannedPhrases.empty())
+        o["banned_phrases"] = s.sampling.bannedPhrases;
     if (!s.sampling.stopAtEndOfText)
         o["ignore_eos"] = true;
     if (s.windows.window > 0) {

@@ -11,6 +11,7 @@
 //             [--decode-tokens 128] [--repeats 3] [--device cuda]
 // Training throughput on CUDA is not measured: Baton's trainer runs on the CPU only.
 #include "bench_util.h"
+#include "gpt2_shapes.h"
 
 #include "model/model_impl.h"
 
@@ -73,23 +74,6 @@ double productPeakTflops(torch::ScalarType dtype) {
     }
     return best;
 }
-
-double prefillFlops(const engine::ModelConfig& c, int T) {
-    const double d = c.nEmbd, L = c.nLayer;
-    // Matrix products of the blocks (4 d^2 + 8 d^2 per token per layer, twice for
-    // multiply-add), attention (2 T d per token per layer, twice), the LM head for the
-    // last position only.
-    return 2.0 * T * L * 12.0 * d * d + 2.0 * L * double(T) * T * d + 2.0 * d * c.vocabSize;
-}
-
-struct Shape {
-    const char* name;
-    int layers, embd, heads;
-};
-constexpr Shape kShapes[] = {{"small", 12, 768, 12},
-                             {"medium", 24, 1024, 16},
-                             {"large", 36, 1280, 20},
-                             {"xl", 48, 1600, 25}};
 
 } // namespace
 

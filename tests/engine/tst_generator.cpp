@@ -161,6 +161,97 @@ private Q_SLOTS:
         QVERIFY(!g->generate(o).ok());
     }
 
+    // Banned phrases: greedy decoding writes G; with a phrase of several tokens from G
+    // banned (one that spans a window roll-over, in small windows), the text is G up to
+    // where the phrase began and never holds the phrase; the stream handed out is the
+    // text; the generator's state is the state of the tokens kept (a fresh generator
+    // reading them predicts the same next token); the same seed writes the same again.
+    void bannedPhrases_data() {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<bool>("acrossRollover");
+        QTest::newRow("one window") << 128 << false;
+        QTest::newRow("across a roll-over") << 16 << true;
+    }
+    void bannedPhrases() {
+        QFETCH(int, window);
+        QFETCH(bool, acrossRollover);
+        SamplingOptions o;
+        o.temperature = 1;
+        o.maxTokens = 60;
+        o.stopAtEndOfText = false;
+        const WindowSettings w{window, window / 4};
+        // A seed whose text holds four tokens, from two before the first roll-over (or
+        // from the tenth token), whose text appears there first.
+        std::string phrase;
+        GenerationResult plain;
+        std::vector<GenerationEvent> events;
+        int64_t promptTokens = 0;
+        size_t at = std::string::npos;
+        for (o.seed = 1; o.seed < 40 && at == std::string::npos; ++o.seed) {
+            auto g = make(w);
+            QVERIFY(g);
+            QVERIFY(g->appendText(m_prompt).ok());
+            promptTokens = g->streamLength();
+            events.clear();
+            auto r = g->generate(o, [&](const GenerationEvent& e) {
+                events.push_back(e);
+                return true;
+            });
+            QVERIFY(r.ok() && r->tokens.size() == 60);
+            plain = *r;
+            size_t first = 10;
+            if (acrossRollover) {
+                size_t k = 1;
+                while (k < events.size() && events[k].windowIndex == events[0].windowIndex)
+                    ++k;
+                QVERIFY2(k > 2 && k + 2 < events.size(), "no roll-over inside the generation");
+                first = k - 2;
+            }
+            size_t start = 0;
+            for (size_t i = 0; i < first; ++i)
+                start += events[i].text.size();
+            phrase.clear();
+            for (size_t i = first; i < first + 4; ++i)
+                phrase += events[i].text;
+            if (phrase.size() >= 4 && plain.text.find(phrase) == start &&
+                events[first].text.size() > 0)
+                at = start;
+        }
+        QVERIFY2(at != std::string::npos, "no seed gave a phrase to ban");
+        --o.seed;
+        o.bannedPhrases = {phrase};
+        auto run = [&](std::string& streamed) {
+            auto b = make(w);
+            if (!b->appendText(m_prompt).ok())
+                QTest::qFail("appendText", __FILE__, __LINE__);
+            auto r = b->generate(o, [&](const GenerationEvent& e) {
+                streamed += e.text;
+                return true;
+            });
+            return std::make_pair(std::move(b), std::move(r));
+        };
+        std::string streamed;
+        auto [b, banned] = run(streamed);
+        QVERIFY(banned.ok());
+        QCOMPARE(banned->tokens.size(), size_t(60));
+        QCOMPARE(streamed, banned->text);
+        QVERIFY2(banned->text.find(phrase) == std::string::npos, banned->text.c_str());
+        QVERIFY(banned->text != plain.text);
+        size_t kept = 0; // the text of the tokens wholly before the phrase
+        for (size_t i = 0; i < events.size() && kept + events[i].text.size() <= at; ++i)
+            kept += events[i].text.size();
+        QCOMPARE(banned->text.substr(0, kept), plain.text.substr(0, kept));
+        QCOMPARE(b->streamLength(), promptTokens + 60);
+        auto fresh = make(w);
+        QVERIFY(fresh->appendText(m_prompt).ok());
+        QVERIFY(fresh->append(banned->tokens).ok());
+        const auto x = b->nextLogits(), y = fresh->nextLogits();
+        QCOMPARE(std::max_element(x.begin(), x.end()) - x.begin(),
+                 std::max_element(y.begin(), y.end()) - y.begin());
+        std::string again;
+        QCOMPARE(run(again).second->tokens, banned->tokens);
+    }
+
     void callbackStops() {
         auto g = make();
         QVERIFY(g->appendText(m_prompt).ok());

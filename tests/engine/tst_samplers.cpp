@@ -1,6 +1,7 @@
 // The samplers beyond temperature, top-k and top-p, each against a distribution
 // computed by hand on a vocabulary of a few tokens (the numbers in the comments), and
 // the table of settings every part of Baton reads them from. Torch-free.
+#include "inference/phrase_bans.h"
 #include "test_support.h"
 #include "verify_ok.h"
 
@@ -194,6 +195,27 @@ private Q_SLOTS:
         o.samplerOrder = {"top_k", "top_k"};
         QVERIFY(!validateSampling(o).ok());
         QCOMPARE(samplerStageNames().size(), size_t(9));
+    }
+
+    // Banned phrases: the earliest complete one, and how much must be held back while a
+    // tail could still grow into one; ASCII case ignored.
+    void phraseBans() {
+        const PhraseBans bans({"shivers down", "Mr. Darcy"});
+        QCOMPARE(bans.firstMatch("it sent Shivers down her"), size_t(8));
+        QCOMPARE(bans.firstMatch("mr. darcy and shivers down"), size_t(0));
+        QCOMPARE(bans.firstMatch("shivers"), std::string::npos);
+        QCOMPARE(bans.holdFrom("it sent shiv"), size_t(8));
+        QCOMPARE(bans.holdFrom("said Mr"), size_t(5));
+        QCOMPARE(bans.holdFrom("nothing here"), size_t(12));
+        QCOMPARE(bans.holdFrom(""), size_t(0));
+        QVERIFY(PhraseBans({}).empty());
+        SamplingOptions o;
+        o.bannedPhrases = {""};
+        QVERIFY(!validateSampling(o).ok());
+        o.bannedPhrases = {std::string(257, 'a')};
+        QVERIFY(!validateSampling(o).ok());
+        o.bannedPhrases = std::vector<std::string>(65, "x");
+        QVERIFY(!validateSampling(o).ok());
     }
 
     // A text's bias goes to every token of its encoding (SillyTavern's rule).

@@ -230,12 +230,19 @@ private Q_SLOTS:
         QCOMPARE(chain.request.sampling.samplerOrder,
                  (std::vector<std::string>{"top_k", "typical_p", "min_p", "temperature"}));
         QCOMPARE(chain.request.adjusted, std::vector<std::string>{"sampler mystery not used"});
+        // Banned strings: KoboldAI Lite's "banned_tokens" and KoboldCpp's "banned_strings".
+        QCOMPARE(parseKoboldGenerate(
+                     R"({"prompt":"a","banned_tokens":["shivers down"],"banned_strings":["Mr."]})",
+                     m_options)
+                     .request.sampling.bannedPhrases,
+                 (std::vector<std::string>{"Mr.", "shivers down"}));
         for (const char* bad :
              {R"({"prompt":"a","min_p":1.5})", R"({"prompt":"a","logit_bias":{"007":1}})",
               R"({"prompt":"a","dry_base":"2"})", R"({"prompt":"a","logit_bias":{"x":1}})",
               R"({"prompt":"a","logit_bias":{"3":500}})",
               R"({"prompt":"a","dry_sequence_breakers":[""]})",
-              R"({"prompt":"a","sampler_order":[7]})", R"({"prompt":"a","sampler_order":"0,1"})"}) {
+              R"({"prompt":"a","sampler_order":[7]})", R"({"prompt":"a","sampler_order":"0,1"})",
+              R"({"prompt":"a","banned_tokens":[""]})", R"({"prompt":"a","banned_strings":"x"})"}) {
             try {
                 parseKoboldGenerate(bad, m_options);
                 QFAIL(bad);

@@ -111,6 +111,7 @@ private Q_SLOTS:
         s.sampling.drySequenceBreakers = {"\n", "."};
         s.sampling.samplerOrder = {"top_k", "min_p", "temperature"};
         s.sampling.textBias = {{" Darcy", -4.5f}, {"\"=", 2.f}};
+        s.sampling.bannedPhrases = {"shivers down her spine"};
         const std::string json = settingsJson(s);
         QVERIFY(json.find("xtc_probability") == std::string::npos);
         auto back = parseSettings(json);
@@ -124,6 +125,8 @@ private Q_SLOTS:
         QCOMPARE(back->sampling.drySequenceBreakers, s.sampling.drySequenceBreakers);
         QCOMPARE(back->sampling.samplerOrder, s.sampling.samplerOrder);
         QCOMPARE(back->sampling.textBias.size(), size_t(2));
+        QCOMPARE(back->sampling.bannedPhrases, s.sampling.bannedPhrases);
+        QVERIFY(!parseSettings(R"({"banned_phrases": [""]})").ok());
         QVERIFY(!parseSettings(R"({"text_bias": {"x": 500}})").ok());
         QVERIFY(!parseSettings(R"({"text_bias": ["x"]})").ok());
         QCOMPARE(settingsJson(*back), json);

@@ -14,6 +14,7 @@
 #include <QDoubleSpinBox>
 #include <QGroupBox>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QtTest>
@@ -57,6 +58,7 @@ private Q_SLOTS:
         s.sampling.topA = 0.0005; // finer than the spin box's three decimals
         s.sampling.topP = 0.0004; // below the spin box's minimum (0.001)
         s.sampling.samplerOrder = {"top_k", "min_p", "temperature"};
+        s.sampling.bannedPhrases = {"shivers down her spine", "Mr. Darcy"};
         panel.load(s);
         QCOMPARE(panel.findChild<QLineEdit*>("samplerOrder")->text(),
                  QString("top_k, min_p, temperature"));
@@ -74,6 +76,12 @@ private Q_SLOTS:
         QCOMPARE(back.sampling.topA, 0.0005);
         QCOMPARE(back.sampling.topP, 0.0004);
         QCOMPARE(back.sampling.samplerOrder, s.sampling.samplerOrder);
+        QCOMPARE(back.sampling.bannedPhrases, s.sampling.bannedPhrases);
+        auto* banned = panel.findChild<QPlainTextEdit*>("bannedPhrases");
+        banned->moveCursor(QTextCursor::End);
+        banned->insertPlainText("\n\nwith a grin\n");
+        QCOMPARE(panel.settings().sampling.bannedPhrases,
+                 (std::vector<std::string>{"shivers down her spine", "Mr. Darcy", "with a grin"}));
         // Edited, the control's value is taken.
         auto* order = panel.findChild<QLineEdit*>("samplerOrder");
         order->clear();

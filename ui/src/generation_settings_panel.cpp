@@ -10,6 +10,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
@@ -116,6 +117,19 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
                     all += (all.empty() ? "" : ", ") + n;
                 return all;
             }())));
+    m_bannedPhrases = new QPlainTextEdit;
+    m_bannedPhrases->setObjectName(QStringLiteral("bannedPhrases"));
+    m_bannedPhrases->setPlaceholderText(tr("One per line"));
+    m_bannedPhrases->setTabChangesFocus(true);
+    m_bannedPhrases->setFixedHeight(qMax(m_bannedPhrases->minimumSizeHint().height(),
+                                         m_bannedPhrases->fontMetrics().lineSpacing() * 3 + 12));
+    m_bannedPhrases->setToolTip(
+        tr("Texts the model never writes (one per line, case ignored): when one would "
+           "appear, the model goes back to where it began and writes something else."));
+    auto* bannedLabel = new QLabel(tr("Banned phrases"));
+    bannedLabel->setToolTip(m_bannedPhrases->toolTip());
+    rform->addRow(bannedLabel);
+    rform->addRow(m_bannedPhrases); // the whole width: phrases are long
     auto* orderLabel = new QLabel(tr("Sampler order"));
     orderLabel->setToolTip(m_samplerOrder->toolTip());
     mform->addRow(orderLabel, m_samplerOrder);
@@ -207,6 +221,8 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
         connect(s, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
     connect(m_seed, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
     connect(m_samplerOrder, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
+    connect(m_bannedPhrases, &QPlainTextEdit::textChanged, this,
+            &GenerationSettingsPanel::onEdited);
     connect(m_memoryLayout, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &GenerationSettingsPanel::onEdited);
     connect(m_window, &QSpinBox::valueChanged, this, [this](int t) {
@@ -371,6 +387,10 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     for (const QString& name : m_samplerOrder->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
         if (!name.trimmed().isEmpty())
             s.sampling.samplerOrder.push_back(name.trimmed().toStdString());
+    s.sampling.bannedPhrases.clear();
+    for (const QString& line : m_bannedPhrases->toPlainText().split(QLatin1Char('\n')))
+        if (!line.trimmed().isEmpty())
+            s.sampling.bannedPhrases.push_back(line.toStdString());
     s.windows = {};
     if (m_window->isEnabled()) {
         s.windows.window = m_window->value();
@@ -405,6 +425,10 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     for (const std::string& name : settings.sampling.samplerOrder)
         order << QString::fromStdString(name);
     m_samplerOrder->setText(order.join(QStringLiteral(", ")));
+    QStringList banned;
+    for (const std::string& phrase : settings.sampling.bannedPhrases)
+        banned << QString::fromStdString(phrase);
+    m_bannedPhrases->setPlainText(banned.join(QLatin1Char('\n')));
     m_applying = false;
     resetWindows();
     if (m_window->isEnabled() && settings.windows.window > 0) {

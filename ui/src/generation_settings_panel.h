@@ -23,6 +23,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 
@@ -76,8 +77,9 @@ private:
     QSpinBox* m_maxTokens;
     QCheckBox* m_fixedSeed;
     QCheckBox* m_trimSentences;
-    QLineEdit* m_seed;         // any 64-bit seed a story may hold
-    QLineEdit* m_samplerOrder; // comma-separated stage names; empty: Baton's chain
+    QLineEdit* m_seed;               // any 64-bit seed a story may hold
+    QLineEdit* m_samplerOrder;       // comma-separated stage names; empty: Baton's chain
+    QPlainTextEdit* m_bannedPhrases; // one per line
     QSpinBox* m_window;
     QSpinBox* m_overlap;
     QComboBox* m_memoryLayout;

@@ -325,6 +325,9 @@ void StorySession::onGenerationDone(const story::Result<story::ContinueResult>& 
     case engine::StopReason::StopString:
         why = tr("stop string");
         break;
+    case engine::StopReason::BannedPhrase:
+        why = tr("a banned phrase kept coming back");
+        break;
     default:
         why = tr("max tokens");
         break;

@@ -36,7 +36,9 @@ struct GenerationEvent {
     std::vector<std::pair<int32_t, float>> topLogprobs;
 };
 
-enum class StopReason { MaxTokens, StopString, EndOfText, Cancelled, Callback };
+// BannedPhrase: a banned phrase came back more times than the generator goes back for
+// (256 in one generation); it ends before the phrase.
+enum class StopReason { MaxTokens, StopString, EndOfText, Cancelled, Callback, BannedPhrase };
 const char* stopReasonName(StopReason reason);
 
 struct GenerationResult {

@@ -65,7 +65,11 @@ struct SamplingOptions {
     int maxTokens = 200;                  // >= 0
     uint64_t seed = 0;                    // same seed, same settings, same context: same text
     std::vector<std::string> stopStrings; // stop before any of these would be emitted
-    bool stopAtEndOfText = true;          // stop when the model emits its end-of-text token
+    // Texts that never appear in what is generated (ASCII case ignored): the generator
+    // goes back to where one began and samples again without the token it began with.
+    // The stream handed out never shows what was taken back.
+    std::vector<std::string> bannedPhrases;
+    bool stopAtEndOfText = true; // stop when the model emits its end-of-text token
     // >= 0: every generated token's event carries its log-probability under the model
     // (before temperature, penalty and truncation) and the this many most likely tokens
     // with theirs; -1: none (costs nothing). At most 20.

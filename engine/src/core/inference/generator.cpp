@@ -1,10 +1,12 @@
 #include "inference/generator_impl.h"
+#include "inference/phrase_bans.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace baton::engine {
@@ -21,6 +23,8 @@ const char* stopReasonName(StopReason reason) {
         return "cancelled";
     case StopReason::Callback:
         return "stopped";
+    case StopReason::BannedPhrase:
+        return "banned-phrase";
     }
     return "?";
 }
@@ -65,36 +69,13 @@ Result<void> Generator::pin(const std::vector<int32_t>& ids) {
 }
 
 void Generator::mark() {
-    Impl& g = *m_impl;
     torch::NoGradGuard noGrad;
-    g.marked.streamLength = g.streamLength;
-    g.marked.rollovers = g.rollovers;
-    g.marked.cacheLength = g.cache.length;
-    g.marked.windowSize = g.window.size();
-    g.marked.pooled = g.pooled.defined() ? g.pooled.clone() : torch::Tensor();
-    g.marked.lastLogits = g.lastLogits;
+    m_impl->marked = m_impl->takeMark();
 }
 
 bool Generator::rewind() {
-    Impl& g = *m_impl;
-    const Impl::Mark& k = g.marked;
-    if (k.streamLength < 0 || k.rollovers != g.rollovers || g.streamLength < k.streamLength)
-        return false;
     torch::NoGradGuard noGrad;
-    g.streamLength = k.streamLength;
-    g.cache.length = k.cacheLength; // later keys and values are overwritten when read again
-    g.window.resize(k.windowSize);
-    while (!g.checkpoints.empty() && g.checkpoints.back().cacheLength > k.cacheLength)
-        g.checkpoints.pop_back();
-    if (g.guideAt >= 0 &&
-        static_cast<int64_t>(g.pinned.size()) + g.guideAt >= k.cacheLength) { // read after the mark
-        g.guideAt = -1;
-        g.guidePooled = torch::Tensor();
-    }
-    if (k.pooled.defined())
-        g.pooled.copy_(k.pooled);
-    g.lastLogits = k.lastLogits;
-    return true;
+    return m_impl->restoreMark(m_impl->marked);
 }
 
 std::vector<float> Generator::currentState() const {
@@ -280,13 +261,79 @@ Generator::generate(const SamplingOptions& options,
                                    : std::vector<int32_t>{});
     StreamDecoder decoder(g.m.tokenizer);
     StopMatcher stops(options.stopStrings);
+    // Banned phrases: generated tokens wait in `held` while their text could still
+    // become one; a completed one sends the generator back to the token where it began
+    // (`before`: its state then), which is banned at that position, and sampling goes on.
+    const PhraseBans bans(options.bannedPhrases);
+    struct Held {
+        int32_t token;
+        GenerationEvent event;
+        std::string text;
+        Impl::Mark before;
+        StreamDecoder decoderBefore;
+    };
+    std::vector<Held> held;
+    std::string heldText;
+    std::vector<Impl::WindowSnapshot> reopenable;     // windows rolled over while tokens were held
+    std::map<int64_t, std::vector<int32_t>> bannedAt; // stream position -> tokens banned there
+    int backtracks = 0;
+    constexpr int kMaxBacktracks = 256;
+    // Back to just before held[j]: its state, its decoder; held[j..] are gone.
+    auto goBackTo = [&](size_t j) {
+        const Impl::Mark& k = held[j].before;
+        if (k.rollovers != g.rollovers)
+            for (const auto& w : reopenable)
+                if (w.rollovers == k.rollovers) {
+                    g.reopen(w);
+                    break;
+                }
+        g.restoreMark(k);
+        decoder = held[j].decoderBefore;
+        size_t textStart = 0;
+        for (size_t i = 0; i < j; ++i)
+            textStart += held[i].text.size();
+        heldText.resize(textStart);
+        held.erase(held.begin() + static_cast<std::ptrdiff_t>(j), held.end());
+        bannedAt.erase(bannedAt.upper_bound(k.streamLength), bannedAt.end());
+    };
+    // Hands the held tokens before `upTo` to the caller (through the stop strings);
+    // false when the generation ends there (a stop string, or the callback).
+    auto release = [&](size_t upTo) {
+        size_t i = 0;
+        bool go = true;
+        for (; i < upTo && go; ++i) {
+            bool matched = false;
+            GenerationEvent& event = held[i].event;
+            event.text = stops.feed(held[i].text, matched);
+            result.tokens.push_back(held[i].token);
+            result.text += event.text;
+            if (onToken && !onToken(event)) {
+                result.reason = StopReason::Callback;
+                go = false;
+            } else if (matched) {
+                result.reason = StopReason::StopString;
+                result.stopString = stops.matched();
+                go = false;
+            }
+        }
+        if (!go && i < held.size()) // the stream ends with the last token handed out
+            goBackTo(i);
+        size_t released = 0;
+        for (size_t k = 0; k < i; ++k)
+            released += held[k].text.size();
+        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(i));
+        heldText.erase(0, released);
+        if (held.empty())
+            reopenable.clear();
+        return go;
+    };
     std::vector<float> work;
     const auto t0 = std::chrono::steady_clock::now();
     const int64_t rolloversBefore = g.rollovers;
     result.reason = StopReason::MaxTokens;
     try {
         torch::NoGradGuard noGrad;
-        for (int i = 0; i < options.maxTokens; ++i) {
+        while (static_cast<int64_t>(result.tokens.size() + held.size()) < options.maxTokens) {
             if (cancel.cancelled()) {
                 result.reason = StopReason::Cancelled;
                 break;
@@ -295,6 +342,9 @@ Generator::generate(const SamplingOptions& options,
             work = g.lastLogits;
             if (eos >= 0 && !options.stopAtEndOfText)
                 work[static_cast<size_t>(eos)] = -std::numeric_limits<float>::infinity();
+            if (const auto b = bannedAt.find(g.streamLength); b != bannedAt.end())
+                for (int32_t id : b->second)
+                    work[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
             // The repetition penalty sees the whole window, pinned tokens included.
             const int32_t token = g.pinned.empty() ? sampler.sample(work, g.window)
                                                    : sampler.sample(work, g.context());
@@ -302,33 +352,54 @@ Generator::generate(const SamplingOptions& options,
                 result.reason = StopReason::EndOfText;
                 break;
             }
-            GenerationEvent event;
+            Held h{token, {}, {}, {}, decoder};
             if (options.logprobs >= 0)
-                fillLogprobs(g.lastLogits, token, options.logprobs, event);
-            if (g.full())
+                fillLogprobs(g.lastLogits, token, options.logprobs, h.event);
+            if (!bans.empty())
+                h.before = g.takeMark();
+            if (g.full()) {
+                if (!bans.empty())
+                    reopenable.push_back(g.snapshotWindow());
                 g.rollover();
+            }
             g.decode(token);
             g.streamLength += 1;
-            result.tokens.push_back(token);
-
-            bool matched = false;
-            event.token = token;
-            event.text = stops.feed(decoder.push(token), matched);
-            event.generated = static_cast<int64_t>(result.tokens.size());
-            event.streamLength = g.streamLength;
-            event.windowFill = g.fill();
-            event.windowIndex = g.rollovers;
-            result.text += event.text;
-            if (onToken && !onToken(event)) {
-                result.reason = StopReason::Callback;
-                break;
+            h.text = decoder.push(token);
+            h.event.token = token;
+            h.event.generated = static_cast<int64_t>(result.tokens.size() + held.size() + 1);
+            h.event.streamLength = g.streamLength;
+            h.event.windowFill = g.fill();
+            h.event.windowIndex = g.rollovers;
+            heldText += h.text;
+            held.push_back(std::move(h));
+            if (const size_t at = bans.firstMatch(heldText); at != std::string::npos) {
+                // The token whose text the phrase begins in.
+                size_t j = 0, end = held[0].text.size();
+                while (end <= at && j + 1 < held.size())
+                    end += held[++j].text.size();
+                const int32_t banned = held[j].token;
+                const int64_t position = held[j].before.streamLength;
+                goBackTo(j);
+                if (++backtracks > kMaxBacktracks) { // it keeps coming back: end before it
+                    result.reason = StopReason::BannedPhrase;
+                    break;
+                }
+                bannedAt[position].push_back(banned);
+                continue;
             }
-            if (matched) {
-                result.reason = StopReason::StopString;
-                result.stopString = stops.matched();
+            if (!release(bans.empty() ? held.size() : [&] {
+                    // The tokens wholly before what must be held back.
+                    const size_t hold = bans.holdFrom(heldText);
+                    size_t n = 0, end = 0;
+                    while (n < held.size() && end + held[n].text.size() <= hold)
+                        end += held[n++].text.size();
+                    return n;
+                }()))
                 break;
-            }
         }
+        // What is still held back completes no phrase.
+        if (result.reason != StopReason::StopString && result.reason != StopReason::Callback)
+            release(held.size());
     } catch (const c10::Error& e) {
         return torchError(e);
     }

@@ -308,6 +308,62 @@ public:
         torch::Tensor pooled;
         std::vector<float> lastLogits;
     } marked;
+
+    Mark takeMark() const {
+        Mark k;
+        k.streamLength = streamLength;
+        k.rollovers = rollovers;
+        k.cacheLength = cache.length;
+        k.windowSize = window.size();
+        k.pooled = pooled.defined() ? pooled.clone() : torch::Tensor();
+        k.lastLogits = lastLogits;
+        return k;
+    }
+    // Back to a mark of the open window (false if it has rolled over since).
+    bool restoreMark(const Mark& k) {
+        if (k.streamLength < 0 || k.rollovers != rollovers || streamLength < k.streamLength)
+            return false;
+        streamLength = k.streamLength;
+        cache.length = k.cacheLength; // later keys and values are overwritten when read again
+        window.resize(k.windowSize);
+        while (!checkpoints.empty() && checkpoints.back().cacheLength > k.cacheLength)
+            checkpoints.pop_back();
+        if (guideAt >= 0 &&
+            static_cast<int64_t>(pinned.size()) + guideAt >= k.cacheLength) { // read after it
+            guideAt = -1;
+            guidePooled = torch::Tensor();
+        }
+        if (k.pooled.defined())
+            pooled.copy_(k.pooled);
+        lastLogits = k.lastLogits;
+        return true;
+    }
+
+    // A window as it was just before it rolled over: enough to read it again (reopen),
+    // for going back past a roll-over (banned phrases).
+    struct WindowSnapshot {
+        int64_t rollovers = 0, windowStart = 0, streamLength = 0, guideAt = -1;
+        std::vector<int32_t> window;
+        torch::Tensor state;
+    };
+    WindowSnapshot snapshotWindow() const {
+        return {rollovers, windowStart, streamLength,
+                guideAt,   window,      state.defined() ? state.clone() : torch::Tensor()};
+    }
+    // The snapshot's window again, read anew into the cache from its entering state.
+    void reopen(const WindowSnapshot& s) {
+        state = s.state.defined() ? s.state.clone() : torch::Tensor();
+        cache.clear();
+        window.clear();
+        if (pooled.defined())
+            pooled.zero_();
+        rollovers = s.rollovers;
+        windowStart = s.windowStart;
+        streamLength = s.streamLength;
+        beginWindow();
+        window = s.window;
+        readWindowFrom(0, s.guideAt, true);
+    }
 };
 
 inline std::vector<float> toHost(const torch::Tensor& t) {

@@ -40,6 +40,11 @@ Result<void> validateSampling(const SamplingOptions& o) {
     for (const auto& [id, bias] : o.logitBias)
         if (id < 0 || !std::isfinite(bias) || bias < -100 || bias > 100)
             return bad("a logit bias needs a token id >= 0 and a bias in [-100, 100]");
+    if (o.bannedPhrases.size() > 64)
+        return bad("at most 64 banned phrases");
+    for (const auto& p : o.bannedPhrases)
+        if (p.empty() || p.size() > 256 || !utf8::isValid(p))
+            return bad("a banned phrase needs 1 to 256 bytes of UTF-8");
     if (o.textBias.size() > 256)
         return bad("at most 256 texts with a logit bias");
     for (const auto& [text, bias] : o.textBias)
