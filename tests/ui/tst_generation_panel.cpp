@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QGroupBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSpinBox>
@@ -59,6 +60,7 @@ private Q_SLOTS:
         s.sampling.topP = 0.0004; // below the spin box's minimum (0.001)
         s.sampling.samplerOrder = {"top_k", "min_p", "temperature"};
         s.sampling.bannedPhrases = {"shivers down her spine", "Mr. Darcy"};
+        s.sampling.textBias = {{" Darcy", -5.f}, {"a=b", 2.5f}};
         panel.load(s);
         QCOMPARE(panel.findChild<QLineEdit*>("samplerOrder")->text(),
                  QString("top_k, min_p, temperature"));
@@ -77,6 +79,18 @@ private Q_SLOTS:
         QCOMPARE(back.sampling.topP, 0.0004);
         QCOMPARE(back.sampling.samplerOrder, s.sampling.samplerOrder);
         QCOMPARE(back.sampling.bannedPhrases, s.sampling.bannedPhrases);
+        QCOMPARE(back.sampling.textBias, s.sampling.textBias);
+        // A line that is not TEXT=X is named, and not used.
+        auto* bias = panel.findChild<QPlainTextEdit*>("textBias");
+        auto* biasError = panel.findChild<QLabel*>("textBiasError");
+        QVERIFY(biasError->text().isEmpty());
+        bias->moveCursor(QTextCursor::End);
+        bias->insertPlainText("\n Elizabeth\n Jane=150\n Bingley=+3");
+        QCOMPARE(panel.settings().sampling.textBias,
+                 (std::vector<std::pair<std::string, float>>{
+                     {" Darcy", -5.f}, {"a=b", 2.5f}, {" Bingley", 3.f}}));
+        QCOMPARE(biasError->text(),
+                 QString("Not used (needs TEXT=X, X from -100 to 100): line 3, 4"));
         auto* banned = panel.findChild<QPlainTextEdit*>("bannedPhrases");
         banned->moveCursor(QTextCursor::End);
         banned->insertPlainText("\n\nwith a grin\n");

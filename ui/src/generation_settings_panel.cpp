@@ -130,6 +130,23 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     bannedLabel->setToolTip(m_bannedPhrases->toolTip());
     rform->addRow(bannedLabel);
     rform->addRow(m_bannedPhrases); // the whole width: phrases are long
+    m_textBias = new QPlainTextEdit;
+    m_textBias->setObjectName(QStringLiteral("textBias"));
+    m_textBias->setPlaceholderText(tr(" Darcy=-5"));
+    m_textBias->setTabChangesFocus(true);
+    m_textBias->setFixedHeight(m_bannedPhrases->height());
+    m_textBias->setToolTip(
+        tr("One per line, TEXT=X: X (-100 to 100) is added to the likelihood of every token "
+           "of TEXT; -100 bans them. Keep the space before a word: \" Darcy=-5\"."));
+    m_textBiasError = new QLabel;
+    m_textBiasError->setObjectName(QStringLiteral("textBiasError"));
+    m_textBiasError->setWordWrap(true);
+    m_textBiasError->setVisible(false);
+    auto* biasLabel = new QLabel(tr("Logit bias"));
+    biasLabel->setToolTip(m_textBias->toolTip());
+    mform->addRow(biasLabel);
+    mform->addRow(m_textBias);
+    mform->addRow(m_textBiasError);
     auto* orderLabel = new QLabel(tr("Sampler order"));
     orderLabel->setToolTip(m_samplerOrder->toolTip());
     mform->addRow(orderLabel, m_samplerOrder);
@@ -223,6 +240,16 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     connect(m_samplerOrder, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
     connect(m_bannedPhrases, &QPlainTextEdit::textChanged, this,
             &GenerationSettingsPanel::onEdited);
+    connect(m_textBias, &QPlainTextEdit::textChanged, this, [this] {
+        QStringList bad;
+        textBiasLines(m_textBias->toPlainText(), &bad);
+        m_textBiasError->setText(bad.isEmpty() ? QString()
+                                               : tr("Not used (needs TEXT=X, X from -100 to "
+                                                    "100): line %1")
+                                                     .arg(bad.join(QStringLiteral(", "))));
+        m_textBiasError->setVisible(!bad.isEmpty());
+        onEdited();
+    });
     connect(m_memoryLayout, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &GenerationSettingsPanel::onEdited);
     connect(m_window, &QSpinBox::valueChanged, this, [this](int t) {
@@ -293,6 +320,27 @@ void GenerationSettingsPanel::display(const SamplerControl& c, double value) {
         spin->setValue(int(value));
     else
         static_cast<QDoubleSpinBox*>(c.widget)->setValue(value);
+}
+
+// The lines TEXT=X of the logit bias box (the last '=' separates; the text is kept as
+// typed, leading space included); `bad` gets the numbers of the lines that are not.
+std::vector<std::pair<std::string, float>>
+GenerationSettingsPanel::textBiasLines(const QString& text, QStringList* bad) {
+    std::vector<std::pair<std::string, float>> out;
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (int i = 0; i < lines.size(); ++i) {
+        const QString& line = lines[i];
+        if (line.trimmed().isEmpty())
+            continue;
+        const int eq = int(line.lastIndexOf(QLatin1Char('=')));
+        bool ok = false;
+        const double x = eq > 0 ? line.mid(eq + 1).trimmed().toDouble(&ok) : 0.0;
+        if (ok && std::abs(x) <= 100)
+            out.emplace_back(line.left(eq).toStdString(), float(x));
+        else if (bad)
+            *bad << QString::number(i + 1);
+    }
+    return out;
 }
 
 engine::SamplingOptions GenerationSettingsPanel::controlsSampling() const {
@@ -387,6 +435,7 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     for (const QString& name : m_samplerOrder->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
         if (!name.trimmed().isEmpty())
             s.sampling.samplerOrder.push_back(name.trimmed().toStdString());
+    s.sampling.textBias = textBiasLines(m_textBias->toPlainText(), nullptr);
     s.sampling.bannedPhrases.clear();
     for (const QString& line : m_bannedPhrases->toPlainText().split(QLatin1Char('\n')))
         if (!line.trimmed().isEmpty())
@@ -429,6 +478,10 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     for (const std::string& phrase : settings.sampling.bannedPhrases)
         banned << QString::fromStdString(phrase);
     m_bannedPhrases->setPlainText(banned.join(QLatin1Char('\n')));
+    QStringList biases;
+    for (const auto& [text, bias] : settings.sampling.textBias)
+        biases << QString::fromStdString(text) + QLatin1Char('=') + QString::number(double(bias));
+    m_textBias->setPlainText(biases.join(QLatin1Char('\n')));
     m_applying = false;
     resetWindows();
     if (m_window->isEnabled() && settings.windows.window > 0) {

@@ -12,6 +12,7 @@
 #include <baton/engine/sampler_settings.h>
 #include <baton/story/settings.h>
 
+#include <QStringList>
 #include <QWidget>
 
 #include <optional>
@@ -66,6 +67,9 @@ private:
     static double valueOf(const SamplerControl& c);
     static void display(const SamplerControl& c, double value);
     engine::SamplingOptions controlsSampling() const;
+    // The TEXT=X lines of the logit bias box; `bad` gets the line numbers it cannot read.
+    static std::vector<std::pair<std::string, float>> textBiasLines(const QString& text,
+                                                                    QStringList* bad);
 
     QComboBox* m_preset;
     std::vector<SamplerControl> m_controls;
@@ -80,6 +84,8 @@ private:
     QLineEdit* m_seed;               // any 64-bit seed a story may hold
     QLineEdit* m_samplerOrder;       // comma-separated stage names; empty: Baton's chain
     QPlainTextEdit* m_bannedPhrases; // one per line
+    QPlainTextEdit* m_textBias;      // TEXT=X per line
+    QLabel* m_textBiasError;         // the lines it cannot read
     QSpinBox* m_window;
     QSpinBox* m_overlap;
     QComboBox* m_memoryLayout;
