@@ -410,6 +410,25 @@ private Q_SLOTS:
             << QStringList{"score", "--model", "M", "--window", "4096", "T"} << 1 << "window";
         QTest::newRow("bad weights")
             << QStringList{"info", "--model", "M", "--weights", "f8"} << 2 << "--weights";
+        QTest::newRow("bias without a value")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--bias", "x"} << 2
+            << "--bias";
+        QTest::newRow("bias out of range")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--bias", "x=500"} << 2
+            << "--bias";
+        QTest::newRow("empty banned phrase")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--ban", ""} << 2
+            << "--ban";
+        QTest::newRow("empty sampler name")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--sampler-order", "top_k,"}
+            << 2 << "--sampler-order";
+        QTest::newRow("unknown sampler")
+            << QStringList{"generate", "--model",         "M",         "--prompt",
+                           "x",        "--sampler-order", "top_k,nope"}
+            << 1 << "unknown sampler 'nope'";
+        QTest::newRow("unknown training device")
+            << QStringList{"train", "--base", "M", "--corpus", "T", "--out", "O", "--device", "tpu"}
+            << 1 << "--device must be cpu, cuda or cuda:N";
     }
     void errors() {
         QFETCH(QStringList, args);
@@ -417,6 +436,7 @@ private Q_SLOTS:
         QFETCH(QString, message);
         args.replaceInStrings(QRegularExpression("^M$"), m_model);
         args.replaceInStrings(QRegularExpression("^T$"), m_text);
+        args.replaceInStrings(QRegularExpression("^O$"), m_tmp.filePath("never-trained"));
         const Run r = cli(args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(r.err.contains("error:") && r.err.contains(message.toUtf8()), r.err.constData());
