@@ -13,6 +13,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/story_store.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,13 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     ContinueRequest request = asked;
     request.settings.sampling = continuationSampling(stored->mode, asked.settings.sampling);
     const engine::ModelInfo& info = model->info();
+    if (request.alternatives < 0 || request.alternatives > 20)
+        return requestError("the alternatives recorded per token must be 0 to 20");
+    if (request.branch && (request.retry || !request.userText.empty()))
+        return requestError("a branch at a token is made without typed text or a retry");
+    if (request.alternatives > 0)
+        request.settings.sampling.logprobs =
+            std::max(request.settings.sampling.logprobs, request.alternatives);
     if (auto r = engine::validateSampling(request.settings.sampling); !r)
         return engineError(r.error());
     // Checked before anything is saved: the windows and the memory's room in them.
@@ -93,6 +101,15 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
             return requestError("there is no generation at the end of the story to retry");
         if (auto r = m_db.stories().setCurrent(id, target->parentId); !r)
             return storageError(r.error());
+    }
+
+    StorySettings recorded = request.settings;
+    recorded.fixedSeed = true; // the generation is recorded with the seed it used
+    if (request.branch) {
+        auto branched = branchAtToken(m_db, id, *request.branch, settingsJson(recorded));
+        if (!branched)
+            return branched.error();
+        out.branchPassageId = *branched;
     }
 
     // 2. The plan: where to resume (the deepest saved state for this model, windows
@@ -177,11 +194,10 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     out.tokensRead = gen->tokensRead() - readBefore;
 
     // 4. Generate, saving each chunk with its state as one recorded generation.
-    StorySettings recorded = request.settings;
-    recorded.fixedSeed = true; // the generation is recorded with the seed it used
     ChunkWriter writer(m_db,
                        {id, out.parentId, settingsJson(recorded), info.identity, plan->key.layout,
-                        plan->lore.recordJson()},
+                        plan->lore.recordJson(),
+                        request.alternatives > 0 ? model->tokenizer().get() : nullptr},
                        *gen);
     engine::StateChunker chunker(*gen, model->tokenizer(), request.chunkTokens);
     int64_t savedStream = -1; // the stream length of the last chunk saved with its state

@@ -16,13 +16,6 @@ namespace baton::ui {
 
 namespace {
 
-int displayLength(const std::vector<storage::Passage>& path, size_t count) {
-    int n = 0;
-    for (size_t i = 0; i < count && i < path.size(); ++i)
-        n += int(toDisplayText(path[i].text).size());
-    return n;
-}
-
 // One step of the story's undo history. The step has already happened when it is
 // pushed, so the stack's first redo() does nothing.
 // `live` (a typed passage's step): while false, the step does nothing.

@@ -26,6 +26,7 @@
 #include <baton/story/context.h>
 #include <baton/story/settings.h>
 #include <baton/story/story_service.h>
+#include <baton/story/token_choices.h>
 
 #include <QHash>
 #include <QList>
@@ -82,6 +83,19 @@ public:
     // Saves typed text as a user passage at the end of the path without generating
     // (autosave of a draft; one undo step).
     void saveTyped(const QString& text);
+
+    // The token alternatives recorded with a saved passage that still describe its text
+    // (story/token_choices.h), for `done` on this thread (not called once context is
+    // gone); `problem` says why there are none when they could not be read.
+    using ChoicesDone =
+        std::function<void(std::vector<story::TokenChoice> choices, QString problem)>;
+    void loadChoices(qint64 passageId, QObject* context, ChoicesDone done);
+    // Branches at a token of a passage on the current path with one of its alternatives
+    // and continues from there (story::ContinueRequest::branch; one undo step): the
+    // editor drops what follows the token and shows the alternative. `choices`: the
+    // passage's, from loadChoices. False when it cannot start.
+    bool branchAt(const story::TokenBranch& at, const std::vector<story::TokenChoice>& choices,
+                  const story::StorySettings& settings);
 
     // The current path, as last read.
     const std::vector<storage::Passage>& path() const { return m_path; }

@@ -291,6 +291,7 @@ void WritePage::connectParts() {
         m_editTimer->start();
         updateActions();
     });
+    connect(m_editor, &StoryEditor::alternativesRequested, this, &WritePage::showTokenAlternatives);
     connect(m_editor, &StoryEditor::storyUndoRequested, this, &WritePage::storyUndo);
     connect(m_editor, &StoryEditor::storyRedoRequested, this, &WritePage::storyRedo);
     connect(m_session, &StorySession::closed, this, [this] {

@@ -154,6 +154,8 @@ private:
     void generate();
     void continueStory();
     void retry();
+    // The menu of the token alternatives at a character of a saved passage.
+    void showTokenAlternatives(qint64 passageId, int offset, const QPoint& globalPos);
     // The window ruler and the per-token loss colours (Story > Show windows and loss).
     void showLoss(bool on);
 

@@ -11,6 +11,7 @@
 #include <baton/storage/model_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/token_choice_store.h>
 #include <baton/storage/topic_store.h>
 
 namespace baton::storage {
@@ -66,6 +67,24 @@ quint64 StorageController::allPassages(qint64 storyId, QObject* context,
     return request<std::vector<Passage>>(
         false, [storyId](Database& db) { return db.stories().allPassages(storyId); }, context,
         std::move(d), std::move(f));
+}
+
+quint64 StorageController::tokenChoices(qint64 passageId, QObject* context,
+                                        Done<std::pair<Passage, std::vector<uint8_t>>> d,
+                                        Failed f) {
+    using Answer = std::pair<Passage, std::vector<uint8_t>>;
+    return request<Answer>(
+        false,
+        [passageId](Database& db) -> Result<Answer> {
+            auto passage = db.stories().passage(passageId);
+            if (!passage)
+                return passage.error();
+            auto blob = db.tokenChoices().get(passageId);
+            if (!blob)
+                return blob.error();
+            return Answer{std::move(*passage), std::move(*blob)};
+        },
+        context, std::move(d), std::move(f));
 }
 
 quint64 StorageController::searchStories(const std::string& text, QObject* context,

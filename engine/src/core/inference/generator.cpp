@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -195,26 +196,36 @@ Result<void> Generator::appendText(std::string_view text, const CancelToken& can
 
 namespace {
 
-// The model's log-probability of `token` and of the `top` most likely tokens.
+// The model's log-probability of `token` and of the `top` most likely tokens (ties: the
+// lower id first). One pass for the normaliser and one for the top list, which is
+// kept sorted in place: a story records eight alternatives for every token it writes.
 void fillLogprobs(const std::vector<float>& logits, int32_t token, int top,
                   GenerationEvent& event) {
     const float best = *std::max_element(logits.begin(), logits.end());
     double sum = 0;
     for (float l : logits)
-        sum += std::exp(double(l) - best);
+        sum += std::exp(l - best); // expf: the sum is a double, the terms need no more
     const double logZ = best + std::log(sum);
     event.logprob = static_cast<float>(logits[size_t(token)] - logZ);
-    const int n = std::min<int>(top, int(logits.size()));
-    std::vector<int32_t> order(logits.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int32_t a, int32_t b) {
-        return logits[size_t(a)] != logits[size_t(b)] ? logits[size_t(a)] > logits[size_t(b)]
-                                                      : a < b;
-    });
-    event.topLogprobs.clear();
-    for (int i = 0; i < n; ++i)
-        event.topLogprobs.emplace_back(order[size_t(i)],
-                                       static_cast<float>(logits[size_t(order[size_t(i)])] - logZ));
+    const size_t n = std::min<size_t>(size_t(std::max(top, 0)), logits.size());
+    auto& list = event.topLogprobs;
+    list.clear();
+    list.reserve(n + 1);
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float l = logits[i];
+        if (list.size() == n && !(l > list.back().second))
+            continue; // not above the n-th (ties keep the lower id, which came first)
+        auto at = list.end();
+        while (at != list.begin() && l > std::prev(at)->second)
+            --at;
+        list.insert(at, {int32_t(i), l});
+        if (list.size() > n)
+            list.pop_back();
+    }
+    for (auto& [id, value] : list)
+        value = static_cast<float>(value - logZ);
 }
 
 } // namespace

@@ -22,6 +22,7 @@ class TopicStore;
 class GenerationStore;
 class LoreStore;
 class PromptStateStore;
+class TokenChoiceStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -60,6 +61,7 @@ public:
     GenerationStore& generations();
     LoreStore& lore();
     PromptStateStore& promptStates();
+    TokenChoiceStore& tokenChoices();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 Q_DECLARE_METATYPE(baton::storage::Story)
@@ -86,6 +87,11 @@ public:
                         Failed failedWith = {});
     quint64 allPassages(qint64 storyId, QObject* context, Done<std::vector<Passage>> done,
                         Failed failedWith = {});
+    // A passage as saved and the token alternatives recorded with it (TokenChoiceStore:
+    // an empty blob when none were).
+    quint64 tokenChoices(qint64 passageId, QObject* context,
+                         Done<std::pair<Passage, std::vector<uint8_t>>> done,
+                         Failed failedWith = {});
     // Ids of the stories whose title or any passage contains `text` (StoryStore::search).
     quint64 searchStories(const std::string& text, QObject* context,
                           Done<std::vector<int64_t>> done, Failed failedWith = {});
