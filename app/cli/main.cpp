@@ -30,6 +30,9 @@ const Command kCommands[] = {
     {"serve", baton::cli::runServe,
      "HTTP server for KoboldAI and OpenAI clients (SillyTavern, KoboldAI Lite, ...)"},
     {"topics", baton::cli::runTopics, "LDA topics: fit, show, infer, and the topic experiment"},
+#ifdef BATON_WITH_HUB
+    {"pull", baton::cli::runPull, "Download a GPT-2 model from the Hugging Face Hub"},
+#endif
 };
 
 void printUsage(std::ostream& out) {

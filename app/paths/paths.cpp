@@ -36,15 +36,27 @@ std::vector<std::string> bundledModelDirs() {
     return out;
 }
 
-std::string defaultDatabasePath() {
-    std::string base;
+namespace {
+
+// $XDG_DATA_HOME/baton (when XDG_DATA_HOME is absolute), else ~/.local/share/baton.
+std::string dataFolder() {
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
-        base = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home)
-        base = std::string(home) + "/.local/share";
-    else
-        return {};
-    return base + "/baton/baton.db";
+        return std::string(xdg) + "/baton";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return std::string(home) + "/.local/share/baton";
+    return {};
+}
+
+} // namespace
+
+std::string defaultDatabasePath() {
+    const std::string base = dataFolder();
+    return base.empty() ? base : base + "/baton.db";
+}
+
+std::string defaultModelsFolder() {
+    const std::string base = dataFolder();
+    return base.empty() ? base : base + "/models";
 }
 
 std::string makeParentFolders(const std::string& file) {

@@ -363,7 +363,7 @@ OpenAiChat parseOpenAiChat(std::string_view text, const ServerOptions& options) 
             message.content = content->get<std::string>();
         } else if (content != m.end() && content->is_array()) {
             for (const Json& part : *content)
-                if (part.is_object() && part.value("type", "") == "text" && part.contains("text") &&
+                if (json::stringOrEmpty(part, "type") == "text" && part.contains("text") &&
                     part["text"].is_string())
                     message.content += part["text"].get<std::string>();
                 else

@@ -326,6 +326,8 @@ private Q_SLOTS:
         for (const char* bad :
              {R"({})", R"({"messages":[]})", R"({"messages":[{"content":"a"}]})",
               R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})",
+              // A part whose type is not a string (once an exception nobody caught).
+              R"({"messages":[{"role":"user","content":[{"type":3,"text":"a"}]}]})",
               R"({"messages":[{"role":"user","content":5}]})"}) {
             try {
                 parseOpenAiChat(bad, m_options);

@@ -3,8 +3,8 @@
 // none when none are asked for; a branch at a token continues from the picked
 // alternative, and a retry after it rewrites only the continuation; a duplicated story
 // keeps them.
+#include "story_test_requests.h"
 #include "test_support.h"
-#include "tiny_model.h"
 #include "verify_ok.h"
 
 #include <baton/engine/model.h>
@@ -34,14 +34,7 @@ class TestStoryAlternatives : public QObject {
     }
 
     static story::ContinueRequest request(int64_t story, uint64_t seed, int tokens = 40) {
-        story::ContinueRequest r;
-        r.storyId = story;
-        r.settings = story::defaultSettings();
-        r.settings.sampling.seed = seed;
-        r.settings.sampling.maxTokens = tokens;
-        r.settings.sampling.stopAtEndOfText = false;
-        r.chunkTokens = 8;
-        return r;
+        return baton::test::storyRequest(story, seed, tokens);
     }
 
     static int64_t newStory(storage::Database& db) {
@@ -54,14 +47,8 @@ private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
-        const QString dir = m_tmp.filePath("recurrent");
-        engine::RecurrenceConfig rec;
-        rec.window = 16;
-        rec.overlap = 4;
-        QVERIFY(baton::test::writeRecurrentFixture(dir, rec));
-        auto model = engine::Model::load(dir.toStdString());
-        BATON_VERIFY_OK(model);
-        m_model = *model;
+        m_model = baton::test::loadRecurrentStoryModel(m_tmp.filePath("recurrent"));
+        QVERIFY2(m_model, qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
     }
 
     void everyTokensAlternativesAreSaved() {

@@ -245,11 +245,8 @@ bool StorySession::begin(const story::StorySettings& settings) {
 bool StorySession::generate(const QString& userText, const story::StorySettings& settings) {
     if (!begin(settings))
         return false;
-    story::ContinueRequest r;
-    r.storyId = m_story.id;
+    story::ContinueRequest r = continuation(settings);
     r.userText = userText.toStdString();
-    r.settings = settings;
-    r.chunkTokens = m_chunkTokens;
     start(std::move(r), tr("generation"));
     return true;
 }
@@ -258,12 +255,17 @@ void StorySession::retry(const story::StorySettings& settings) {
     if (!canRetry() || !begin(settings))
         return;
     Q_EMIT truncated(m_retryChars);
+    story::ContinueRequest r = continuation(settings);
+    r.retry = true;
+    start(std::move(r), tr("retry"));
+}
+
+story::ContinueRequest StorySession::continuation(const story::StorySettings& settings) const {
     story::ContinueRequest r;
     r.storyId = m_story.id;
-    r.retry = true;
     r.settings = settings;
     r.chunkTokens = m_chunkTokens;
-    start(std::move(r), tr("retry"));
+    return r;
 }
 
 void StorySession::start(story::ContinueRequest request, const QString& stepName) {

@@ -165,6 +165,9 @@ private:
     void setPhase(Phase phase);
     // Checks the model and the windows before a generation starts.
     bool begin(const story::StorySettings& settings);
+    // A continuation of the open story with these settings (what generate, retry and
+    // branchAt then add to).
+    story::ContinueRequest continuation(const story::StorySettings& settings) const;
     // Flushes the storage thread's writes, then runs the continuation.
     void start(story::ContinueRequest request, const QString& stepName);
     // Runs the continuation as one job of the model's queue.

@@ -38,11 +38,8 @@ bool StorySession::branchAt(const story::TokenBranch& at,
     // The editor keeps the text before the token and shows the picked one at once.
     Q_EMIT truncated(displayLength(m_path, index) + displayCharsBefore(choices, at.token));
     Q_EMIT streamed(toDisplayText(alternatives[size_t(at.alternative)].text));
-    story::ContinueRequest r;
-    r.storyId = m_story.id;
+    story::ContinueRequest r = continuation(settings);
     r.branch = at;
-    r.settings = settings;
-    r.chunkTokens = m_chunkTokens;
     start(std::move(r), tr("alternative"));
     return true;
 }

@@ -20,6 +20,9 @@ std::vector<std::string> bundledModelDirs();
 // $XDG_DATA_HOME/baton/baton.db (when XDG_DATA_HOME is absolute), else
 // ~/.local/share/baton/baton.db; "" when neither HOME nor XDG_DATA_HOME is set.
 std::string defaultDatabasePath();
+// $XDG_DATA_HOME/baton/models (or ~/.local/share/baton/models): where downloaded models
+// go; "" when neither HOME nor XDG_DATA_HOME is set.
+std::string defaultModelsFolder();
 
 // mkdir -p for the folder that holds `file`; "" on success, else what failed.
 std::string makeParentFolders(const std::string& file);

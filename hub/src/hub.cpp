@@ -1,0 +1,536 @@
+#include "baton/hub/hub.h"
+
+#include "digest.h"
+#include "http.h"
+
+#include <baton/common/json.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <thread>
+
+namespace baton::hub {
+
+namespace fs = std::filesystem;
+
+const char* hubErrorCodeName(HubErrorCode code) {
+    switch (code) {
+    case HubErrorCode::InvalidArgument:
+        return "invalid-argument";
+    case HubErrorCode::Network:
+        return "network";
+    case HubErrorCode::NotFound:
+        return "not-found";
+    case HubErrorCode::Unauthorized:
+        return "unauthorized";
+    case HubErrorCode::NotGpt2:
+        return "not-gpt2";
+    case HubErrorCode::Checksum:
+        return "checksum";
+    case HubErrorCode::BadResponse:
+        return "bad-response";
+    case HubErrorCode::WriteFailed:
+        return "write-failed";
+    case HubErrorCode::AlreadyExists:
+        return "already-exists";
+    case HubErrorCode::Cancelled:
+        return "cancelled";
+    }
+    return "unknown";
+}
+
+namespace {
+
+HubError fail(HubErrorCode code, std::string message, long status = 0) {
+    return HubError{code, std::move(message), status};
+}
+
+bool repoNamePart(const std::string& s) {
+    static const std::regex part("[A-Za-z0-9][A-Za-z0-9._-]{0,95}");
+    return std::regex_match(s, part) && s.find("--") == std::string::npos &&
+           s.find("..") == std::string::npos && s.back() != '.' && s.back() != '-';
+}
+
+// Percent-encodes everything but unreserved characters (and '/' when keepSlash).
+std::string encode(const std::string& s, bool keepSlash) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+            (keepSlash && c == '/')) {
+            out += char(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> headersFor(const HubOptions& o) {
+    std::vector<std::string> h;
+    if (!o.token.empty())
+        h.push_back("Authorization: Bearer " + o.token);
+    return h;
+}
+
+std::string header(const HttpResponse& r, const char* name) {
+    const auto it = r.headers.find(name);
+    return it == r.headers.end() ? std::string() : it->second;
+}
+
+// What a failed answer means, in the hub's words where it gave them.
+HubError answerError(const HttpResponse& r, const std::string& what) {
+    if (r.cancelled)
+        return fail(HubErrorCode::Cancelled, "cancelled");
+    if (!r.error.empty())
+        return fail(HubErrorCode::Network, what + ": " + r.error);
+    const std::string code = header(r, "x-error-code");
+    std::string said = header(r, "x-error-message");
+    if (said.empty())
+        if (auto body = json::parse(r.body, nullptr); body && body->is_object())
+            said = json::stringOrEmpty(*body, "error");
+    const std::string detail = said.empty() ? std::string() : " (the hub says: " + said + ")";
+    const long s = r.status;
+    if (code == "GatedRepo")
+        return fail(HubErrorCode::Unauthorized,
+                    what +
+                        ": the repository is gated; accept its conditions on the hub and set "
+                        "HF_TOKEN to a token of that account" +
+                        detail,
+                    s);
+    if (code == "RepoNotFound" ||
+        (s == 401 && said != "Invalid credentials in Authorization header"))
+        return fail(s == 401 ? HubErrorCode::Unauthorized : HubErrorCode::NotFound,
+                    what +
+                        ": no such repository, or it is private (set HF_TOKEN to a token "
+                        "with access)" +
+                        detail,
+                    s);
+    if (code == "RevisionNotFound")
+        return fail(HubErrorCode::NotFound, what + ": no such revision" + detail, s);
+    if (code == "EntryNotFound" || s == 404)
+        return fail(HubErrorCode::NotFound, what + ": not found" + detail, s);
+    if (s == 401 || s == 403)
+        return fail(HubErrorCode::Unauthorized,
+                    what + ": access refused (HTTP " + std::to_string(s) + ")" + detail, s);
+    return fail(s >= 500 ? HubErrorCode::Network : HubErrorCode::BadResponse,
+                what + ": HTTP " + std::to_string(s) + detail, s);
+}
+
+bool isHex(const std::string& s, size_t n) {
+    return s.size() == n && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::string errnoText(const std::string& what, int err) {
+    return what + ": " + std::strerror(err);
+}
+
+} // namespace
+
+Result<RepoRef> parseRepoRef(const std::string& text) {
+    RepoRef ref;
+    const size_t at = text.find('@');
+    ref.repo = text.substr(0, at);
+    if (at != std::string::npos)
+        ref.revision = text.substr(at + 1);
+    const size_t slash = ref.repo.find('/');
+    const bool ok = slash == std::string::npos ? repoNamePart(ref.repo)
+                                               : repoNamePart(ref.repo.substr(0, slash)) &&
+                                                     repoNamePart(ref.repo.substr(slash + 1));
+    if (!ok)
+        return fail(HubErrorCode::InvalidArgument,
+                    "'" + text +
+                        "' is not a repository id (owner/name, as on the hub, with "
+                        "@REVISION for a branch, tag or commit)");
+    static const std::regex revision("[A-Za-z0-9._/-]{1,200}");
+    if (!std::regex_match(ref.revision, revision) || ref.revision.find("..") != std::string::npos)
+        return fail(HubErrorCode::InvalidArgument,
+                    "'" + ref.revision + "' is not a revision (a branch, tag or commit)");
+    return ref;
+}
+
+std::string folderName(const RepoRef& ref) {
+    std::string name = ref.repo;
+    if (const size_t slash = name.find('/'); slash != std::string::npos)
+        name.replace(slash, 1, "--");
+    return name;
+}
+
+HubOptions optionsFromEnvironment(const std::string& userAgent) {
+    HubOptions o;
+    if (const char* e = std::getenv("HF_ENDPOINT"); e && *e) {
+        o.endpoint = e;
+        while (!o.endpoint.empty() && o.endpoint.back() == '/')
+            o.endpoint.pop_back();
+    }
+    if (const char* t = std::getenv("HF_TOKEN"); t && *t)
+        o.token = t;
+    o.userAgent = userAgent;
+    return o;
+}
+
+Result<RepoListing> listRepo(const HubOptions& options, const RepoRef& ref,
+                             const engine::CancelToken& cancel) {
+    HttpGet get;
+    get.url = options.endpoint + "/api/models/" + ref.repo + "/revision/" +
+              encode(ref.revision, false) + "?blobs=true";
+    get.headers = headersFor(options);
+    get.userAgent = options.userAgent;
+    const HttpResponse r = httpGet(get, cancel);
+    const std::string what = "listing " + ref.repo + "@" + ref.revision;
+    if (!r.error.empty() || r.cancelled || r.status != 200)
+        return answerError(r, what);
+    std::string why;
+    const auto body = json::parse(r.body, &why);
+    if (!body || !body->is_object())
+        return fail(HubErrorCode::BadResponse, what + ": not the hub's JSON (" + why + ")");
+    RepoListing listing;
+    listing.commit = json::stringOrEmpty(*body, "sha");
+    if (!isHex(listing.commit, 40))
+        return fail(HubErrorCode::BadResponse, what + ": the answer names no commit");
+    const auto siblings = body->find("siblings");
+    if (siblings == body->end() || !siblings->is_array())
+        return fail(HubErrorCode::BadResponse, what + ": the answer lists no files");
+    for (const auto& s : *siblings) {
+        RemoteFile f;
+        f.name = json::stringOrEmpty(s, "rfilename");
+        f.gitSha1 = json::stringOrEmpty(s, "blobId");
+        if (s.is_object() && s.contains("size") && s["size"].is_number_integer())
+            f.size = s["size"].get<int64_t>();
+        if (s.is_object() && s.contains("lfs") && s["lfs"].is_object()) {
+            f.sha256 = json::stringOrEmpty(s["lfs"], "sha256");
+            if (s["lfs"].contains("size") && s["lfs"]["size"].is_number_integer())
+                f.size = s["lfs"]["size"].get<int64_t>();
+        }
+        if (!f.name.empty())
+            listing.files.push_back(std::move(f));
+    }
+    return listing;
+}
+
+Result<std::vector<RemoteFile>> gpt2Files(const RepoListing& listing) {
+    std::map<std::string, const RemoteFile*> byName;
+    for (const RemoteFile& f : listing.files)
+        byName[f.name] = &f;
+    std::vector<RemoteFile> out;
+    auto take = [&](const std::string& name) {
+        const auto it = byName.find(name);
+        if (it == byName.end())
+            return false;
+        out.push_back(*it->second);
+        return true;
+    };
+    if (!take("config.json"))
+        return fail(HubErrorCode::NotGpt2, "the repository has no config.json: not a model Baton "
+                                           "can load");
+    static const std::regex shard("model-[0-9]{5}-of-[0-9]{5}\\.safetensors");
+    if (!take("model.safetensors")) {
+        std::vector<std::string> shards;
+        for (const auto& [name, f] : byName)
+            if (std::regex_match(name, shard))
+                shards.push_back(name);
+        if (shards.empty() || !byName.count("model.safetensors.index.json")) {
+            auto endsWith = [](const std::string& name, const std::string& end) {
+                return name.size() > end.size() &&
+                       name.compare(name.size() - end.size(), end.size(), end) == 0;
+            };
+            bool pickles = false;
+            for (const auto& [name, f] : byName)
+                for (const char* end : {".bin", ".pt", ".pth", ".ckpt"})
+                    pickles = pickles || endsWith(name, end);
+            return fail(HubErrorCode::NotGpt2,
+                        pickles ? "the repository has only pickled PyTorch weights "
+                                  "(pytorch_model.bin or .pt): Baton never loads those, since "
+                                  "opening one can run any code it holds; choose a repository "
+                                  "with model.safetensors (or convert it with the safetensors "
+                                  "tools and load the folder)"
+                                : "the repository has no safetensors weights "
+                                  "(model.safetensors)");
+        }
+        take("model.safetensors.index.json");
+        for (const std::string& s : shards)
+            take(s);
+    }
+    const bool bpe = byName.count("vocab.json") && byName.count("merges.txt");
+    if (bpe) {
+        take("vocab.json");
+        take("merges.txt");
+    }
+    const bool json = take("tokenizer.json");
+    const bool spm = take("tokenizer.model");
+    if (!bpe && !json && !spm)
+        return fail(HubErrorCode::NotGpt2, "the repository has no tokenizer (vocab.json and "
+                                           "merges.txt, tokenizer.json or tokenizer.model)");
+    for (const char* optional :
+         {"generation_config.json", "tokenizer_config.json", "special_tokens_map.json"})
+        take(optional);
+    for (const RemoteFile& f : out)
+        if (f.size < 0 || (f.sha256.empty() ? !isHex(f.gitSha1, 40) : !isHex(f.sha256, 64)))
+            return fail(HubErrorCode::BadResponse,
+                        "the hub gives no checksum for " + f.name + ": it cannot be checked");
+    return out;
+}
+
+namespace {
+
+// Where a pull stands: the partial folder, and the bytes there and still to come.
+struct PullState {
+    const HubOptions* options = nullptr;
+    const RepoRef* ref = nullptr;
+    std::string commit;
+    std::string partial;
+    int64_t total = 0, doneBefore = 0, fetched = 0;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    const std::function<void(const PullProgress&)>* progress = nullptr;
+    const engine::CancelToken* cancel = nullptr;
+
+    void report(const std::string& file, int64_t current) const {
+        if (!progress || !*progress)
+            return;
+        PullProgress p;
+        p.file = file;
+        p.total = total;
+        p.done = doneBefore + current;
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const int64_t thisTime = fetched + current;
+        p.bytesPerSecond = seconds > 0 ? double(thisTime) / seconds : 0;
+        p.secondsLeft =
+            seconds >= 1 && p.bytesPerSecond > 0 ? double(total - p.done) / p.bytesPerSecond : -1;
+        (*progress)(p);
+    }
+};
+
+std::string expected(const RemoteFile& f) {
+    return f.sha256.empty() ? f.gitSha1 : f.sha256;
+}
+
+std::string digestOf(const std::string& path, const RemoteFile& f) {
+    return fileDigest(path, f.sha256.empty() ? Digest::GitBlobSha1 : Digest::Sha256, f.size);
+}
+
+int64_t sizeOf(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? int64_t(st.st_size) : -1;
+}
+
+// One attempt at fetching the rest of f into its .incomplete file.
+Result<void> fetchOnce(PullState& s, const RemoteFile& f, const std::string& incomplete) {
+    int64_t have = std::max<int64_t>(0, sizeOf(incomplete));
+    if (have > f.size) {
+        ::truncate(incomplete.c_str(), 0);
+        have = 0;
+    }
+    if (have == f.size)
+        return {};
+    const int fd = ::open(incomplete.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, errno));
+    int writeErrno = 0;
+    int64_t written = 0;
+    HttpGet get;
+    get.url = s.options->endpoint + "/" + s.ref->repo + "/resolve/" + s.commit + "/" +
+              encode(f.name, true);
+    get.headers = headersFor(*s.options);
+    get.userAgent = s.options->userAgent;
+    get.rangeFrom = have > 0 ? have : -1;
+    std::string badRange;
+    get.onResponse = [&](long status, const std::map<std::string, std::string>& headers) {
+        if (status == 206) {
+            const auto it = headers.find("content-range");
+            const std::string want = "bytes " + std::to_string(have) + "-";
+            if (it == headers.end() || it->second.rfind(want, 0) != 0) {
+                badRange = it == headers.end() ? "none" : it->second;
+                return false;
+            }
+            return true;
+        }
+        // The whole file again (the server ignored the range): start over.
+        if (have > 0 && ::ftruncate(fd, 0) != 0) {
+            writeErrno = errno;
+            return false;
+        }
+        have = 0;
+        return true;
+    };
+    get.sink = [&](const char* data, size_t n) {
+        while (n > 0) {
+            const ssize_t w = ::write(fd, data, n);
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                writeErrno = errno;
+                return false;
+            }
+            data += w;
+            n -= size_t(w);
+            written += w;
+        }
+        s.report(f.name, have + written);
+        return true;
+    };
+    const HttpResponse r = httpGet(get, *s.cancel);
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    s.fetched += written;
+    if (writeErrno != 0)
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, writeErrno));
+    if (!badRange.empty())
+        return fail(HubErrorCode::BadResponse, "fetching " + f.name +
+                                                   ": the answer's range is not the one asked (" +
+                                                   badRange + ")");
+    if (r.status == 416) { // the range is past the end: the partial file is wrong
+        ::truncate(incomplete.c_str(), 0);
+        return fail(HubErrorCode::Network, "fetching " + f.name + ": the range was refused");
+    }
+    if (!r.error.empty() || r.cancelled || (r.status != 200 && r.status != 206))
+        return answerError(r, "fetching " + f.name);
+    if (!synced)
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, errno));
+    if (sizeOf(incomplete) != f.size)
+        return fail(HubErrorCode::Network, "fetching " + f.name + ": the transfer ended early");
+    return {};
+}
+
+// Fetches f into the partial folder, resuming, with a few more tries when the network
+// fails; checks it and gives it its name.
+Result<void> fetchFile(PullState& s, const RemoteFile& f) {
+    const std::string target = s.partial + "/" + f.name;
+    const std::string incomplete = target + ".incomplete";
+    if (sizeOf(target) == f.size && digestOf(target, f) == expected(f))
+        return {};
+    std::remove(target.c_str());
+    for (int attempt = 1;; ++attempt) {
+        auto r = fetchOnce(s, f, incomplete);
+        if (r.ok())
+            break;
+        if (r.error().code != HubErrorCode::Network || attempt == 4)
+            return r;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
+    }
+    if (digestOf(incomplete, f) != expected(f)) {
+        std::remove(incomplete.c_str()); // wrong bytes are never resumed
+        return fail(HubErrorCode::Checksum, f.name +
+                                                " does not match the checksum the hub lists (" +
+                                                (f.sha256.empty() ? "git blob " : "sha256 ") +
+                                                expected(f) + "): it was deleted; pull again");
+    }
+    if (std::rename(incomplete.c_str(), target.c_str()) != 0)
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot rename " + incomplete, errno));
+    return {};
+}
+
+// A file of Baton's own making (at most 1 MiB read).
+std::string readSmallFile(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return {};
+    std::string text(1 << 20, '\0');
+    text.resize(std::fread(text.data(), 1, text.size(), f));
+    std::fclose(f);
+    return text;
+}
+
+bool writeSmallFile(const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return false;
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    return std::fclose(f) == 0 && ok;
+}
+
+constexpr const char* kSourceFile = "hub-source.json";
+
+} // namespace
+
+Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
+                        const std::string& destination,
+                        const std::function<void(const PullProgress&)>& progress,
+                        const engine::CancelToken& cancel) {
+    auto listing = listRepo(options, ref, cancel);
+    if (!listing)
+        return listing.error();
+    auto files = gpt2Files(*listing);
+    if (!files)
+        return files.error();
+    PullResult out;
+    out.commit = listing->commit;
+    out.folder = destination + "/" + folderName(ref);
+    for (const RemoteFile& f : *files)
+        out.bytes += f.size;
+
+    std::error_code ec;
+    fs::create_directories(destination, ec);
+    if (ec)
+        return fail(HubErrorCode::WriteFailed,
+                    "cannot create " + destination + ": " + ec.message());
+    // An earlier pull of this repository: done when it holds this commit.
+    if (fs::exists(out.folder)) {
+        auto source = json::parse(readSmallFile(out.folder + "/" + kSourceFile), nullptr);
+        if (!source || json::stringOrEmpty(*source, "repo") != ref.repo)
+            return fail(HubErrorCode::AlreadyExists,
+                        out.folder + " exists and is not a download of " + ref.repo +
+                            ": it is left as it is (choose another destination)");
+        if (json::stringOrEmpty(*source, "commit") == out.commit) {
+            out.alreadyThere = true;
+            return out;
+        }
+        return fail(HubErrorCode::AlreadyExists,
+                    out.folder + " holds another revision of " + ref.repo + " (commit " +
+                        json::stringOrEmpty(*source, "commit") +
+                        "): remove it, or pull into another destination");
+    }
+
+    PullState s;
+    s.options = &options;
+    s.ref = &ref;
+    s.commit = listing->commit;
+    s.partial = destination + "/." + folderName(ref) + ".partial";
+    s.total = out.bytes;
+    s.progress = &progress;
+    s.cancel = &cancel;
+    // A partial download of another commit is not resumed.
+    const std::string commitFile = s.partial + "/.commit";
+    if (fs::exists(s.partial) && readSmallFile(commitFile) != s.commit)
+        fs::remove_all(s.partial, ec);
+    fs::create_directories(s.partial, ec);
+    if (ec || !writeSmallFile(commitFile, s.commit))
+        return fail(HubErrorCode::WriteFailed, "cannot write in " + destination);
+    for (const RemoteFile& f : *files) {
+        if (cancel.cancelled())
+            return fail(HubErrorCode::Cancelled, "cancelled");
+        if (auto r = fetchFile(s, f); !r)
+            return r.error();
+        s.doneBefore += f.size;
+        s.report(f.name, 0);
+    }
+    nlohmann::ordered_json record = {{"repo", ref.repo},
+                                     {"revision", ref.revision},
+                                     {"commit", s.commit},
+                                     {"endpoint", options.endpoint}};
+    for (const RemoteFile& f : *files)
+        record["files"].push_back({{"name", f.name}, {"size", f.size}, {"checksum", expected(f)}});
+    if (!writeSmallFile(s.partial + "/" + kSourceFile, record.dump(2) + "\n"))
+        return fail(HubErrorCode::WriteFailed, "cannot write in " + s.partial);
+    fs::remove(commitFile, ec);
+    if (std::rename(s.partial.c_str(), out.folder.c_str()) != 0)
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot rename " + s.partial, errno));
+    out.downloaded = s.fetched;
+    return out;
+}
+
+} // namespace baton::hub
