@@ -256,6 +256,15 @@ private Q_SLOTS:
         expectError(dir, ErrorCode::PickleRefused, "pytorch_model.bin");
     }
 
+    void shardedCheckpointIsNamed() {
+        const QString dir = variant();
+        QVERIFY(
+            QFile::rename(dir + "/model.safetensors", dir + "/model-00001-of-00001.safetensors"));
+        baton::test::writeFile(dir + "/model.safetensors.index.json",
+                               R"({"metadata":{},"weight_map":{}})");
+        expectError(dir, ErrorCode::Unsupported, "sharded");
+    }
+
     void truncatedWeights() {
         const QString dir = variant();
         QFile f(dir + "/model.safetensors");

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -74,11 +75,14 @@ public:
         std::lock_guard<std::mutex> lock(m_mutex);
         m_corrupt[file] = true;
     }
+    // Each 4 kB of a transfer waits this long (a slow connection).
+    void setChunkDelay(int milliseconds) { m_delayMs = milliseconds; }
     // No more faults.
     void clearFaults() {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_cut.clear();
         m_corrupt.clear();
+        m_delayMs = 0;
     }
     std::vector<Seen> seen() const {
         std::lock_guard<std::mutex> lock(m_mutex);
@@ -237,17 +241,21 @@ private:
             m_cut.erase(c);
         }
         auto data = std::make_shared<std::string>(std::move(bytes));
-        r.set_content_provider(data->size(), "application/octet-stream",
-                               [data, cut](size_t offset, size_t length, httplib::DataSink& sink) {
-                                   size_t n = std::min<size_t>(length, 4096);
-                                   if (cut != std::string::npos) {
-                                       if (offset >= cut)
-                                           return false; // the connection closes mid-transfer
-                                       n = std::min(n, cut - offset);
-                                   }
-                                   sink.write(data->data() + offset, n);
-                                   return true;
-                               });
+        const int delay = m_delayMs;
+        r.set_content_provider(
+            data->size(), "application/octet-stream",
+            [data, cut, delay](size_t offset, size_t length, httplib::DataSink& sink) {
+                if (delay > 0)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+                size_t n = std::min<size_t>(length, 4096);
+                if (cut != std::string::npos) {
+                    if (offset >= cut)
+                        return false; // the connection closes mid-transfer
+                    n = std::min(n, cut - offset);
+                }
+                sink.write(data->data() + offset, n);
+                return true;
+            });
     }
 
     httplib::Server m_hub, m_cdn;
@@ -260,6 +268,7 @@ private:
     std::map<std::string, std::string> m_blobs;     // sha256 -> file name
     std::map<std::string, std::string> m_blobBytes; // sha256 -> bytes
     std::vector<Seen> m_seen;
+    std::atomic<int> m_delayMs{0};
 };
 
 } // namespace baton::test

@@ -1,6 +1,10 @@
 #include "models_panel.h"
 
+#include "download_dialog.h"
 #include "model_catalog.h"
+#include "model_download.h"
+
+#include <baton/app/paths.h>
 
 #include <QComboBox>
 #include <QDir>
@@ -9,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -31,9 +36,10 @@ ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget*
     hf.setPointSizeF(hf.pointSizeF() * 1.3);
     heading->setFont(hf);
     auto* intro = new QLabel(
-        tr("The bundled models are always here. Import a Hugging Face GPT-2 folder "
-           "(config.json, model.safetensors and the tokenizer files); it is checked by loading "
-           "it before it is added. Fine-tuned models add themselves."));
+        tr("The bundled models are always here. Download a GPT-2 model from the Hugging Face "
+           "Hub, or import a Hugging Face GPT-2 folder (config.json, model.safetensors and the "
+           "tokenizer files); either is checked by loading it before it is added. Fine-tuned "
+           "models add themselves."));
     intro->setWordWrap(true);
 
     m_list = new QTreeWidget;
@@ -50,6 +56,51 @@ ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget*
     connect(m_list, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
         Q_EMIT useRequested(item->data(NameColumn, kPathRole).toString());
     });
+
+    m_downloadFolder = QString::fromStdString(app::defaultModelsFolder());
+    m_downloader = new ModelDownload(this);
+    m_download = new QPushButton(tr("Download…"));
+    m_download->setObjectName(QStringLiteral("modelDownload"));
+    m_download->setToolTip(tr("Download a GPT-2 model from the Hugging Face Hub"));
+    m_cancelDownload = new QPushButton(tr("Cancel download"));
+    m_cancelDownload->setObjectName(QStringLiteral("modelCancelDownload"));
+    m_cancelDownload->hide();
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("modelDownloadProgress"));
+    m_progress->hide();
+    connect(m_download, &QPushButton::clicked, this, [this] {
+        DownloadDialog dialog(m_downloadFolder, this);
+        if (dialog.exec() == QDialog::Accepted)
+            download(dialog.repository());
+    });
+    connect(m_cancelDownload, &QPushButton::clicked, this, &ModelsPanel::cancelDownload);
+    connect(m_downloader, &ModelDownload::progress, this, &ModelsPanel::onDownloadProgress);
+    connect(m_downloader, &ModelDownload::finished, this,
+            [this](const QString& folder, bool alreadyThere) {
+                m_progress->hide();
+                m_cancelDownload->hide();
+                if (alreadyThere && m_catalog.byPath(QDir(folder).absolutePath())) {
+                    m_status->setText(tr("%1 is downloaded already.").arg(folder));
+                    updateButtons();
+                    Q_EMIT importFinished(true);
+                    return;
+                }
+                importFolder(folder);
+            });
+    connect(
+        m_downloader, &ModelDownload::failed, this, [this](const QString& message, bool cancelled) {
+            m_progress->hide();
+            m_cancelDownload->hide();
+            updateButtons();
+            if (cancelled) {
+                m_status->setText(tr("Download stopped. Downloading the same model again resumes "
+                                     "where it stopped."));
+            } else {
+                m_status->setText(tr("The download failed."));
+                Q_EMIT failed(tr("The model could not be downloaded"), {message, {}});
+            }
+            Q_EMIT importFinished(false);
+        });
 
     m_import = new QPushButton(tr("Import folder…"));
     m_import->setObjectName(QStringLiteral("modelImport"));
@@ -94,6 +145,7 @@ ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget*
     weightsLabel->setBuddy(m_weights);
 
     auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_download);
     buttons->addWidget(m_import);
     buttons->addSpacing(12);
     buttons->addWidget(weightsLabel);
@@ -115,6 +167,10 @@ ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget*
     layout->addWidget(intro);
     layout->addWidget(m_list, 1);
     layout->addWidget(m_status);
+    auto* progressRow = new QHBoxLayout;
+    progressRow->addWidget(m_progress, 1);
+    progressRow->addWidget(m_cancelDownload);
+    layout->addLayout(progressRow);
     layout->addLayout(buttons);
 
     connect(&m_catalog, &ModelCatalog::changed, this, &ModelsPanel::rebuild);
@@ -160,6 +216,40 @@ void ModelsPanel::importFolder(const QString& folder) {
                                   .arg(message));
         });
     updateButtons();
+}
+
+void ModelsPanel::download(const QString& repo) {
+    if (m_downloader->running() || m_importJob)
+        return;
+    if (!m_downloader->start(repo, m_downloadFolder))
+        return; // failed says why
+    m_status->setText(tr("Downloading %1…").arg(repo.trimmed()));
+    m_progress->setRange(0, 0); // busy until the file list has come
+    m_progress->show();
+    m_cancelDownload->show();
+    updateButtons();
+}
+
+void ModelsPanel::cancelDownload() {
+    m_downloader->cancel();
+}
+
+bool ModelsPanel::downloading() const {
+    return m_downloader->running();
+}
+
+void ModelsPanel::onDownloadProgress(const QString& file, qint64 done, qint64 total, double rate,
+                                     double secondsLeft) {
+    // Per mille, so that files of many GB fit an int.
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(total > 0 ? int(1000 * double(done) / double(total)) : 0);
+    QString left;
+    if (secondsLeft >= 0)
+        left = secondsLeft >= 60 ? tr(", %1 min left").arg(int(secondsLeft / 60 + 0.5))
+                                 : tr(", %1 s left").arg(int(secondsLeft + 0.5));
+    m_status->setText(
+        tr("Downloading %1: %2 of %3, %4/s%5")
+            .arg(file, formatBytes(done), formatBytes(total), formatBytes(qint64(rate)), left));
 }
 
 QString ModelsPanel::selectedPath() const {
@@ -227,7 +317,9 @@ void ModelsPanel::rebuild() {
 
 void ModelsPanel::updateButtons() {
     const auto m = m_catalog.byPath(selectedPath());
-    m_import->setEnabled(m_importJob == 0);
+    const bool busy = m_importJob != 0 || m_downloader->running();
+    m_import->setEnabled(!busy);
+    m_download->setEnabled(!busy);
     m_use->setEnabled(m && m->present && m->path != m_active);
     m_default->setEnabled(m && m->present && !m->isDefault);
     m_remove->setEnabled(m && !m->bundled);

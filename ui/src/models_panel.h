@@ -1,5 +1,7 @@
 // The model manager: the catalog's models with their shape, trained windows and size;
-// import a Hugging Face GPT-2 folder (validated by loading it on the lab engine, so
+// download a GPT-2 model from the Hugging Face Hub (model_download.h: off the GUI
+// thread, with progress and Cancel), then import it like a folder; import a Hugging
+// Face GPT-2 folder (validated by loading it on the lab engine, so
 // every problem the loader finds is reported before anything is registered), choose
 // the model to write with, set the default, forget an imported one. The bundled
 // models are always listed. The weights option chooses how the writing model holds its
@@ -14,12 +16,14 @@
 
 class QComboBox;
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QTreeWidget;
 
 namespace baton::ui {
 
 class ModelCatalog;
+class ModelDownload;
 
 class ModelsPanel : public QWidget {
     Q_OBJECT
@@ -28,6 +32,14 @@ public:
 
     // Validates and registers a folder (what the Import button does after its dialog).
     void importFolder(const QString& folder);
+    // Downloads a repository ("owner/name[@revision]") into the models folder, then
+    // imports it (what the Download button does after its dialog).
+    void download(const QString& repo);
+    void cancelDownload();
+    bool downloading() const;
+    // Where downloads go (app/paths.h: defaultModelsFolder, unless set).
+    void setDownloadFolder(const QString& folder) { m_downloadFolder = folder; }
+    QString downloadFolder() const { return m_downloadFolder; }
     // The selected model's folder ("" when none).
     QString selectedPath() const;
     void selectPath(const QString& path);
@@ -48,6 +60,8 @@ Q_SIGNALS:
 private:
     void rebuild();
     void updateButtons();
+    void onDownloadProgress(const QString& file, qint64 done, qint64 total, double rate,
+                            double secondsLeft);
 
     ModelCatalog& m_catalog;
     engine::ModelJobs& m_lab;
@@ -55,6 +69,11 @@ private:
     QComboBox* m_weights = nullptr;
     QLabel* m_status = nullptr;
     QPushButton* m_import = nullptr;
+    QPushButton* m_download = nullptr;
+    QPushButton* m_cancelDownload = nullptr;
+    QProgressBar* m_progress = nullptr;
+    ModelDownload* m_downloader = nullptr;
+    QString m_downloadFolder;
     QPushButton* m_use = nullptr;
     QPushButton* m_default = nullptr;
     QPushButton* m_remove = nullptr;

@@ -160,6 +160,12 @@ Result<void> refusePickles(const std::string& folder) {
     } else {
         return makeError(ErrorCode::FileNotFound, "model folder not found: " + folder);
     }
+    if (files::exists(files::join(folder, "model.safetensors.index.json")))
+        return makeError(ErrorCode::Unsupported,
+                         folder + " holds a sharded checkpoint (model.safetensors.index.json and "
+                                  "its shards): Baton loads a single model.safetensors so far. "
+                                  "Join the shards into one file (the Python 'safetensors' "
+                                  "package can) and load the folder again.");
     if (!pickle.empty())
         return makeError(ErrorCode::PickleRefused,
                          folder + " holds " + pickle +
