@@ -6,6 +6,7 @@
 #include <baton/common/json.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,8 @@ const char* hubErrorCodeName(HubErrorCode code) {
         return "write-failed";
     case HubErrorCode::AlreadyExists:
         return "already-exists";
+    case HubErrorCode::Busy:
+        return "busy";
     case HubErrorCode::Cancelled:
         return "cancelled";
     }
@@ -455,6 +458,28 @@ bool writeSmallFile(const std::string& path, const std::string& text) {
 
 constexpr const char* kSourceFile = "hub-source.json";
 
+// An exclusive lock on a file for as long as it lives (flock: released when the
+// process ends, however it ends).
+class FolderLock {
+public:
+    explicit FolderLock(const std::string& path)
+        : m_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+        m_locked = m_fd >= 0 && ::flock(m_fd, LOCK_EX | LOCK_NB) == 0;
+    }
+    ~FolderLock() {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    FolderLock(const FolderLock&) = delete;
+    FolderLock& operator=(const FolderLock&) = delete;
+    bool opened() const { return m_fd >= 0; }
+    bool locked() const { return m_locked; }
+
+private:
+    int m_fd = -1;
+    bool m_locked = false;
+};
+
 } // namespace
 
 Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
@@ -503,6 +528,12 @@ Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
     s.total = out.bytes;
     s.progress = &progress;
     s.cancel = &cancel;
+    FolderLock lock(destination + "/." + folderName(ref) + ".lock");
+    if (!lock.opened())
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot write in " + destination, errno));
+    if (!lock.locked())
+        return fail(HubErrorCode::Busy, ref.repo + " is being downloaded into " + destination +
+                                            " by another process; wait for it to finish");
     // A partial download of another commit is not resumed.
     const std::string commitFile = s.partial + "/.commit";
     if (fs::exists(s.partial) && readSmallFile(commitFile) != s.commit)

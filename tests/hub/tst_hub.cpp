@@ -14,7 +14,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -137,7 +140,9 @@ private Q_SLOTS:
         const auto repo = gpt2Repo();
         for (const char* name : {"config.json", "vocab.json", "model.safetensors"})
             QCOMPARE(readAll(r->folder + "/" + name), repo.files.at(name).bytes);
-        QCOMPARE(filesIn(dest), (std::set<std::string>{"openai-community--gpt2"})); // no partial
+        // No partial folder left; the lock file stays (hidden).
+        QCOMPARE(filesIn(dest),
+                 (std::set<std::string>{"openai-community--gpt2", ".openai-community--gpt2.lock"}));
         QCOMPARE(r->downloaded, r->bytes);
         QVERIFY(!seen.empty());
         QCOMPARE(seen.back().done, seen.back().total);
@@ -320,6 +325,23 @@ private Q_SLOTS:
         QVERIFY(again->downloaded < again->bytes);
         QCOMPARE(readAll(again->folder + "/model.safetensors"),
                  gpt2Repo().files.at("model.safetensors").bytes);
+    }
+
+    void twoPullsOfOneModelAtOnce() {
+        // Another process holds the lock (flock locks are per open file, so a second
+        // open in this process stands in for it).
+        const std::string dest = newDest();
+        std::filesystem::create_directories(dest);
+        const int fd =
+            ::open((dest + "/.openai-community--gpt2.lock").c_str(), O_RDWR | O_CREAT, 0644);
+        QVERIFY(fd >= 0);
+        QCOMPARE(::flock(fd, LOCK_EX | LOCK_NB), 0);
+        auto busy = hub::pull(options(), ref("openai-community/gpt2"), dest);
+        QVERIFY(!busy);
+        QCOMPARE(busy.error().code, hub::HubErrorCode::Busy);
+        ::close(fd);
+        auto r = hub::pull(options(), ref("openai-community/gpt2"), dest);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     }
 
     void aFolderThatIsNotOursIsLeftAlone() {

@@ -37,17 +37,6 @@ inline bool waitFor(const std::function<bool()>& done, int seconds = 60) {
     return true;
 }
 
-// The recurrent fixture model the server suites use: T 16, o 4.
-inline std::shared_ptr<engine::Model> recurrentServerModel(const QString& dir) {
-    engine::RecurrenceConfig rec;
-    rec.window = 16;
-    rec.overlap = 4;
-    if (!writeRecurrentFixture(dir, rec))
-        return nullptr;
-    auto model = engine::Model::load(dir.toStdString());
-    return model ? *model : nullptr;
-}
-
 // The engine's own greedy continuation of a prompt as the server reads it (the model's
 // start-of-text token, then the prompt): its events, none when it failed.
 inline std::vector<engine::GenerationEvent>

@@ -71,7 +71,7 @@ private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
-        m_model = baton::test::recurrentServerModel(m_tmp.filePath("recurrent"));
+        m_model = baton::test::loadRecurrentFixture(m_tmp.filePath("recurrent"));
         QVERIFY(m_model);
         m_queue = std::make_unique<engine::ModelQueue>(m_model);
     }

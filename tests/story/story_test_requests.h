@@ -1,5 +1,5 @@
-// What the story engine's suites share: the recurrent fixture model they continue
-// stories with (T 16, o 4), and a continuation request as they make them.
+// What the story engine's suites share: a continuation request as they make them (the
+// model is tiny_model.h's loadRecurrentFixture).
 #pragma once
 
 #include "tiny_model.h"
@@ -13,17 +13,6 @@
 #include <memory>
 
 namespace baton::test {
-
-// The recurrent fixture written into `dir` and loaded (null when either fails).
-inline std::shared_ptr<engine::Model> loadRecurrentStoryModel(const QString& dir) {
-    engine::RecurrenceConfig rec;
-    rec.window = 16;
-    rec.overlap = 4;
-    if (!writeRecurrentFixture(dir, rec))
-        return nullptr;
-    auto model = engine::Model::load(dir.toStdString());
-    return model ? *model : nullptr;
-}
 
 // The story's default settings with this seed and length, the end-of-text token
 // suppressed (the random model would stop at once), a chunk every 8 tokens.

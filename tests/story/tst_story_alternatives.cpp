@@ -47,7 +47,7 @@ private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
-        m_model = baton::test::loadRecurrentStoryModel(m_tmp.filePath("recurrent"));
+        m_model = baton::test::loadRecurrentFixture(m_tmp.filePath("recurrent"));
         QVERIFY2(m_model, qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
     }
 

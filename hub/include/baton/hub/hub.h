@@ -38,6 +38,7 @@ enum class HubErrorCode {
     BadResponse,     // an answer that is not what the hub sends
     WriteFailed,     // the disk is full, the folder is not writable, ...
     AlreadyExists,   // the target folder exists and is not this download
+    Busy,            // another process is downloading the same model there now
     Cancelled,
 };
 const char* hubErrorCodeName(HubErrorCode code);
@@ -105,7 +106,8 @@ struct PullResult {
 // Downloads the repository's GPT-2 files into destination/folderName(ref). A download
 // that stopped (cut off, cancelled, a full disk) resumes where it stopped when asked
 // again. A folder of that name that is not an earlier pull of this repository is left
-// alone (AlreadyExists).
+// alone (AlreadyExists). Two pulls of one model into one destination at once: the
+// second is refused (Busy; a lock file, DEST/.NAME.lock, beside the folder).
 Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
                         const std::string& destination,
                         const std::function<void(const PullProgress&)>& progress = {},
