@@ -40,15 +40,21 @@ std::string Digest::hex() {
     return s;
 }
 
-std::string fileDigest(const std::string& path, Digest::Kind kind, int64_t size) {
+std::string fileDigest(const std::string& path, Digest::Kind kind, int64_t size,
+                       const engine::CancelToken& cancel) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f)
         return {};
     Digest d(kind, size);
     std::vector<char> buf(1 << 20);
     size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0)
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+        if (cancel.cancelled()) {
+            std::fclose(f);
+            return {};
+        }
         d.update(buf.data(), n);
+    }
     const bool failed = std::ferror(f) != 0;
     std::fclose(f);
     return failed ? std::string() : d.hex();

@@ -2,6 +2,8 @@
 // of "blob SIZE\0" and the bytes), over OpenSSL's EVP interface, fed as bytes arrive.
 #pragma once
 
+#include <baton/engine/cancel.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,7 +27,9 @@ private:
     std::unique_ptr<Impl> m;
 };
 
-// The digest of a file's bytes ("" when it cannot be read).
-std::string fileDigest(const std::string& path, Digest::Kind kind, int64_t size);
+// The digest of a file's bytes ("" when it cannot be read, or cancel fires meanwhile:
+// a file of gigabytes takes a while).
+std::string fileDigest(const std::string& path, Digest::Kind kind, int64_t size,
+                       const engine::CancelToken& cancel);
 
 } // namespace baton::hub

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -281,10 +282,14 @@ Result<std::vector<RemoteFile>> gpt2Files(const RepoListing& listing) {
     for (const char* optional :
          {"generation_config.json", "tokenizer_config.json", "special_tokens_map.json"})
         take(optional);
-    for (const RemoteFile& f : out)
-        if (f.size < 0 || (f.sha256.empty() ? !isHex(f.gitSha1, 40) : !isHex(f.sha256, 64)))
+    for (const RemoteFile& f : out) {
+        if (f.sha256.empty() ? !isHex(f.gitSha1, 40) : !isHex(f.sha256, 64))
             return fail(HubErrorCode::BadResponse,
                         "the hub gives no checksum for " + f.name + ": it cannot be checked");
+        // No size, or one no file has (a petabyte): not the hub's answer.
+        if (f.size < 0 || f.size > (int64_t(1) << 50))
+            return fail(HubErrorCode::BadResponse, "the hub gives no usable size for " + f.name);
+    }
     return out;
 }
 
@@ -322,8 +327,10 @@ std::string expected(const RemoteFile& f) {
     return f.sha256.empty() ? f.gitSha1 : f.sha256;
 }
 
-std::string digestOf(const std::string& path, const RemoteFile& f) {
-    return fileDigest(path, f.sha256.empty() ? Digest::GitBlobSha1 : Digest::Sha256, f.size);
+std::string digestOf(const std::string& path, const RemoteFile& f,
+                     const engine::CancelToken& cancel) {
+    return fileDigest(path, f.sha256.empty() ? Digest::GitBlobSha1 : Digest::Sha256, f.size,
+                      cancel);
 }
 
 int64_t sizeOf(const std::string& path) {
@@ -338,11 +345,14 @@ Result<void> fetchOnce(PullState& s, const RemoteFile& f, const std::string& inc
         ::truncate(incomplete.c_str(), 0);
         have = 0;
     }
-    if (have == f.size)
-        return {};
     const int fd = ::open(incomplete.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
         return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, errno));
+    if (have == f.size) { // all there (an empty file: now created)
+        ::close(fd);
+        return {};
+    }
+    bool tooLong = false;
     int writeErrno = 0;
     int64_t written = 0;
     HttpGet get;
@@ -371,6 +381,10 @@ Result<void> fetchOnce(PullState& s, const RemoteFile& f, const std::string& inc
         return true;
     };
     get.sink = [&](const char* data, size_t n) {
+        if (have + written + int64_t(n) > f.size) { // more than the hub lists: never kept
+            tooLong = true;
+            return false;
+        }
         while (n > 0) {
             const ssize_t w = ::write(fd, data, n);
             if (w < 0) {
@@ -388,10 +402,17 @@ Result<void> fetchOnce(PullState& s, const RemoteFile& f, const std::string& inc
     };
     const HttpResponse r = httpGet(get, *s.cancel);
     const bool synced = ::fsync(fd) == 0;
+    const int syncErrno = errno;
     ::close(fd);
     s.fetched += written;
     if (writeErrno != 0)
         return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, writeErrno));
+    if (tooLong) {
+        ::truncate(incomplete.c_str(), 0);
+        return fail(HubErrorCode::BadResponse, "fetching " + f.name +
+                                                   ": the answer is longer than the " +
+                                                   std::to_string(f.size) + " bytes the hub lists");
+    }
     if (!badRange.empty())
         return fail(HubErrorCode::BadResponse, "fetching " + f.name +
                                                    ": the answer's range is not the one asked (" +
@@ -403,7 +424,7 @@ Result<void> fetchOnce(PullState& s, const RemoteFile& f, const std::string& inc
     if (!r.error.empty() || r.cancelled || (r.status != 200 && r.status != 206))
         return answerError(r, "fetching " + f.name);
     if (!synced)
-        return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, errno));
+        return fail(HubErrorCode::WriteFailed, errnoText("cannot write " + incomplete, syncErrno));
     if (sizeOf(incomplete) != f.size)
         return fail(HubErrorCode::Network, "fetching " + f.name + ": the transfer ended early");
     return {};
@@ -414,7 +435,7 @@ Result<void> fetchOnce(PullState& s, const RemoteFile& f, const std::string& inc
 Result<void> fetchFile(PullState& s, const RemoteFile& f) {
     const std::string target = s.partial + "/" + f.name;
     const std::string incomplete = target + ".incomplete";
-    if (sizeOf(target) == f.size && digestOf(target, f) == expected(f))
+    if (sizeOf(target) == f.size && digestOf(target, f, *s.cancel) == expected(f))
         return {};
     std::remove(target.c_str());
     for (int attempt = 1;; ++attempt) {
@@ -425,7 +446,10 @@ Result<void> fetchFile(PullState& s, const RemoteFile& f) {
             return r;
         std::this_thread::sleep_for(std::chrono::milliseconds(250 * attempt));
     }
-    if (digestOf(incomplete, f) != expected(f)) {
+    const std::string digest = digestOf(incomplete, f, *s.cancel);
+    if (s.cancel->cancelled())
+        return fail(HubErrorCode::Cancelled, "cancelled");
+    if (digest != expected(f)) {
         std::remove(incomplete.c_str()); // wrong bytes are never resumed
         return fail(HubErrorCode::Checksum, f.name +
                                                 " does not match the checksum the hub lists (" +
@@ -503,22 +527,29 @@ Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
     if (ec)
         return fail(HubErrorCode::WriteFailed,
                     "cannot create " + destination + ": " + ec.message());
-    // An earlier pull of this repository: done when it holds this commit.
-    if (fs::exists(out.folder)) {
+    // An earlier pull of this repository: done when it holds this commit (asked again
+    // once the lock is held: another pull may have finished meanwhile).
+    auto earlier = [&]() -> std::optional<Result<PullResult>> {
+        if (!fs::exists(out.folder, ec) && !ec)
+            return std::nullopt;
         auto source = json::parse(readSmallFile(out.folder + "/" + kSourceFile), nullptr);
         if (!source || json::stringOrEmpty(*source, "repo") != ref.repo)
-            return fail(HubErrorCode::AlreadyExists,
-                        out.folder + " exists and is not a download of " + ref.repo +
-                            ": it is left as it is (choose another destination)");
+            return Result<PullResult>(
+                fail(HubErrorCode::AlreadyExists, out.folder + " exists and is not a download of " +
+                                                      ref.repo +
+                                                      ": it is left as it is (choose another "
+                                                      "destination)"));
         if (json::stringOrEmpty(*source, "commit") == out.commit) {
             out.alreadyThere = true;
-            return out;
+            return Result<PullResult>(out);
         }
-        return fail(HubErrorCode::AlreadyExists,
-                    out.folder + " holds another revision of " + ref.repo + " (commit " +
-                        json::stringOrEmpty(*source, "commit") +
-                        "): remove it, or pull into another destination");
-    }
+        return Result<PullResult>(fail(HubErrorCode::AlreadyExists,
+                                       out.folder + " holds another revision of " + ref.repo +
+                                           " (commit " + json::stringOrEmpty(*source, "commit") +
+                                           "): remove it, or pull into another destination"));
+    };
+    if (auto done = earlier())
+        return *done;
 
     PullState s;
     s.options = &options;
@@ -534,10 +565,16 @@ Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
     if (!lock.locked())
         return fail(HubErrorCode::Busy, ref.repo + " is being downloaded into " + destination +
                                             " by another process; wait for it to finish");
+    if (auto done = earlier())
+        return *done;
     // A partial download of another commit is not resumed.
     const std::string commitFile = s.partial + "/.commit";
-    if (fs::exists(s.partial) && readSmallFile(commitFile) != s.commit)
+    if (fs::exists(s.partial, ec) && readSmallFile(commitFile) != s.commit) {
         fs::remove_all(s.partial, ec);
+        if (ec)
+            return fail(HubErrorCode::WriteFailed, "cannot remove the old partial download " +
+                                                       s.partial + ": " + ec.message());
+    }
     fs::create_directories(s.partial, ec);
     if (ec || !writeSmallFile(commitFile, s.commit))
         return fail(HubErrorCode::WriteFailed, "cannot write in " + destination);
@@ -555,7 +592,9 @@ Result<PullResult> pull(const HubOptions& options, const RepoRef& ref,
                                      {"endpoint", options.endpoint}};
     for (const RemoteFile& f : *files)
         record["files"].push_back({{"name", f.name}, {"size", f.size}, {"checksum", expected(f)}});
-    if (!writeSmallFile(s.partial + "/" + kSourceFile, record.dump(2) + "\n"))
+    if (!writeSmallFile(s.partial + "/" + kSourceFile,
+                        record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                            "\n"))
         return fail(HubErrorCode::WriteFailed, "cannot write in " + s.partial);
     fs::remove(commitFile, ec);
     if (std::rename(s.partial.c_str(), out.folder.c_str()) != 0)

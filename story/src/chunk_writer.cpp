@@ -19,13 +19,19 @@ namespace {
 std::vector<TokenChoice> choicesOf(const engine::StateChunk& chunk,
                                    const engine::Tokenizer& tokenizer) {
     std::vector<TokenChoice> out;
+    bool midCharacter = false; // the token before ended inside a character
     for (const engine::ChunkToken& t : chunk.tokens) {
         if (std::isnan(t.logprob))
             return {};
         TokenChoice c{t.text, t.logprob, {}};
-        for (const auto& [id, logprob] : t.top)
-            if (id != tokenizer.eosId())
-                c.alternatives.push_back({tokenizer.decode({id}), logprob});
+        // A token that completes a character carries all its bytes, but the model chose it
+        // after the character's first bytes: its alternatives would not fit a branch made
+        // before them. It has none.
+        if (!midCharacter)
+            for (const auto& [id, logprob] : t.top)
+                if (id != tokenizer.eosId())
+                    c.alternatives.push_back({tokenizer.decode({id}), logprob});
+        midCharacter = t.text.empty();
         out.push_back(std::move(c));
     }
     return alignChoices(std::move(out), chunk.text);

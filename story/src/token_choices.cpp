@@ -115,9 +115,12 @@ std::vector<uint8_t> encodeChoices(const std::vector<TokenChoice>& choices) {
     Writer w;
     w.bytes(kMagic, sizeof(kMagic));
     w.u8(kVersion);
-    w.u32(uint32_t(n));
+    const size_t countAt = w.out.size();
+    w.u32(0); // the count, written once known
+    uint32_t written = 0;
     for (size_t i = 0; i < n; ++i) {
         const TokenChoice& c = choices[i];
+        const size_t before = w.out.size();
         w.text(c.text);
         // Unknown (NaN) unless it is a probability.
         w.f32(c.logprob <= 0 && !std::isinf(c.logprob) ? c.logprob
@@ -131,7 +134,14 @@ std::vector<uint8_t> encodeChoices(const std::vector<TokenChoice>& choices) {
             w.text(a->text);
             w.f32(a->logprob);
         }
+        if (w.out.size() > kMaxChoicesBlob) { // the leading tokens still describe the text
+            w.out.resize(before);
+            break;
+        }
+        ++written;
     }
+    for (int b = 0; b < 4; ++b)
+        w.out[countAt + size_t(b)] = uint8_t(written >> (8 * b));
     return std::move(w.out);
 }
 

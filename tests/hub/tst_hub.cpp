@@ -47,6 +47,7 @@ HubStandIn::Repo gpt2Repo() {
     r.files["pytorch_model.bin"] = {bytesOf(5000, 'p'), true};
     r.files["onnx/decoder_model.onnx"] = {bytesOf(500, 'o'), true};
     r.files["README.md"] = {"# GPT-2", false};
+    r.files["special_tokens_map.json"] = {"", false}; // an empty file downloads too
     return r;
 }
 
@@ -136,7 +137,7 @@ private Q_SLOTS:
         QCOMPARE(filesIn(r->folder),
                  (std::set<std::string>{"config.json", "generation_config.json", "vocab.json",
                                         "merges.txt", "tokenizer.json", "model.safetensors",
-                                        "hub-source.json"}));
+                                        "special_tokens_map.json", "hub-source.json"}));
         const auto repo = gpt2Repo();
         for (const char* name : {"config.json", "vocab.json", "model.safetensors"})
             QCOMPARE(readAll(r->folder + "/" + name), repo.files.at(name).bytes);

@@ -113,6 +113,26 @@ private Q_SLOTS:
         QCOMPARE(cut->size(), size_t(1));
     }
 
+    void aBlobStaysWithinTheStoragesLimit() {
+        // 6,000 tokens with 20 alternatives each would take about 2 MB: the leading ones
+        // that fit are kept, and they still describe the text.
+        std::vector<TokenChoice> many;
+        std::string text;
+        for (int i = 0; i < 6000; ++i) {
+            TokenChoice c{" w" + std::to_string(i), -1.0f, {}};
+            for (int a = 0; a < 20; ++a)
+                c.alternatives.push_back({" alt" + std::to_string(a), -2.0f});
+            text += c.text;
+            many.push_back(std::move(c));
+        }
+        const auto blob = story::encodeChoices(many);
+        QVERIFY(blob.size() <= story::kMaxChoicesBlob);
+        auto back = story::decodeChoices(blob);
+        BATON_VERIFY_OK(back);
+        QVERIFY(back->size() > 3000 && back->size() < 6000);
+        QCOMPARE(story::alignChoices(*back, text).size(), back->size());
+    }
+
     void damagedBlobsAreRefused_data() {
         QTest::addColumn<QByteArray>("blob");
         const auto good = story::encodeChoices(sample());

@@ -44,23 +44,30 @@ bool ModelDownload::start(const QString& repo, const QString& destination) {
     m_thread = std::thread([self, options, ref = *ref, dest, cancel] {
         using Clock = std::chrono::steady_clock;
         Clock::time_point last{};
-        auto result = hub::pull(
-            options, ref, dest,
-            [&](const hub::PullProgress& p) {
-                const auto now = Clock::now();
-                if (now - last < std::chrono::milliseconds(100) && p.done < p.total)
-                    return;
-                last = now;
-                QMetaObject::invokeMethod(
-                    self,
-                    [self, p] {
-                        if (self)
-                            Q_EMIT self->progress(QString::fromStdString(p.file), p.done, p.total,
-                                                  p.bytesPerSecond, p.secondsLeft);
+        auto pull = [&]() -> hub::Result<hub::PullResult> {
+            try {
+                return hub::pull(
+                    options, ref, dest,
+                    [&](const hub::PullProgress& p) {
+                        const auto now = Clock::now();
+                        if (now - last < std::chrono::milliseconds(100) && p.done < p.total)
+                            return;
+                        last = now;
+                        QMetaObject::invokeMethod(
+                            self,
+                            [self, p] {
+                                if (self)
+                                    Q_EMIT self->progress(QString::fromStdString(p.file), p.done,
+                                                          p.total, p.bytesPerSecond, p.secondsLeft);
+                            },
+                            Qt::QueuedConnection);
                     },
-                    Qt::QueuedConnection);
-            },
-            cancel);
+                    cancel);
+            } catch (const std::exception& e) { // nothing may escape a thread
+                return hub::HubError{hub::HubErrorCode::WriteFailed, e.what(), 0};
+            }
+        };
+        const auto result = pull();
         QMetaObject::invokeMethod(
             self,
             [self, result] {

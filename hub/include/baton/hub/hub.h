@@ -71,7 +71,7 @@ HubOptions optionsFromEnvironment(const std::string& userAgent);
 
 struct RemoteFile {
     std::string name;
-    int64_t size = 0;
+    int64_t size = -1;   // -1: the hub did not say
     std::string sha256;  // LFS files
     std::string gitSha1; // the git blob id (every file)
 };

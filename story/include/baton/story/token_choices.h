@@ -41,7 +41,9 @@ struct TokenChoice {
 };
 
 // A versioned blob, and its reader: a damaged blob (truncated, lengths that run past
-// its end, texts that are not UTF-8, probabilities above 1) is refused as a whole.
+// its end, texts that are not UTF-8, probabilities above 1) is refused as a whole. The
+// blob holds the leading tokens that fit kMaxChoicesBlob bytes (the storage's limit).
+constexpr size_t kMaxChoicesBlob = 1 << 20;
 std::vector<uint8_t> encodeChoices(const std::vector<TokenChoice>& choices);
 Result<std::vector<TokenChoice>> decodeChoices(const std::vector<uint8_t>& blob);
 
