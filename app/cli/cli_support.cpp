@@ -30,6 +30,10 @@ void addModelOptions(Args& args) {
               "Copy the weights into memory instead of using the mapped file's pages (the "
               "default where the file holds them in the --weights format; the file may then "
               "be overwritten in place while loaded)")
+        .option("adapter", "DIR",
+                "A recurrence adapter (train --adapter) to load onto the model: the baseline "
+                "model it was trained on",
+                "")
         .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
         .option("threads", "N",
                 "Compute threads (default: all cores); decoding uses fewer while other programs "
@@ -61,6 +65,7 @@ std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args
     options.weights = *weights;
     options.device = args.get("device");
     options.mapWeights = !args.has("no-map");
+    options.adapter = args.get("adapter");
     auto model = engine::Model::load(folder, options);
     check(model);
     return *model;

@@ -183,6 +183,10 @@ int runTrain(const std::vector<std::string>& argv) {
                 "the top --top-blocks blocks",
                 "all")
         .option("top-blocks", "K", "--train top: how many of the last blocks to train", "2")
+        .flag("adapter",
+              "Add recurrence to a baseline --base as a small adapter: only the recurrence "
+              "module is trained (--train recurrence), and OUT/adapter holds it alone, naming "
+              "its base; load it with --model BASE --adapter OUT/adapter")
         .option("insert-block", "N", "Recurrent: the block that receives the state", "1")
         .option("ffn-width", "N", "Recurrent: the state FFN's hidden width", "200")
         .option("ffn-depth", "N", "Recurrent: the state FFN's hidden layers", "3")
@@ -289,6 +293,13 @@ int runTrain(const std::vector<std::string>& argv) {
             c.scope = engine::TrainScope::RecurrenceAndTopBlocks;
         else
             throw UsageError("--train must be all, recurrence or top");
+        if (args.has("adapter")) {
+            if (args.has("train") && scope != "recurrence")
+                throw UsageError("--adapter trains the recurrence module alone: not with --train " +
+                                 scope);
+            c.adapter = true;
+            c.scope = engine::TrainScope::Recurrence;
+        }
         c.topBlocks = int(args.getInt("top-blocks", 1, 10000));
         c.recurrence.insertBlock = int(args.getInt("insert-block", 0, 10000));
         c.recurrence.ffnWidth = int(args.getInt("ffn-width", 1, 1000000));

@@ -35,6 +35,9 @@ struct LoadOptions {
     // place while the model lives; replacing it by a rename, as Baton saves, is safe.
     // Training loads with false: it writes its weights.
     bool mapWeights = true;
+    // A recurrence adapter folder (baton-cli train --adapter) to load onto this model:
+    // it must be the baseline model the adapter was trained on (refused otherwise).
+    std::string adapter;
     CancelToken cancel;
     // Called with the fraction loaded (0..1); return false to cancel.
     std::function<bool(double)> progress;

@@ -6,10 +6,15 @@
 #include "util/files.h"
 #include "util/hash.h"
 
+#include <baton/common/json.h>
+
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <dirent.h>
 #include <mutex>
 #include <set>
@@ -521,6 +526,54 @@ Result<void> copyTokenizerFiles(const std::string& fromDir, const std::string& t
     if (!copied)
         return makeError(ErrorCode::FileNotFound, "no tokenizer files in " + fromDir);
     return {};
+}
+
+namespace {
+constexpr const char* kAdapterFormat = "baton-recurrence-adapter";
+} // namespace
+
+Result<void> saveAdapterFolder(RecurrenceImpl& module, const std::string& folder,
+                               const std::string& tokenizerIdentity, StDtype dtype,
+                               const std::string& baseIdentity, const std::string& baseName) {
+    const std::string tmp = folder + ".partial";
+    files::removeTree(tmp);
+    if (!files::makeDirectories(tmp))
+        return makeError(ErrorCode::FileWriteFailed, "cannot create " + tmp);
+    if (auto r = saveRecurrence(module, tmp, tokenizerIdentity, dtype); !r)
+        return r;
+    const nlohmann::ordered_json j = {{"format", kAdapterFormat},
+                                      {"version", 1},
+                                      {"base_identity", baseIdentity},
+                                      {"base_name", baseName}};
+    if (auto r = files::writeAtomically(
+            files::join(tmp, "adapter.json"),
+            j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        !r)
+        return r;
+    files::removeTree(folder);
+    if (std::rename(tmp.c_str(), folder.c_str()) != 0)
+        return makeError(ErrorCode::FileWriteFailed,
+                         "cannot rename " + tmp + " to " + folder + ": " + std::strerror(errno));
+    return {};
+}
+
+Result<AdapterBase> readAdapterBase(const std::string& folder) {
+    const std::string path = files::join(folder, "adapter.json");
+    auto text = files::readAll(path, size_t(1) << 20);
+    if (!text)
+        return text.error();
+    std::string why;
+    auto j = json::parse(*text, &why);
+    if (!j || json::stringOrEmpty(*j, "format") != kAdapterFormat)
+        return makeError(ErrorCode::BadConfig,
+                         path + " is not a Baton recurrence adapter" +
+                             (why.empty() ? std::string() : " (" + why + ")"));
+    AdapterBase base;
+    base.identity = json::stringOrEmpty(*j, "base_identity");
+    base.name = json::stringOrEmpty(*j, "base_name");
+    if (base.identity.empty())
+        return makeError(ErrorCode::BadConfig, path + " does not name its base model");
+    return base;
 }
 
 Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,

@@ -81,6 +81,20 @@ Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
 Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,
                              const std::string& tokenizerSourceDir);
 
+// A recurrence adapter (train --adapter): recurrence.safetensors and baton.json, as a
+// recurrent model folder holds them, and adapter.json naming the baseline model it was
+// trained on (its identity: the hash of its weights and tokenizer) so that it is never
+// loaded on another. Built beside the target and renamed into place.
+Result<void> saveAdapterFolder(RecurrenceImpl& module, const std::string& folder,
+                               const std::string& tokenizerIdentity, StDtype dtype,
+                               const std::string& baseIdentity, const std::string& baseName);
+struct AdapterBase {
+    std::string identity; // the base model's identity
+    std::string name;     // its folder's name when the adapter was made, for messages
+};
+// Reads an adapter folder's adapter.json.
+Result<AdapterBase> readAdapterBase(const std::string& folder);
+
 // Copies a model's tokenizer files (vocab.json + merges.txt, or tokenizer.model)
 // from one folder to another; an error if there are none.
 Result<void> copyTokenizerFiles(const std::string& fromDir, const std::string& toDir);

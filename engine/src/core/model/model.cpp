@@ -252,12 +252,40 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& folder, const Load
         auto recurrence = loadRecurrence(folder, loaded->config, (*tokenizer)->identity());
         if (!recurrence)
             return recurrence.error();
+        if (!options.adapter.empty()) {
+            // The base: a baseline model, the very one the adapter was trained on.
+            if (*recurrence)
+                return makeError(ErrorCode::InvalidArgument,
+                                 folder + " has a recurrence module of its own: an adapter goes "
+                                          "on the baseline model it was trained on");
+            auto base = readAdapterBase(options.adapter);
+            if (!base)
+                return base.error();
+            ContentHash baseId;
+            baseId.update(loaded->contentHash);
+            baseId.update((*tokenizer)->identity());
+            if (baseId.hex() != base->identity)
+                return makeError(
+                    ErrorCode::ConfigMismatch,
+                    "the adapter in " + options.adapter + " was trained on " +
+                        (base->name.empty() ? std::string("another model") : base->name) +
+                        " (identity " + base->identity + "), not on " + folder + " (identity " +
+                        baseId.hex() + ")");
+            recurrence = loadRecurrence(options.adapter, loaded->config, (*tokenizer)->identity());
+            if (!recurrence)
+                return recurrence.error();
+            if (!*recurrence)
+                return makeError(ErrorCode::FileNotFound,
+                                 options.adapter + " holds no recurrence module "
+                                                   "(recurrence.safetensors and baton.json)");
+        }
 
         auto impl = std::make_unique<Impl>();
         impl->tokenizer = *tokenizer;
         impl->net = loaded->net;
         ModelInfo& info = impl->info;
         info.path = folder;
+        info.adapter = options.adapter;
         info.storageDtype = loaded->storageDtype;
         ContentHash id;
         id.update(loaded->contentHash);

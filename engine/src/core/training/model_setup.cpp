@@ -92,6 +92,17 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
         if (auto r = copyTokenizerFiles(c.baseModel, out.tokenizerDir); !r)
             return r.error();
         Model::Impl& m = ModelAccess::of(*out.model);
+        if (c.adapter) {
+            if (!recurrent || c.scope != TrainScope::Recurrence)
+                return makeError(ErrorCode::InvalidArgument,
+                                 "an adapter trains the recurrence module alone: mode "
+                                 "recurrent, scope recurrence");
+            if (m.recurrent())
+                return makeError(ErrorCode::InvalidArgument,
+                                 c.baseModel + " has a recurrence module already: an adapter is "
+                                               "trained on a baseline model");
+            out.baseIdentity = m.info.identity;
+        }
         if (!recurrent && m.recurrent()) {
             m.recurrence = Recurrence(nullptr);
             m.info.recurrence.reset();

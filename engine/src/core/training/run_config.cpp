@@ -95,6 +95,7 @@ Json toJson(const TrainConfig& c) {
     j["clip_norm"] = c.clipNorm;
     j["seed"] = c.seed;
     j["scope"] = nameOf(kScopes, c.scope);
+    j["adapter"] = c.adapter;
     j["top_blocks"] = c.topBlocks;
     j["validate_every_tokens"] = c.validateEveryTokens;
     j["validation_max_tokens"] = c.validationMaxTokens;
@@ -171,6 +172,8 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.string("save_dtype", c.saveDtype, R);
     f.string("device", c.device); // optional: runs written before devices ran on the CPU
     f.string("precision", c.precision);
+    c.adapter = false; // optional: added later
+    f.boolean("adapter", c.adapter);
     auto damaged = [&](const std::string& what) {
         return makeError(ErrorCode::BadConfig, outDir + "/run.json is damaged: " + what);
     };

@@ -245,6 +245,12 @@ Result<TrainResult> Run::run() {
             return set.error();
         m_model = set->model;
         m_tokenizerDir = set->tokenizerDir;
+        // An adapter names its base: kept beside the run, for a resumed run too.
+        if (c.adapter)
+            if (auto r = files::writeAtomically(files::join(c.outDir, "adapter_base"),
+                                                set->baseIdentity);
+                !r)
+                return r.error();
     }
     std::string summary;
     if (auto r = m_data.prepare(c, m_model->tokenizer(), summary); !r)
@@ -391,11 +397,28 @@ Result<TrainResult> Run::run() {
             source = *best;
             tokenizerDir = result.bestDir;
         }
-        result.modelDir = files::join(c.outDir, "model");
-        if (auto r =
-                saveModelFolder(ModelAccess::of(*source), result.modelDir, *dtype, tokenizerDir);
-            !r)
-            return r.error();
+        if (c.adapter) {
+            // The module alone, with the identity of the base it was trained on.
+            auto base = files::readAll(files::join(c.outDir, "adapter_base"), 4096);
+            if (!base)
+                return base.error();
+            Model::Impl& m = ModelAccess::of(*source);
+            result.modelDir = files::join(c.outDir, "adapter");
+            std::string baseName = c.baseModel;
+            while (!baseName.empty() && baseName.back() == '/')
+                baseName.pop_back();
+            baseName = baseName.substr(baseName.find_last_of('/') + 1);
+            if (auto r = saveAdapterFolder(*m.recurrence, result.modelDir, m.tokenizer->identity(),
+                                           *dtype, *base, baseName);
+                !r)
+                return r.error();
+        } else {
+            result.modelDir = files::join(c.outDir, "model");
+            if (auto r = saveModelFolder(ModelAccess::of(*source), result.modelDir, *dtype,
+                                         tokenizerDir);
+                !r)
+                return r.error();
+        }
     }
     TrainEvent done;
     done.kind = TrainEvent::Kind::Done;
