@@ -194,6 +194,16 @@ std::vector<TokenChoice> alignChoices(std::vector<TokenChoice> choices, std::str
     return choices;
 }
 
+Result<std::vector<TokenChoice>> readChoices(const std::vector<uint8_t>& blob,
+                                             std::string_view text) {
+    if (blob.empty())
+        return std::vector<TokenChoice>{};
+    auto choices = decodeChoices(blob);
+    if (!choices)
+        return choices.error();
+    return alignChoices(std::move(*choices), text);
+}
+
 Result<std::vector<TokenChoice>> passageChoices(storage::Database& db, int64_t passageId) {
     auto passage = db.stories().passage(passageId);
     if (!passage)
@@ -201,12 +211,7 @@ Result<std::vector<TokenChoice>> passageChoices(storage::Database& db, int64_t p
     auto blob = db.tokenChoices().get(passageId);
     if (!blob)
         return storageError(blob.error());
-    if (blob->empty())
-        return std::vector<TokenChoice>{};
-    auto choices = decodeChoices(*blob);
-    if (!choices)
-        return choices.error();
-    return alignChoices(std::move(*choices), passage->text);
+    return readChoices(*blob, passage->text);
 }
 
 Result<int64_t> branchAtToken(storage::Database& db, int64_t storyId, const TokenBranch& at,

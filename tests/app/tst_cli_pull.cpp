@@ -22,8 +22,7 @@ struct Run {
 };
 
 std::string fixtureFile(const char* name) {
-    QFile f(baton::test::fixtureDir() + "/" + name);
-    return f.open(QIODevice::ReadOnly) ? f.readAll().toStdString() : std::string();
+    return baton::test::readFile(baton::test::fixtureDir() + "/" + name).toStdString();
 }
 
 } // namespace

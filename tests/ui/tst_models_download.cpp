@@ -30,8 +30,7 @@ using test::HubStandIn;
 namespace {
 
 std::string fixtureFile(const char* name) {
-    QFile f(test::fixtureDir() + "/" + name);
-    return f.open(QIODevice::ReadOnly) ? f.readAll().toStdString() : std::string();
+    return baton::test::readFile(baton::test::fixtureDir() + "/" + name).toStdString();
 }
 
 } // namespace

@@ -12,12 +12,10 @@ void StorySession::loadChoices(qint64 passageId, QObject* context, ChoicesDone d
     m_storage.tokenChoices(
         passageId, context,
         [done](const Stored& stored) {
-            if (stored.second.empty())
-                return done({}, {});
-            auto choices = story::decodeChoices(stored.second);
+            auto choices = story::readChoices(stored.second, stored.first.text);
             if (!choices)
                 return done({}, QString::fromStdString(choices.error().message));
-            done(story::alignChoices(std::move(*choices), stored.first.text), {});
+            done(std::move(*choices), {});
         },
         [done](const storage::StorageError& error) {
             done({}, QString::fromStdString(error.message));

@@ -50,6 +50,11 @@ Result<std::vector<TokenChoice>> decodeChoices(const std::vector<uint8_t>& blob)
 // The leading choices whose texts, in order, begin `text` (the rest no longer describe it).
 std::vector<TokenChoice> alignChoices(std::vector<TokenChoice> choices, std::string_view text);
 
+// A passage's stored blob read and laid over its text as it is now (an empty blob:
+// none were recorded).
+Result<std::vector<TokenChoice>> readChoices(const std::vector<uint8_t>& blob,
+                                             std::string_view text);
+
 // The choices recorded with a passage that still describe its text (empty: none).
 Result<std::vector<TokenChoice>> passageChoices(storage::Database& db, int64_t passageId);
 
