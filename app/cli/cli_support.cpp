@@ -31,8 +31,8 @@ void addModelOptions(Args& args) {
               "default where the file holds them in the --weights format; the file may then "
               "be overwritten in place while loaded)")
         .option("adapter", "DIR",
-                "A recurrence adapter (train --adapter) to load onto the model: the baseline "
-                "model it was trained on",
+                "A recurrence adapter (train --adapter) to load onto --model, the baseline "
+                "model it was trained on (a model it is compared with is loaded without it)",
                 "")
         .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
         .option("threads", "N",
@@ -53,10 +53,11 @@ std::string modelFolder(const Args& args) {
 
 std::shared_ptr<engine::Model> loadModel(const Args& args) {
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
-    return loadModelAt(modelFolder(args), args);
+    return loadModelAt(modelFolder(args), args, args.get("adapter"));
 }
 
-std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args) {
+std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args,
+                                           const std::string& adapter) {
     engine::LoadOptions options;
     const auto weights = engine::parseWeightFormat(args.get("weights"));
     if (!weights)
@@ -65,7 +66,7 @@ std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args
     options.weights = *weights;
     options.device = args.get("device");
     options.mapWeights = !args.has("no-map");
-    options.adapter = args.get("adapter");
+    options.adapter = adapter;
     auto model = engine::Model::load(folder, options);
     check(model);
     return *model;

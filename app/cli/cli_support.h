@@ -34,8 +34,10 @@ using app::kDefaultModel;
 
 void addModelOptions(Args& args);
 std::shared_ptr<engine::Model> loadModel(const Args& args);
-// Another model with the same --weights and --device (after loadModel set the threads).
-std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args);
+// Another model folder with the same options (--weights, --device, --no-map); --adapter
+// belongs to --model alone, so a model compared with it is loaded with `adapter` only.
+std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args& args,
+                                           const std::string& adapter = {});
 std::string modelFolder(const Args& args);
 
 // Reads a text file ("-" is standard input); refuses invalid UTF-8 with the offset.

@@ -14,6 +14,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -150,6 +153,23 @@ private Q_SLOTS:
         const auto info = cli(
             {"info", "--model", baton::test::fixtureDir(), "--adapter", m_tmp.filePath("nowhere")});
         QCOMPARE(info.exitCode, 1);
+        // eval --paired-with the base: the adapter is --model's alone, so the base
+        // scores as it does with the adapter's state switched off.
+        const QString text = m_tmp.filePath("val.txt");
+        const auto paired = cli({"eval", "--model", baton::test::fixtureDir(), "--adapter",
+                                 m_adapter, "--paired-with", baton::test::fixtureDir(), "--window",
+                                 "16", "--overlap", "0", "--state", "on,off", "--json", text});
+        QVERIFY2(paired.exitCode == 0, paired.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(paired.out).object();
+        double off = -1, base = -2;
+        for (const QJsonValue& r : j["rows"].toArray()) {
+            const QJsonObject row = r.toObject();
+            if (row["state"].toString() == "off")
+                off = row["nll_sum"].toDouble();
+            if (row["state"].toString() == "none")
+                base = row["nll_sum"].toDouble();
+        }
+        QCOMPARE(base, off);
     }
 };
 

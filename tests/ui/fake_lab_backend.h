@@ -17,7 +17,7 @@ using ui::LabBackend;
 class FakeLabBackend : public LabBackend {
 public:
     struct Job {
-        QString kind, model;
+        QString kind, model, adapter;
         engine::EvaluateRequest evaluate;
         engine::GenerateRequest generate;
         engine::TrainConfig train;
@@ -33,10 +33,11 @@ public:
     std::vector<storage::MetricPoint> metrics;
     bool failStorage = false;
 
-    engine::JobId loadModel(const QString& folder, ui::LabAnswers a) override {
+    engine::JobId loadModel(const ui::ModelSource& source, ui::LabAnswers a) override {
         Job j;
         j.kind = "load";
-        j.model = folder;
+        j.model = source.folder;
+        j.adapter = source.adapter;
         return add(j, std::move(a));
     }
     engine::JobId evaluate(const engine::EvaluateRequest& r, ui::LabAnswers a) override {

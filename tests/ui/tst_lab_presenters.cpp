@@ -295,6 +295,87 @@ private Q_SLOTS:
         QCOMPARE(p.finishedModel(), QString("/runs/my-model/model"));
     }
 
+    void recurrencePresetFollowsTheModelsSize() {
+        CatalogModel mini;
+        mini.path = "/m/baton-mini-baseline";
+        mini.layers = 4;
+        mini.width = 256;
+        mini.positions = 256;
+        mini.vocabulary = 8000;
+        QJsonObject s = recurrencePreset(mini);
+        QCOMPARE(s["base"].toString(), mini.path);
+        QCOMPARE(s["mode"].toString(), QStringLiteral("recurrent"));
+        QCOMPARE(s["scope"].toString(), QStringLiteral("adapter"));
+        QCOMPARE(s["window"].toInt(), 128);
+        QCOMPARE(s["overlap"].toInt(), 0);
+        QCOMPARE(s["bptt_windows"].toInt(), 20);
+        QCOMPARE(s["name"].toString(), QStringLiteral("baton-mini-baseline-recurrence"));
+        CatalogModel gpt2 = mini;
+        gpt2.path = "/m/gpt2";
+        gpt2.layers = 12;
+        gpt2.width = 768;
+        gpt2.positions = 1024;
+        gpt2.vocabulary = 50257;
+        s = recurrencePreset(gpt2);
+        QCOMPARE(s["window"].toInt(), 256);
+        QCOMPARE(s["bptt_windows"].toInt(), 8);
+        CatalogModel small = mini;
+        small.positions = 64;
+        QCOMPARE(recurrencePreset(small)["window"].toInt(), 64);
+    }
+
+    void anAdapterRunTrainsTheModuleAloneAndMeasuresItOnItsBase() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        QSignalSpy status(&p, &FineTunePresenter::status);
+        std::string book;
+        for (int i = 0; i < 50; ++i)
+            book += "A paragraph of the book.\n\n";
+        fake.stored.push_back({1, "Book", "", "sum", book, int64_t(book.size()), 0});
+        p.refresh();
+        p.setRunsFolder(m_tmp.filePath("runs-adapter"));
+        CatalogModel base;
+        base.path = "/m/base";
+        base.layers = 4;
+        base.width = 256;
+        base.positions = 256;
+        base.vocabulary = 8000;
+        QJsonObject s = recurrencePreset(base);
+        s["name"] = QString();
+        QJsonObject baseline = s;
+        baseline["mode"] = "baseline";
+        QVERIFY(!p.start(baseline)); // an adapter is recurrent
+        QVERIFY(status.last().at(0).toString().contains("recurrent"));
+        QVERIFY(p.start(s));
+        const engine::JobId job = fake.jobOf("train");
+        const auto& c = fake.jobs[job].train;
+        QVERIFY(c.adapter);
+        QCOMPARE(c.mode, engine::TrainMode::Recurrent);
+        QCOMPARE(c.scope, engine::TrainScope::Recurrence);
+        QCOMPARE(c.recurrence.slots, kAdapterSlots);
+        QCOMPARE(c.baseModel, std::string("/m/base"));
+        QVERIFY(QString::fromStdString(c.outDir).contains("base-recurrence"));
+        // Before: the base alone; after: the base with the adapter.
+        const engine::JobId before = fake.jobOf("load");
+        QCOMPARE(fake.jobs[before].model, QStringLiteral("/m/base"));
+        QVERIFY(fake.jobs[before].adapter.isEmpty());
+        fake.jobFinished(before, true, {});
+        const engine::JobId eval = fake.jobOf("evaluate");
+        fake.evaluationRow(eval, row(128, 0, 400), true);
+        fake.jobFinished(eval, true, {});
+        QVERIFY(p.heldOutBefore().valid());
+        engine::TrainEvent fin;
+        fin.kind = engine::TrainEvent::Kind::Done;
+        fin.checkpoint = "/runs/base-recurrence/adapter";
+        fake.trainingEvent(job, fin);
+        fake.jobFinished(job, true, {});
+        QCOMPARE(p.finishedModel(), QStringLiteral("/runs/base-recurrence/adapter"));
+        const engine::JobId after = fake.jobOf("load", 1);
+        QVERIFY(after != 0);
+        QCOMPARE(fake.jobs[after].model, QStringLiteral("/m/base"));
+        QCOMPARE(fake.jobs[after].adapter, QStringLiteral("/runs/base-recurrence/adapter"));
+    }
+
     void fineTuneCancelsAndResumes() {
         FakeLabBackend fake;
         FineTunePresenter p(fake, *m_catalog);

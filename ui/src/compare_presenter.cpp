@@ -125,7 +125,8 @@ bool ComparePresenter::evaluate(const CompareRequest& request) {
     req.text = utf8.toStdString();
     req.settings = settings;
     for (const QString& m : models) {
-        send({m, Pending::Load, 0}, [&](LabAnswers a) { return m_backend.loadModel(m, a); });
+        send({m, Pending::Load, 0},
+             [&](LabAnswers a) { return m_backend.loadModel(m_catalog.source(m), a); });
         send({m, Pending::Evaluate, 0}, [&](LabAnswers a) { return m_backend.evaluate(req, a); });
     }
     QString text = tr("Evaluating %1 on %2 (%3)…")
@@ -179,7 +180,7 @@ bool ComparePresenter::continueBoth(const QString& prompt,
         req.sampling.maxTokens = tokens;
         req.windows = {s.window, s.overlap};
         send({s.model, Pending::Load, side},
-             [&](LabAnswers a) { return m_backend.loadModel(s.model, a); });
+             [&](LabAnswers a) { return m_backend.loadModel(m_catalog.source(s.model), a); });
         send({s.model, Pending::Continue, side},
              [&](LabAnswers a) { return m_backend.generate(req, a); });
     }

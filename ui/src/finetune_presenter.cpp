@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cmath>
 
 namespace baton::ui {
@@ -30,6 +31,25 @@ QString formatDuration(double seconds) {
 }
 
 } // namespace
+
+QJsonObject recurrencePreset(const CatalogModel& base) {
+    // Parameters, roughly: the blocks and the token table.
+    const double params =
+        12.0 * base.layers * double(base.width) * base.width + double(base.vocabulary) * base.width;
+    QJsonObject s;
+    s[QStringLiteral("base")] = base.path;
+    s[QStringLiteral("mode")] = QStringLiteral("recurrent");
+    s[QStringLiteral("scope")] = QStringLiteral("adapter");
+    s[QStringLiteral("window")] = base.positions >= 1024 ? 256 : std::min(128, base.positions);
+    s[QStringLiteral("overlap")] = 0;
+    s[QStringLiteral("bptt_windows")] = params < 50e6 ? 20 : 8;
+    s[QStringLiteral("batch_size")] = 2;
+    s[QStringLiteral("lr")] = 3e-4;
+    s[QStringLiteral("epochs")] = 2.0;
+    s[QStringLiteral("name")] =
+        QStringLiteral("%1-recurrence").arg(QFileInfo(base.path).fileName());
+    return s;
+}
 
 std::pair<std::string, std::string> splitForValidation(const std::string& text) {
     size_t cut = text.size() * 9 / 10;
@@ -142,11 +162,25 @@ bool FineTunePresenter::start(const QJsonObject& settings) {
         return refuse(tr("The overlap must be smaller than the window."));
     if (m_runsFolder.isEmpty())
         return refuse(tr("No folder for runs: open a story database first."));
+    const auto base = m_catalog.byPath(settings.value(QStringLiteral("base")).toString());
+    if (settings.value(QStringLiteral("scope")).toString() == QLatin1String("adapter")) {
+        if (settings.value(QStringLiteral("mode")).toString() != QLatin1String("recurrent"))
+            return refuse(tr("A recurrence adapter is trained in recurrent mode."));
+        if (base && (base->recurrent || base->isAdapter()))
+            return refuse(tr("%1 carries a recurrence module already: an adapter adds one to a "
+                             "baseline model. Train all weights or the module only instead.")
+                              .arg(base->name));
+    }
+    if (base && base->isAdapter())
+        return refuse(
+            tr("%1 is a recurrence adapter: fine-tune its base model instead.").arg(base->name));
     QJsonObject s = settings;
     QString name = s.value(QStringLiteral("name")).toString();
     if (name.isEmpty())
         name = QStringLiteral("%1-%2").arg(QFileInfo(s.value("base").toString()).fileName(),
-                                           s.value("mode").toString());
+                                           s.value("scope").toString() == QLatin1String("adapter")
+                                               ? QStringLiteral("recurrence")
+                                               : s.value("mode").toString());
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
     s[QStringLiteral("name")] = name;
     const QString outDir =
@@ -162,8 +196,8 @@ bool FineTunePresenter::start(const QJsonObject& settings) {
     }
     s[QStringLiteral("books")] = ids;
     storage::TrainingRun run;
-    if (auto m = m_catalog.byPath(s.value("base").toString()))
-        run.modelId = m->id;
+    if (base)
+        run.modelId = base->id;
     run.configJson = QJsonDocument(s).toJson(QJsonDocument::Compact).toStdString();
     run.status = storage::RunStatus::Running;
     m_before = {};
@@ -195,10 +229,13 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     c.baseModel = s.value(QStringLiteral("base")).toString().toStdString();
     const bool recurrent = s.value(QStringLiteral("mode")).toString() == QLatin1String("recurrent");
     c.mode = recurrent ? engine::TrainMode::Recurrent : engine::TrainMode::Baseline;
-    c.scope =
-        recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
-            ? engine::TrainScope::Recurrence
-            : engine::TrainScope::All;
+    const QString scope = s.value(QStringLiteral("scope")).toString();
+    c.adapter = recurrent && scope == QLatin1String("adapter");
+    c.scope = recurrent && (scope == QLatin1String("recurrence") || c.adapter)
+                  ? engine::TrainScope::Recurrence
+                  : engine::TrainScope::All;
+    if (c.adapter)
+        c.recurrence.slots = kAdapterSlots;
     // Each book cut near 90%: the start to train on, the rest held out for validation,
     // so that a run on a single book still measures held-out perplexity. A resumed run
     // finds them in its folder.
@@ -222,6 +259,8 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     c.saveDtype = "f32";
     m_runId = runId;
     m_runName = s.value(QStringLiteral("name")).toString();
+    m_runBase = QString::fromStdString(c.baseModel);
+    m_runAdapter = c.adapter;
     m_finished.clear();
     m_stepped = false;
     m_cancelling = false;
@@ -231,7 +270,7 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     m_heldOut = heldOutTexts(books);
     m_heldOutWindows = {c.window, c.overlap};
     if (!m_heldOut.empty() && !m_before.valid())
-        measure(QString::fromStdString(c.baseModel), false);
+        measure({m_runBase, {}}, false);
     LabAnswers train;
     train.event = [this](const engine::TrainEvent& e) { onEvent(e); };
     train.finished = [this](const std::optional<engine::Error>& error) {
@@ -386,11 +425,13 @@ void FineTunePresenter::onTrainFinished(bool ok, const engine::Error& error) {
         m_runId, points, finished.toStdString(), runStatus, message, [this](bool) { refresh(); },
         reportAs(tr("The run could not be recorded")));
     if (ok) {
-        m_catalog.add(finished, m_runName, QString());
-        Q_EMIT logLine(tr("Model saved in %1").arg(finished));
+        m_catalog.add(finished, m_runName, QString(), m_runAdapter ? m_runBase : QString());
+        Q_EMIT logLine(m_runAdapter ? tr("Adapter saved in %1 (on %2)").arg(finished, m_runBase)
+                                    : tr("Model saved in %1").arg(finished));
         // The fine-tuned model on the same held-out text, with the same windows.
         if (!m_heldOut.empty() && m_before.valid()) {
-            measure(finished, true);
+            measure(m_runAdapter ? ModelSource{m_runBase, finished} : ModelSource{finished, {}},
+                    true);
             Q_EMIT chartsChanged();
             Q_EMIT stateChanged();
             return;
@@ -417,7 +458,7 @@ void FineTunePresenter::endRun(bool ok) {
     Q_EMIT runFinished(ok);
 }
 
-void FineTunePresenter::measure(const QString& model, bool after) {
+void FineTunePresenter::measure(const ModelSource& model, bool after) {
     m_measuringAfter = after;
     m_measuring = {};
     m_measureFailed = false;

@@ -36,9 +36,11 @@ std::function<void(R)> forward(const std::function<void(const R&)>& to) {
 
 } // namespace
 
-engine::JobId FacadeLabBackend::loadModel(const QString& folder, LabAnswers a) {
+engine::JobId FacadeLabBackend::loadModel(const ModelSource& source, LabAnswers a) {
+    engine::LoadOptions options;
+    options.adapter = source.adapter.toStdString();
     return m_lab.load(
-        this, folder, {},
+        this, source.folder, options,
         [a](const engine::ModelInfo& info) {
             if (a.loaded)
                 a.loaded(info);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "book_files.h"
+#include "model_catalog.h"
 
 #include <baton/engine/generation_stream.h>
 #include <baton/engine/generator.h>
@@ -46,7 +47,8 @@ public:
 
     // The lab engine: its jobs run one at a time in the order they were asked for, so an
     // evaluation asked for after a load scores the model it loaded.
-    virtual engine::JobId loadModel(const QString& folder, LabAnswers answers) = 0;
+    // A model folder, or an adapter's base with the adapter (ModelCatalog::source).
+    virtual engine::JobId loadModel(const ModelSource& source, LabAnswers answers) = 0;
     virtual engine::JobId evaluate(const engine::EvaluateRequest& request, LabAnswers answers) = 0;
     virtual engine::JobId generate(const engine::GenerateRequest& request, LabAnswers answers) = 0;
     virtual engine::JobId train(const engine::TrainConfig& config, LabAnswers answers) = 0;
@@ -83,7 +85,7 @@ public:
     FacadeLabBackend(engine::ModelJobs& lab, engine::ModelJobs& files,
                      storage::StorageController& storage, QObject* parent = nullptr);
 
-    engine::JobId loadModel(const QString& folder, LabAnswers answers) override;
+    engine::JobId loadModel(const ModelSource& source, LabAnswers answers) override;
     engine::JobId evaluate(const engine::EvaluateRequest& request, LabAnswers answers) override;
     engine::JobId generate(const engine::GenerateRequest& request, LabAnswers answers) override;
     engine::JobId train(const engine::TrainConfig& config, LabAnswers answers) override;

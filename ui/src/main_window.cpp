@@ -104,6 +104,10 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::ModelJobs& e
     });
     connect(m_models, &ModelsPanel::useRequested, this, &MainWindow::useModelForWriting);
     connect(m_fineTune, &FineTunePanel::useRequested, this, &MainWindow::useModelForWriting);
+    connect(m_models, &ModelsPanel::addRecurrenceRequested, this, [this](const QString& base) {
+        showPage(Page::FineTune);
+        m_fineTune->prepareRecurrence(base);
+    });
     connect(m_models, &ModelsPanel::failed, this, &MainWindow::showError);
     connect(m_models, &ModelsPanel::weightsChanged, this, [this](engine::WeightFormat weights) {
         QSettings().setValue(QStringLiteral("model/weights"),
@@ -200,7 +204,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::ModelJobs& e
     connect(&m_engine, &engine::ModelJobs::modelLoaded, this,
             [this](const engine::ModelInfo& info) {
                 m_write->onModelLoaded(info);
-                m_models->setActivePath(QString::fromStdString(info.path));
+                m_models->setActivePath(catalogPath(info));
                 updateModelLabel();
                 statusBar()->showMessage(tr("Model loaded"), 5000);
                 Q_EMIT modelReady();
@@ -348,10 +352,20 @@ void MainWindow::openDatabase(const QString& path) {
     m_openRequest = m_storage.open(path);
 }
 
-void MainWindow::loadModel(const QString& folder) {
-    if (m_loadJob && folder == m_loadingPath)
+void MainWindow::loadModel(const QString& path) {
+    if (m_loadJob && path == m_loadingPath)
         return; // already on its way
-    m_loadingPath = folder;
+    // An adapter loads onto its base.
+    const ModelSource source = m_catalog->source(path);
+    if (source.folder.isEmpty()) {
+        showError(tr("The model could not be opened"),
+                  {tr("%1 is a recurrence adapter that is not in the model list, so its base "
+                      "model is not known. Import it in Models to choose its base.")
+                       .arg(path),
+                   {}});
+        return;
+    }
+    m_loadingPath = path;
     const quint64 ticket = ++m_loadTicket;
     // Only the latest load's end counts (an earlier one may still finish first).
     auto finished = [this, ticket](const std::optional<engine::Error>& error) {
@@ -369,8 +383,10 @@ void MainWindow::loadModel(const QString& folder) {
     };
     engine::LoadOptions options;
     options.weights = m_models->weights();
+    options.adapter = source.adapter.toStdString();
     m_loadJob = m_engine.load(
-        this, folder, options, [finished](const engine::ModelInfo&) { finished(std::nullopt); },
+        this, source.folder, options,
+        [finished](const engine::ModelInfo&) { finished(std::nullopt); },
         [finished](const engine::Error& e) { finished(e); },
         [this, ticket](double fraction, const QString& message) {
             if (ticket == m_loadTicket)
@@ -379,7 +395,7 @@ void MainWindow::loadModel(const QString& folder) {
         });
     m_write->setModelLoading(true);
     m_openModelAction->setEnabled(false);
-    statusBar()->showMessage(tr("Loading the model from %1…").arg(folder));
+    statusBar()->showMessage(tr("Loading the model from %1…").arg(path));
 }
 
 void MainWindow::applyWeights() {
@@ -392,7 +408,7 @@ void MainWindow::applyWeights() {
             8000);
         return;
     }
-    loadModel(QString::fromStdString(m->path));
+    loadModel(catalogPath(*m));
 }
 
 void MainWindow::setNoModelHint(const QString& text) {
@@ -418,7 +434,10 @@ void MainWindow::updateModelLabel() {
         m_write->updateActions();
         return;
     }
-    const QString name = QFileInfo(QString::fromStdString(m->path)).fileName();
+    QString name = modelName(*m);
+    if (const auto entry = m_catalog->byPath(catalogPath(*m)); entry && entry->isAdapter())
+        name = tr("%1 + recurrence (%2)")
+                   .arg(QFileInfo(QString::fromStdString(m->path)).fileName(), entry->name);
     m_modelLabel->setText(
         tr("%1 · %2 parameters%3%4")
             .arg(name, formatCount(m->parameterCount),
@@ -429,7 +448,10 @@ void MainWindow::updateModelLabel() {
                            QString::fromLatin1(engine::weightFormatName(m->weights))));
     m_modelLabel->setToolTip(
         tr("%1\n%2 layers, %3 wide, %4 heads, %5 positions; identity %6")
-            .arg(QString::fromStdString(m->path))
+            .arg(QString::fromStdString(m->path) +
+                 (m->adapter.empty() ? QString()
+                                     : tr("\nwith the recurrence adapter %1")
+                                           .arg(QString::fromStdString(m->adapter))))
             .arg(m->config.nLayer)
             .arg(m->config.nEmbd)
             .arg(m->config.nHead)

@@ -24,6 +24,7 @@ namespace baton::ui {
 
 class ModelCatalog;
 class ModelDownload;
+struct ModelSource;
 
 class ModelsPanel : public QWidget {
     Q_OBJECT
@@ -31,7 +32,11 @@ public:
     ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget* parent = nullptr);
 
     // Validates and registers a folder (what the Import button does after its dialog).
+    // A recurrence adapter's folder goes on its base: the catalog's model with the
+    // identity its adapter.json names, else one the writer picks.
     void importFolder(const QString& folder);
+    // Validates an adapter on a base (by loading both) and registers it.
+    void importAdapter(const QString& folder, const QString& base);
     // Downloads a repository ("owner/name[@revision]") into the models folder, then
     // imports it (what the Download button does after its dialog).
     void download(const QString& repo);
@@ -52,6 +57,8 @@ public:
 Q_SIGNALS:
     // "Use for writing": load this folder in the writing engine.
     void useRequested(QString folder);
+    // "Add recurrence…": train a recurrence adapter for this baseline model.
+    void addRecurrenceRequested(QString base);
     void importFinished(bool ok);
     // The user chose another weight format.
     void weightsChanged(baton::engine::WeightFormat weights);
@@ -59,6 +66,8 @@ Q_SIGNALS:
 
 private:
     void rebuild();
+    // Loads `source` on the lab engine (which checks every file), then registers it.
+    void check(const ModelSource& source, const QString& path);
     void updateButtons();
     void onDownloadProgress(const QString& file, qint64 done, qint64 total, double rate,
                             double secondsLeft);
@@ -75,6 +84,7 @@ private:
     ModelDownload* m_downloader = nullptr;
     QString m_downloadFolder;
     QPushButton* m_use = nullptr;
+    QPushButton* m_addRecurrence = nullptr;
     QPushButton* m_default = nullptr;
     QPushButton* m_remove = nullptr;
     QString m_active;

@@ -1,5 +1,6 @@
 #include "server_panel.h"
 
+#include "model_catalog.h"
 #include "panel_util.h"
 
 #include <baton/server/server.h>
@@ -154,9 +155,9 @@ void ServerPanel::updateStatus() {
                        static_cast<QWidget*>(m_key)})
         w->setEnabled(!on);
     const auto& model = m_engine.model();
-    m_model->setText(model ? tr("Model: %1 (the writing model; load another in Models)")
-                                 .arg(QFileInfo(QString::fromStdString(model->path)).fileName())
-                           : tr("Model: none loaded yet (requests get 503 until one is)"));
+    m_model->setText(
+        model ? tr("Model: %1 (the writing model; load another in Models)").arg(modelName(*model))
+              : tr("Model: none loaded yet (requests get 503 until one is)"));
     if (!on) {
         m_served->clear();
         if (!m_status->text().startsWith(QStringLiteral("Listening")))

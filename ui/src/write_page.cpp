@@ -5,6 +5,7 @@
 #include "generation_settings_panel.h"
 #include "library_panel.h"
 #include "loss_view.h"
+#include "model_catalog.h"
 #include "notice_bar.h"
 #include "story_editor.h"
 #include "story_importer.h"
@@ -199,7 +200,7 @@ void WritePage::connectParts() {
                 storage::Story s;
                 s.title = title.toStdString();
                 if (m_engine.model())
-                    s.modelPath = m_engine.model()->path;
+                    s.modelPath = catalogPath(*m_engine.model()).toStdString();
                 s.settingsJson = m_settings->toJson();
                 m_library->createStory(s, text);
                 Q_EMIT statusMessage(tr("Imported %1").arg(QFileInfo(path).fileName()), 5000);
@@ -247,9 +248,10 @@ void WritePage::connectParts() {
                 // The story continues with the model it was written with.
                 const QString storyModel = QString::fromStdString(story.modelPath);
                 const QString current =
-                    m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QString();
+                    m_engine.model() ? catalogPath(*m_engine.model()) : QString();
                 if (!storyModel.isEmpty() && storyModel != current &&
-                    QFileInfo::exists(storyModel + QStringLiteral("/config.json"))) {
+                    (QFileInfo::exists(storyModel + QStringLiteral("/config.json")) ||
+                     QFileInfo::exists(storyModel + QStringLiteral("/adapter.json")))) {
                     if (m_modelLoading)
                         m_wantedModel = storyModel; // once the one loading is there
                     else
@@ -377,7 +379,7 @@ void WritePage::onModelLoaded(const engine::ModelInfo& info) {
     const QString wanted = std::exchange(m_wantedModel, QString());
     if (m_session->isOpen() && !wanted.isEmpty() &&
         wanted == QString::fromStdString(m_session->story().modelPath) &&
-        wanted != QString::fromStdString(info.path))
+        wanted != catalogPath(info))
         Q_EMIT storyModelWanted(wanted);
     updateActions();
 }

@@ -7,6 +7,7 @@
 #include "adventure_bar.h"
 #include "generation_settings_panel.h"
 #include "library_panel.h"
+#include "model_catalog.h"
 #include "story_editor.h"
 #include "story_importer.h"
 #include "story_session.h"
@@ -60,7 +61,7 @@ void WritePage::newStory(bool adventure) {
     s.title = (adventure ? tr("Untitled adventure") : tr("Untitled story")).toStdString();
     s.mode = adventure ? storage::StoryMode::Adventure : storage::StoryMode::Story;
     if (m_engine.model())
-        s.modelPath = m_engine.model()->path;
+        s.modelPath = catalogPath(*m_engine.model()).toStdString();
     s.settingsJson = m_settings->toJson();
     if (adventure) { // a reply ends on a whole sentence, as in KoboldAI Lite's adventures
         auto settings = story::parseSettings(s.settingsJson);

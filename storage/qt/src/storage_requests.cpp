@@ -136,19 +136,19 @@ quint64 StorageController::listModels(const std::vector<std::string>& bundled, Q
         context, std::move(d), std::move(f));
 }
 
-quint64 StorageController::registerModel(const std::string& path, const std::string& name,
-                                         const std::string& checksum, QObject* context,
+quint64 StorageController::registerModel(const RegisteredModel& model, QObject* context,
                                          Done<int64_t> d, Failed f) {
     return request<int64_t>(
         true,
-        [path, name, checksum](Database& db) -> Result<int64_t> {
-            auto have = db.models().byPath(path);
+        [model](Database& db) -> Result<int64_t> {
+            auto have = db.models().byPath(model.path);
             if (!have)
                 return have.error();
             RegisteredModel m = have->value_or(RegisteredModel{});
-            m.path = path;
-            m.name = name;
-            m.checksum = checksum;
+            m.path = model.path;
+            m.name = model.name;
+            m.checksum = model.checksum;
+            m.configJson = model.configJson;
             if (have->has_value()) {
                 if (auto r = db.models().update(m); !r)
                     return r.error();

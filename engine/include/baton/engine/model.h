@@ -43,6 +43,14 @@ struct LoadOptions {
     std::function<bool(double)> progress;
 };
 
+// What a recurrence adapter's adapter.json names as its base.
+struct AdapterBase {
+    std::string identity; // the base model's identity (ModelInfo::identity)
+    std::string name;     // its folder's name when the adapter was made, for messages
+};
+// Reads an adapter folder's adapter.json (an error if the folder is not an adapter).
+Result<AdapterBase> readAdapterBase(const std::string& folder);
+
 // What a model folder holds, read from its config.json and baton.json without
 // loading any weights (the app's model list shows it).
 struct ModelFolderSummary {
@@ -53,7 +61,10 @@ struct ModelFolderSummary {
     std::optional<RecurrenceConfig> recurrence; // set for a recurrent checkpoint
     int64_t bytes = 0;                          // the files in the folder
 };
-ModelFolderSummary probeModelFolder(const std::string& folder);
+// With an adapter folder: the base folder's summary with the adapter's recurrence
+// (read against the base's shape) and the adapter's size on disk; present is false
+// when either cannot be read.
+ModelFolderSummary probeModelFolder(const std::string& folder, const std::string& adapter = {});
 
 class Model {
 public:

@@ -88,12 +88,7 @@ Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDt
 Result<void> saveAdapterFolder(RecurrenceImpl& module, const std::string& folder,
                                const std::string& tokenizerIdentity, StDtype dtype,
                                const std::string& baseIdentity, const std::string& baseName);
-struct AdapterBase {
-    std::string identity; // the base model's identity
-    std::string name;     // its folder's name when the adapter was made, for messages
-};
-// Reads an adapter folder's adapter.json.
-Result<AdapterBase> readAdapterBase(const std::string& folder);
+// AdapterBase and readAdapterBase: baton/engine/model.h.
 
 // Copies a model's tokenizer files (vocab.json + merges.txt, or tokenizer.model)
 // from one folder to another; an error if there are none.

@@ -69,7 +69,8 @@ public:
     void openDatabase(const QString& path);
     // Loads a model folder on the engine thread (the current one stays until it is
     // replaced; a failure is reported).
-    void loadModel(const QString& folder);
+    // Loads a catalog path in the writing engine (an adapter onto its base).
+    void loadModel(const QString& path);
     // Reloads the writing model when it holds its weights in another format than the
     // Models page's choice (after a load in progress; not while generating).
     void applyWeights();

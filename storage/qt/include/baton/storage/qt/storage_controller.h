@@ -101,9 +101,9 @@ public:
     // default when there is none), then lists every registered model.
     quint64 listModels(const std::vector<std::string>& bundledPaths, QObject* context,
                        Done<std::vector<RegisteredModel>> done, Failed failedWith = {});
-    // Registers a folder, or renames it when it is registered already; its id.
-    quint64 registerModel(const std::string& path, const std::string& name,
-                          const std::string& checksum, QObject* context, Done<int64_t> done,
+    // Registers a folder (model.path), or updates its name, checksum and configJson
+    // when it is registered already (its default mark stays); its id.
+    quint64 registerModel(const RegisteredModel& model, QObject* context, Done<int64_t> done,
                           Failed failedWith = {});
     quint64 setDefaultModel(qint64 modelId, QObject* context, Done<bool> done,
                             Failed failedWith = {});
