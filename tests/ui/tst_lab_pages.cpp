@@ -48,8 +48,6 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTextBrowser>
-#include <QTreeWidget>
-#include <QTreeWidgetItemIterator>
 #include <QtTest>
 
 #include <algorithm>
@@ -285,108 +283,6 @@ private Q_SLOTS:
         QVERIFY(!db->runs().metrics(runs->front().id, "val_ppl")->empty());
         QTest::qWait(50);
         screenshot(QStringLiteral("finetune.png"));
-    }
-
-    void addRecurrenceTrainsAnAdapterAndWritesWithIt() {
-        QVERIFY2(!m_fineTuned.isEmpty(), "needs the books and the fine-tuned model before");
-        ui::ModelCatalog* catalog = m_app.window->catalog();
-        ui::ModelsPanel* models = m_app.window->modelsPanel();
-        ui::FineTunePanel* panel = m_app.window->fineTunePanel();
-        const QString base = QDir(m_tmp.path() + "/imported-gpt2").absolutePath();
-        QVERIFY(catalog->byPath(base).has_value());
-        m_app.window->showPage(MainWindow::Page::Models);
-        auto* add = models->findChild<QPushButton*>(QStringLiteral("modelAddRecurrence"));
-        QVERIFY(add);
-        // Offered for a baseline model, not for one that has recurrence already.
-        models->selectPath(m_fineTuned);
-        QVERIFY(!add->isEnabled());
-        models->selectPath(base);
-        QVERIFY(add->isEnabled());
-        add->click();
-        QCOMPARE(m_app.window->findChild<QTabWidget*>(QStringLiteral("pages"))->currentIndex(),
-                 int(MainWindow::Page::FineTune));
-        QJsonObject s = panel->settings();
-        QCOMPARE(s["base"].toString(), base);
-        QCOMPARE(s["mode"].toString(), QStringLiteral("recurrent"));
-        QCOMPARE(s["scope"].toString(), QStringLiteral("adapter"));
-        QCOMPARE(s["window"].toInt(), 128); // the fixture's 128 positions
-        QCOMPARE(s["bptt_windows"].toInt(), 20);
-        QCOMPARE(s["name"].toString(), QStringLiteral("imported-gpt2-recurrence"));
-        QTest::qWait(50);
-        screenshot(QStringLiteral("finetune-add-recurrence.png"));
-        // Smaller for the test.
-        s["window"] = 32;
-        s["bptt_windows"] = 2;
-        s["lr"] = 3e-3;
-        s["epochs"] = 1.0;
-        panel->setSettings(s);
-        QSignalSpy done(panel, &ui::FineTunePanel::runFinished);
-        QVERIFY(panel->start());
-        QVERIFY(done.wait(300000));
-        QCOMPARE(done.last().at(0).toBool(), true);
-        // The adapter alone, registered on its base, measured on the held-out text.
-        const QString adapter = panel->finishedModel();
-        QVERIFY2(adapter.endsWith(QStringLiteral("/adapter")), qPrintable(adapter));
-        QVERIFY(QFileInfo::exists(adapter + "/adapter.json"));
-        QVERIFY(!QFileInfo::exists(adapter + "/model.safetensors"));
-        QTRY_VERIFY(catalog->byPath(adapter).has_value());
-        QCOMPARE(catalog->byPath(adapter)->adapterBase, base);
-        QVERIFY(catalog->byPath(adapter)->present);
-        QCOMPARE(catalog->byPath(adapter)->window, 32);
-        QVERIFY(panel->presenter().heldOutAfter().valid());
-        QCOMPARE(catalog->source(adapter).folder, base);
-        QCOMPARE(catalog->source(adapter).adapter, adapter);
-
-        // The Models page lists it under its base.
-        m_app.window->showPage(MainWindow::Page::Models);
-        auto* list = models->findChild<QTreeWidget*>(QStringLiteral("modelList"));
-        QTreeWidgetItem* adapterItem = nullptr;
-        for (QTreeWidgetItemIterator it(list); *it; ++it)
-            if ((*it)->data(0, Qt::UserRole + 1).toString() == adapter)
-                adapterItem = *it;
-        QVERIFY(adapterItem && adapterItem->parent());
-        QCOMPARE(adapterItem->parent()->data(0, Qt::UserRole + 1).toString(), base);
-        QCOMPARE(adapterItem->text(1), QStringLiteral("recurrence adapter"));
-        models->selectPath(adapter);
-        QVERIFY(!add->isEnabled());
-
-        // Writing with it loads the base with the adapter; a new story is tied to it.
-        QSignalSpy ready(m_app.window.get(), &MainWindow::modelReady);
-        Q_EMIT models->useRequested(adapter);
-        QVERIFY(ready.wait(60000));
-        QCOMPARE(QString::fromStdString(m_app.engine->model()->path), base);
-        QCOMPARE(QString::fromStdString(m_app.engine->model()->adapter), adapter);
-        QVERIFY(m_app.engine->model()->recurrence.has_value());
-        QVERIFY(m_app.window->findChild<QLabel*>(QStringLiteral("modelLabel"))
-                    ->text()
-                    .contains(QStringLiteral("+ recurrence")));
-        m_app.window->showPage(MainWindow::Page::Write);
-        QAction* newStory = m_app.window->findChild<QAction*>("actionNewStory");
-        QTRY_VERIFY(newStory->isEnabled());
-        newStory->trigger();
-        QTRY_VERIFY(m_app.window->session()->isOpen());
-        QCOMPARE(QString::fromStdString(m_app.window->session()->story().modelPath), adapter);
-        m_app.window->showPage(MainWindow::Page::Models);
-        QTest::qWait(50);
-        screenshot(QStringLiteral("models-adapter.png"));
-
-        // Forgotten, then imported again: its adapter.json names the base by identity.
-        catalog->remove(catalog->byPath(adapter)->id);
-        QTRY_VERIFY(!catalog->byPath(adapter).has_value());
-        QSignalSpy imported(models, &ui::ModelsPanel::importFinished);
-        QSignalSpy failed(models, &ui::ModelsPanel::failed);
-        // On another base it is refused by the loader.
-        models->importAdapter(adapter, m_fineTuned);
-        QVERIFY(imported.wait(60000));
-        QCOMPARE(imported.last().at(0).toBool(), false);
-        QCOMPARE(failed.count(), 1);
-        closeErrorDialogs();
-        QVERIFY(!catalog->byPath(adapter).has_value());
-        models->importFolder(adapter);
-        QVERIFY(imported.wait(60000));
-        QCOMPARE(imported.last().at(0).toBool(), true);
-        QTRY_VERIFY(catalog->byPath(adapter).has_value());
-        QCOMPARE(catalog->byPath(adapter)->adapterBase, base);
     }
 
     void compareOverlapsChartsStoresAndReopens() {
