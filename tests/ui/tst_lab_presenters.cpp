@@ -29,6 +29,17 @@ engine::ScoreResult row(int T, int o, double nll) {
     return r;
 }
 
+// A catalog entry of this shape (what recurrencePreset reads).
+CatalogModel shaped(const QString& path, int layers, int width, int positions, int vocabulary) {
+    CatalogModel m;
+    m.path = path;
+    m.layers = layers;
+    m.width = width;
+    m.positions = positions;
+    m.vocabulary = vocabulary;
+    return m;
+}
+
 } // namespace
 
 class TestLabPresenters : public QObject {
@@ -296,12 +307,7 @@ private Q_SLOTS:
     }
 
     void recurrencePresetFollowsTheModelsSize() {
-        CatalogModel mini;
-        mini.path = "/m/baton-mini-baseline";
-        mini.layers = 4;
-        mini.width = 256;
-        mini.positions = 256;
-        mini.vocabulary = 8000;
+        const CatalogModel mini = shaped("/m/baton-mini-baseline", 4, 256, 256, 8000);
         QJsonObject s = recurrencePreset(mini);
         QCOMPARE(s["base"].toString(), mini.path);
         QCOMPARE(s["mode"].toString(), QStringLiteral("recurrent"));
@@ -310,18 +316,10 @@ private Q_SLOTS:
         QCOMPARE(s["overlap"].toInt(), 0);
         QCOMPARE(s["bptt_windows"].toInt(), 20);
         QCOMPARE(s["name"].toString(), QStringLiteral("baton-mini-baseline-recurrence"));
-        CatalogModel gpt2 = mini;
-        gpt2.path = "/m/gpt2";
-        gpt2.layers = 12;
-        gpt2.width = 768;
-        gpt2.positions = 1024;
-        gpt2.vocabulary = 50257;
-        s = recurrencePreset(gpt2);
+        s = recurrencePreset(shaped("/m/gpt2", 12, 768, 1024, 50257));
         QCOMPARE(s["window"].toInt(), 256);
         QCOMPARE(s["bptt_windows"].toInt(), 8);
-        CatalogModel small = mini;
-        small.positions = 64;
-        QCOMPARE(recurrencePreset(small)["window"].toInt(), 64);
+        QCOMPARE(recurrencePreset(shaped("/m/short", 4, 256, 64, 8000))["window"].toInt(), 64);
     }
 
     void anAdapterRunTrainsTheModuleAloneAndMeasuresItOnItsBase() {
@@ -334,13 +332,7 @@ private Q_SLOTS:
         fake.stored.push_back({1, "Book", "", "sum", book, int64_t(book.size()), 0});
         p.refresh();
         p.setRunsFolder(m_tmp.filePath("runs-adapter"));
-        CatalogModel base;
-        base.path = "/m/base";
-        base.layers = 4;
-        base.width = 256;
-        base.positions = 256;
-        base.vocabulary = 8000;
-        QJsonObject s = recurrencePreset(base);
+        QJsonObject s = recurrencePreset(shaped("/m/base", 4, 256, 256, 8000));
         s["name"] = QString();
         QJsonObject baseline = s;
         baseline["mode"] = "baseline";
