@@ -12,7 +12,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 namespace baton::cli {
@@ -88,12 +87,7 @@ int runPull(const std::vector<std::string>& argv) {
             throw CliError("stopped; pull again to resume the download");
         throw CliError(e.message + " [" + hub::hubErrorCodeName(e.code) + "]");
     }
-    engine::ModelFolderSummary summary = engine::probeModelFolder(result->folder);
-    if (summary.present && !std::ifstream(result->folder + "/model.safetensors")) {
-        summary.present = false;
-        summary.error = "it is a sharded checkpoint, and Baton loads a single model.safetensors "
-                        "so far (join the shards with the Python 'safetensors' package)";
-    }
+    const engine::ModelFolderSummary summary = engine::probeModelFolder(result->folder);
     if (args.has("json")) {
         nlohmann::ordered_json j = {{"folder", result->folder},
                                     {"repo", ref->repo},

@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
+
 using baton::test::HubStandIn;
 
 namespace {
@@ -59,6 +61,26 @@ private Q_SLOTS:
         repo.files["model.safetensors"] = {fixtureFile("model.safetensors"), true};
         repo.files["pytorch_model.bin"] = {"not to be fetched", true};
         m_hub->addRepo("baton-test/gpt2-tiny", repo);
+        // The same weights as a one-shard checkpoint with its index.
+        const std::string weights = fixtureFile("model.safetensors");
+        quint64 headerLength = 0;
+        std::memcpy(&headerLength, weights.data(), 8); // little-endian, as the format says
+        const QJsonObject header =
+            QJsonDocument::fromJson(QByteArray::fromStdString(weights.substr(8, headerLength)))
+                .object();
+        QJsonObject map;
+        for (const QString& name : header.keys())
+            if (name != QLatin1String("__metadata__"))
+                map[name] = QStringLiteral("model-00001-of-00001.safetensors");
+        QVERIFY(map.size() > 4);
+        repo.files.erase("model.safetensors");
+        repo.files["model-00001-of-00001.safetensors"] = {weights, true};
+        repo.files["model.safetensors.index.json"] = {
+            QJsonDocument(QJsonObject{{"metadata", QJsonObject{}}, {"weight_map", map}})
+                .toJson()
+                .toStdString(),
+            false};
+        m_hub->addRepo("baton-test/gpt2-sharded", repo);
     }
     void cleanupTestCase() { m_hub.reset(); }
 
@@ -79,6 +101,19 @@ private Q_SLOTS:
         QCOMPARE(j["already_there"].toBool(), true);
         QCOMPARE(j["loadable"].toBool(), true);
         QCOMPARE(j["folder"].toString(), folder);
+    }
+
+    void aShardedCheckpointPullsAndLoads() {
+        const Run r = cli({"pull", "baton-test/gpt2-sharded", "--json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["loadable"].toBool(), true);
+        const QString folder = j["folder"].toString();
+        QVERIFY(QFile::exists(folder + "/model-00001-of-00001.safetensors"));
+        QVERIFY(!QFile::exists(folder + "/model.safetensors"));
+        const Run gen =
+            cli({"generate", "--model", folder, "--prompt", "Once", "--max-tokens", "4"});
+        QVERIFY2(gen.exitCode == 0, gen.err.constData());
     }
 
     void errorsAndTheirExitCodes() {

@@ -256,13 +256,32 @@ private Q_SLOTS:
         expectError(dir, ErrorCode::PickleRefused, "pytorch_model.bin");
     }
 
-    void shardedCheckpointIsNamed() {
+    void shardedCheckpointLoadsAsItsWhole() {
+        // The fixture's tensors in two shards with their index, as transformers writes.
         const QString dir = variant();
-        QVERIFY(
-            QFile::rename(dir + "/model.safetensors", dir + "/model-00001-of-00001.safetensors"));
-        baton::test::writeFile(dir + "/model.safetensors.index.json",
-                               R"({"metadata":{},"weight_map":{}})");
-        expectError(dir, ErrorCode::Unsupported, "sharded");
+        auto tensors = readAll((dir + "/model.safetensors").toStdString());
+        QVERIFY(QFile::remove(dir + "/model.safetensors"));
+        const size_t half = tensors.size() / 2;
+        QString index = R"({"metadata": {}, "weight_map": {)";
+        for (size_t i = 0; i < tensors.size(); ++i)
+            index += QString(R"(%1"%2": "model-0000%3-of-00002.safetensors")")
+                         .arg(i ? ", " : "", QString::fromStdString(tensors[i].name))
+                         .arg(i < half ? 1 : 2);
+        baton::test::writeFile(dir + "/model.safetensors.index.json", (index + "}}").toUtf8());
+        QVERIFY(writeAll((dir + "/model-00001-of-00002.safetensors").toStdString(),
+                         {tensors.begin(), tensors.begin() + long(half)}));
+        QVERIFY(writeAll((dir + "/model-00002-of-00002.safetensors").toStdString(),
+                         {tensors.begin() + long(half), tensors.end()}));
+        QVERIFY(worstDifference(dir) < 1e-4);
+        // Mapped (F32 stored, F32 held) from both files.
+        auto model = Model::load(dir.toStdString());
+        QVERIFY(model.ok());
+        QVERIFY((*model)->info().mappedBytes > 0);
+        // A shard cut short is refused as the single file is.
+        QFile f(dir + "/model-00002-of-00002.safetensors");
+        QVERIFY(f.open(QIODevice::ReadWrite) && f.resize(f.size() / 2));
+        f.close();
+        expectError(dir, ErrorCode::TruncatedFile);
     }
 
     void truncatedWeights() {

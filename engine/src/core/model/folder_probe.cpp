@@ -4,6 +4,8 @@
 #include "model/hf_config.h"
 #include "util/files.h"
 
+#include <baton/common/json.h>
+
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -40,6 +42,25 @@ Result<std::optional<RecurrenceConfig>> readRecurrence(const std::string& folder
 }
 
 } // namespace
+
+Result<AdapterBase> readAdapterBase(const std::string& folder) {
+    const std::string path = files::join(folder, "adapter.json");
+    auto text = files::readAll(path, size_t(1) << 20);
+    if (!text)
+        return text.error();
+    std::string why;
+    auto j = json::parse(*text, &why);
+    if (!j || json::stringOrEmpty(*j, "format") != kAdapterFormat)
+        return makeError(ErrorCode::BadConfig,
+                         path + " is not a Baton recurrence adapter" +
+                             (why.empty() ? std::string() : " (" + why + ")"));
+    AdapterBase base;
+    base.identity = json::stringOrEmpty(*j, "base_identity");
+    base.name = json::stringOrEmpty(*j, "base_name");
+    if (base.identity.empty())
+        return makeError(ErrorCode::BadConfig, path + " does not name its base model");
+    return base;
+}
 
 ModelFolderSummary probeModelFolder(const std::string& folder, const std::string& adapter) {
     ModelFolderSummary s;
