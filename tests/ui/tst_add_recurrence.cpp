@@ -1,15 +1,16 @@
 // "Add recurrence…" through the app's real widgets, offscreen, with the fixture model:
 // the Models page offers it for a baseline model only and opens the Fine-tune page set
-// for a recurrence adapter; the run trains the module alone and registers the adapter
-// on its base, measured on the held-out text with the base; the Models page lists it
-// under its base; writing with it loads the base with the adapter and ties a new story
-// to it; forgotten, it is imported again onto the base its adapter.json names, and
-// refused on another. Screenshots of both pages go to the build tree.
+// for a recurrence adapter; the run (cancelled at its first step, resumed with its own
+// settings) trains the module alone and registers the adapter on its base, measured on the held-out
+// text with the base; the Models page lists it under its base; writing with it loads the base with
+// the adapter and ties a new story to it; forgotten, it is imported again onto the base its
+// adapter.json names, and refused on another. Screenshots of both pages go to the build tree.
 #include "app_harness.h"
 #include "test_support.h"
 #include "tiny_model.h"
 
 #include "finetune_panel.h"
+#include "finetune_presenter.h"
 #include "model_catalog.h"
 #include "models_panel.h"
 #include "story_session.h"
@@ -46,6 +47,10 @@ class TestAddRecurrence : public QObject {
         for (auto* box : m_app.window->findChildren<QMessageBox*>(QStringLiteral("errorDialog")))
             box->close();
         QCoreApplication::processEvents();
+    }
+
+    QJsonObject recurrencePresetOf(const QString& folder) {
+        return ui::recurrencePreset(*m_app.window->catalog()->byPath(folder));
     }
 
     void import(const QString& folder) {
@@ -117,10 +122,21 @@ private Q_SLOTS:
         s["window"] = 32;
         s["bptt_windows"] = 2;
         s["lr"] = 3e-3;
-        s["epochs"] = 1.0;
+        // Three epochs (about 60 steps): Cancel at the first step finds the run going.
+        s["epochs"] = 3.0;
         panel->setSettings(s);
         QSignalSpy done(panel, &ui::FineTunePanel::runFinished);
         QVERIFY(panel->start());
+        // Cancelled at its first step, then resumed from the checkpoint to the end.
+        QTRY_VERIFY_WITH_TIMEOUT(panel->lossPoints() >= 1, 120000);
+        panel->cancel();
+        QVERIFY(done.wait(120000));
+        QCOMPARE(done.last().at(0).toBool(), false);
+        QTRY_VERIFY(panel->canResume());
+        panel->setSettings(recurrencePresetOf(base)); // Resume restores the run's own
+        QVERIFY(panel->resume());
+        QCOMPARE(panel->settings()["scope"].toString(), QStringLiteral("adapter"));
+        QCOMPARE(panel->settings()["window"].toInt(), 32);
         QVERIFY(done.wait(300000));
         QCOMPARE(done.last().at(0).toBool(), true);
         // The adapter alone, registered on its base, measured on the held-out text.
