@@ -139,6 +139,19 @@ private Q_SLOTS:
         QVERIFY(refused.error().message.find("baseline") != std::string::npos);
     }
 
+    void anAdapterNamesItsBasesRunForARunsModel() {
+        // A base that is a run's output (RUN/model) is named by the run.
+        const QString base = m_tmp.filePath("emma-run/model");
+        QVERIFY(baton::test::copyFolder(baton::test::fixtureDir(), base));
+        auto r = train(adapterRun("named", base.toStdString()));
+        BATON_VERIFY_OK(r);
+        const QJsonObject j =
+            QJsonDocument::fromJson(
+                baton::test::readFile(QString::fromStdString(r->modelDir) + "/adapter.json"))
+                .object();
+        QCOMPARE(j["base_name"].toString(), QStringLiteral("emma-run"));
+    }
+
     void theCliTrainsAndWritesWithIt() {
         QVERIFY(!m_adapter.isEmpty());
         const auto gen = cli({"generate", "--model", baton::test::fixtureDir(), "--adapter",

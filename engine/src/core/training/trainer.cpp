@@ -404,10 +404,15 @@ Result<TrainResult> Run::run() {
                 return base.error();
             Model::Impl& m = ModelAccess::of(*source);
             result.modelDir = files::join(c.outDir, "adapter");
+            // The base's folder name, or its run's for a run's output (RUN/model).
             std::string baseName = c.baseModel;
             while (!baseName.empty() && baseName.back() == '/')
                 baseName.pop_back();
-            baseName = baseName.substr(baseName.find_last_of('/') + 1);
+            const size_t slash = baseName.find_last_of('/');
+            std::string last = baseName.substr(slash + 1);
+            if ((last == "model" || last == "best") && slash != std::string::npos && slash > 0)
+                last = baseName.substr(0, slash).substr(baseName.find_last_of('/', slash - 1) + 1);
+            baseName = last;
             if (auto r = saveAdapterFolder(*m.recurrence, result.modelDir, m.tokenizer->identity(),
                                            *dtype, *base, baseName);
                 !r)
