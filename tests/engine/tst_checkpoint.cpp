@@ -1,6 +1,7 @@
 // Loading Hugging Face GPT-2 folders: every bad-file case gets its own clear
 // error before anything is allocated, and converted checkpoints (F16, BF16,
 // "transformer." prefix, extra buffers) load and agree within their precision.
+#include "stored_tensors.h"
 #include "test_support.h"
 #include "verify_ok.h"
 
@@ -28,33 +29,9 @@ using namespace baton::engine;
 
 namespace {
 
-struct Tensor {
-    std::string name;
-    StDtype dtype;
-    std::vector<int64_t> shape;
-    std::vector<char> bytes;
-};
-
-std::vector<Tensor> readAll(const std::string& path) {
-    std::vector<Tensor> out;
-    auto f = openSafetensors(path);
-    if (!f.ok())
-        return out;
-    for (const auto& t : f->tensors()) {
-        Tensor x{t.name, t.dtype, t.shape, std::vector<char>(t.bytes())};
-        if (!f->read(t, x.bytes.data()).ok())
-            return {};
-        out.push_back(std::move(x));
-    }
-    return out;
-}
-
-bool writeAll(const std::string& path, const std::vector<Tensor>& tensors) {
-    std::vector<StWriteTensor> w;
-    for (const auto& t : tensors)
-        w.push_back({t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
-    return writeSafetensors(path, w).ok();
-}
+using Tensor = baton::test::StoredTensor;
+using baton::test::readTensors;
+using baton::test::writeTensors;
 
 Tensor* find(std::vector<Tensor>& ts, const std::string& name) {
     for (auto& t : ts)
@@ -110,10 +87,10 @@ class TestCheckpoint : public QObject {
         QFile::remove(dir + "/text.txt");
         if (edit) {
             const std::string st = (dir + "/model.safetensors").toStdString();
-            auto tensors = readAll(st);
+            auto tensors = readTensors(st);
             edit(tensors);
             QFile::remove(QString::fromStdString(st));
-            writeAll(st, tensors);
+            writeTensors(st, tensors);
         }
         return dir;
     }
@@ -259,7 +236,7 @@ private Q_SLOTS:
     void shardedCheckpointLoadsAsItsWhole() {
         // The fixture's tensors in two shards with their index, as transformers writes.
         const QString dir = variant();
-        auto tensors = readAll((dir + "/model.safetensors").toStdString());
+        auto tensors = readTensors((dir + "/model.safetensors").toStdString());
         QVERIFY(QFile::remove(dir + "/model.safetensors"));
         const size_t half = tensors.size() / 2;
         QString index = R"({"metadata": {}, "weight_map": {)";
@@ -268,10 +245,10 @@ private Q_SLOTS:
                          .arg(i ? ", " : "", QString::fromStdString(tensors[i].name))
                          .arg(i < half ? 1 : 2);
         baton::test::writeFile(dir + "/model.safetensors.index.json", (index + "}}").toUtf8());
-        QVERIFY(writeAll((dir + "/model-00001-of-00002.safetensors").toStdString(),
-                         {tensors.begin(), tensors.begin() + long(half)}));
-        QVERIFY(writeAll((dir + "/model-00002-of-00002.safetensors").toStdString(),
-                         {tensors.begin() + long(half), tensors.end()}));
+        QVERIFY(writeTensors((dir + "/model-00001-of-00002.safetensors").toStdString(),
+                             {tensors.begin(), tensors.begin() + long(half)}));
+        QVERIFY(writeTensors((dir + "/model-00002-of-00002.safetensors").toStdString(),
+                             {tensors.begin() + long(half), tensors.end()}));
         QVERIFY(worstDifference(dir) < 1e-4);
         // Mapped (F32 stored, F32 held) from both files.
         auto model = Model::load(dir.toStdString());

@@ -4,6 +4,7 @@
 // file outside the folder, a missing shard, a tensor in the wrong shard or in two, or
 // no weight map is refused with its reason. (Loading the shards into a model and its
 // logits: tst_checkpoint.)
+#include "stored_tensors.h"
 #include "test_support.h"
 #include "verify_ok.h"
 
@@ -20,31 +21,18 @@
 
 using namespace baton::engine;
 
-namespace {
-
-struct Stored {
-    std::string name;
-    StDtype dtype;
-    std::vector<int64_t> shape;
-    std::vector<char> bytes;
-};
-
-} // namespace
+using baton::test::StoredTensor;
 
 class TestWeightFiles : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
-    std::vector<Stored> m_tensors; // the fixture's, in file order
+    std::vector<StoredTensor> m_tensors; // the fixture's, in file order
     ModelConfig m_config;
     int m_case = 0;
 
     bool writeShard(const QString& path, size_t from, size_t to) {
-        std::vector<StWriteTensor> w;
-        for (size_t i = from; i < to; ++i) {
-            const Stored& t = m_tensors[i];
-            w.push_back({t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
-        }
-        return writeSafetensors(path.toStdString(), w).ok();
+        return baton::test::writeTensors(
+            path.toStdString(), {m_tensors.begin() + long(from), m_tensors.begin() + long(to)});
     }
 
     // A folder with the fixture's tensors in two shards and an index; `map` edits the
@@ -84,14 +72,9 @@ private Q_SLOTS:
     void initTestCase() {
         QVERIFY(m_tmp.isValid());
         const std::string fixture = baton::test::fixtureDir().toStdString();
-        auto file = openSafetensors(files::join(fixture, "model.safetensors"));
-        QVERIFY2(file.ok(), qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
-        for (const auto& t : file->tensors()) {
-            Stored s{t.name, t.dtype, t.shape, std::vector<char>(t.bytes())};
-            QVERIFY(file->read(t, s.bytes.data()).ok());
-            m_tensors.push_back(std::move(s));
-        }
-        QVERIFY(m_tensors.size() > 4);
+        m_tensors = baton::test::readTensors(files::join(fixture, "model.safetensors"));
+        QVERIFY2(m_tensors.size() > 4,
+                 qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
         auto config = readHfConfig(files::join(fixture, "config.json"));
         QVERIFY(config.ok());
         m_config = *config;
@@ -153,12 +136,10 @@ private Q_SLOTS:
     void aTensorInTwoShardsIsRefused() {
         const QString dir = sharded();
         // A third shard holds the first tensor again, under its "transformer." name.
-        Stored again = m_tensors[0];
+        StoredTensor again = m_tensors[0];
         QVERIFY(again.name.rfind("transformer.", 0) != 0);
         again.name = "transformer." + again.name;
-        std::vector<StWriteTensor> w{
-            {again.name, again.dtype, again.shape, again.bytes.data(), again.bytes.size()}};
-        QVERIFY(writeSafetensors((dir + "/extra.safetensors").toStdString(), w).ok());
+        QVERIFY(baton::test::writeTensors((dir + "/extra.safetensors").toStdString(), {again}));
         QString index =
             QString::fromUtf8(baton::test::readFile(dir + "/model.safetensors.index.json"));
         index.replace(QStringLiteral("\"weight_map\": {"),

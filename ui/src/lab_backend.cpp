@@ -37,10 +37,8 @@ std::function<void(R)> forward(const std::function<void(const R&)>& to) {
 } // namespace
 
 engine::JobId FacadeLabBackend::loadModel(const ModelSource& source, LabAnswers a) {
-    engine::LoadOptions options;
-    options.adapter = source.adapter.toStdString();
     return m_lab.load(
-        this, source.folder, options,
+        this, source.folder, source.options(),
         [a](const engine::ModelInfo& info) {
             if (a.loaded)
                 a.loaded(info);

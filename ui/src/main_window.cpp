@@ -381,11 +381,10 @@ void MainWindow::loadModel(const QString& path) {
         }
         applyWeights(); // the choice may have changed while it loaded
     };
-    engine::LoadOptions options;
-    options.weights = m_models->weights();
-    options.adapter = source.adapter.toStdString();
+    engine::LoadOptions weights;
+    weights.weights = m_models->weights();
     m_loadJob = m_engine.load(
-        this, source.folder, options,
+        this, source.folder, source.options(weights),
         [finished](const engine::ModelInfo&) { finished(std::nullopt); },
         [finished](const engine::Error& e) { finished(e); },
         [this, ticket](double fraction, const QString& message) {
@@ -434,10 +433,8 @@ void MainWindow::updateModelLabel() {
         m_write->updateActions();
         return;
     }
-    QString name = modelName(*m);
-    if (const auto entry = m_catalog->byPath(catalogPath(*m)); entry && entry->isAdapter())
-        name = tr("%1 + recurrence (%2)")
-                   .arg(QFileInfo(QString::fromStdString(m->path)).fileName(), entry->name);
+    const auto entry = m_catalog->byPath(catalogPath(*m));
+    const QString name = modelName(*m, entry ? entry->name : QString());
     m_modelLabel->setText(
         tr("%1 · %2 parameters%3%4")
             .arg(name, formatCount(m->parameterCount),

@@ -126,13 +126,13 @@ QString catalogPath(const engine::ModelInfo& info) {
     return QString::fromStdString(info.adapter.empty() ? info.path : info.adapter);
 }
 
-QString modelName(const engine::ModelInfo& info) {
+QString modelName(const engine::ModelInfo& info, const QString& adapterName) {
     const QString base = QFileInfo(QString::fromStdString(info.path)).fileName();
     if (info.adapter.empty())
         return base;
-    // The adapter's own name is its run's folder when it is OUT/adapter.
+    // Else the adapter's folder, or its run's when it is OUT/adapter.
     QFileInfo adapter(QString::fromStdString(info.adapter));
-    QString name = adapter.fileName();
+    QString name = adapterName.isEmpty() ? adapter.fileName() : adapterName;
     if (name == QLatin1String("adapter"))
         name = adapter.dir().dirName();
     return ModelCatalog::tr("%1 + recurrence (%2)").arg(base, name);

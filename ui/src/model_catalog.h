@@ -10,6 +10,7 @@
 // source() says what the engine loads for it.
 #pragma once
 
+#include <baton/engine/model.h>
 #include <baton/engine/model_info.h>
 #include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
@@ -54,11 +55,17 @@ QString formatBytes(qint64 bytes);
 struct ModelSource {
     QString folder;
     QString adapter;
+    // Load options with the adapter set (the rest as given).
+    engine::LoadOptions options(engine::LoadOptions base = {}) const {
+        base.adapter = adapter.toStdString();
+        return base;
+    }
 };
 // The catalog path of a loaded model: its adapter's folder, else its own.
 QString catalogPath(const engine::ModelInfo& info);
-// A loaded model's name: its folder's, "+ recurrence (ADAPTER)" with an adapter.
-QString modelName(const engine::ModelInfo& info);
+// A loaded model's name: its folder's, "+ recurrence (ADAPTER)" with an adapter (the
+// name it is registered by, when given).
+QString modelName(const engine::ModelInfo& info, const QString& adapterName = {});
 class ModelCatalog : public QObject {
     Q_OBJECT
 public:

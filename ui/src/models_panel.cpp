@@ -262,11 +262,9 @@ void ModelsPanel::check(const ModelSource& source, const QString& path) {
         updateButtons();
         Q_EMIT importFinished(ok);
     };
-    engine::LoadOptions options;
-    options.adapter = source.adapter.toStdString();
     // Loading it on the lab engine checks every file of it.
     m_importJob = m_lab.load(
-        this, source.folder, options,
+        this, source.folder, source.options(),
         [this, finished, source](const engine::ModelInfo& info) {
             m_catalog.add(m_importing, QFileInfo(m_importing).fileName(),
                           QString::fromStdString(info.identity),
