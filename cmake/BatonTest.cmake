@@ -2,7 +2,8 @@
 #                [TORCH_FREE])
 # TORCH_FREE: the suite does not link LibTorch (the sanitizer build runs it).
 # One Qt Test executable per unit; every test runs offscreen, in test mode, with the
-# shared data folder passed in and a private temporary HOME (never the user's profile).
+# shared data folder passed in and a HOME of its own in the build tree (never the
+# user's profile).
 function(baton_add_test)
   cmake_parse_arguments(T "TORCH_FREE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
@@ -23,11 +24,14 @@ function(baton_add_test)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
+  set(home "${CMAKE_BINARY_DIR}/test-home/${T_NAME}")
   set_tests_properties(${T_NAME} PROPERTIES
     LABELS "${T_LABELS}"
     TIMEOUT ${T_TIMEOUT}
     # OMP_WAIT_POLICY=PASSIVE: LibTorch's OpenMP workers sleep instead of spinning, so a
     # suite does not slow down a hundredfold when another program keeps a core busy
-    # (issue 16; tst_cli sets the policy itself where it tests it).
-    ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;QT_QPA_PLATFORM=offscreen;HOME=${CMAKE_BINARY_DIR}/test-home;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/test-home/data;XDG_CONFIG_HOME=${CMAKE_BINARY_DIR}/test-home/config")
+    # (tst_cli sets the policy itself where it tests it). Each suite has a HOME of its
+    # own: suites that run at once must not share the app's settings (which story to
+    # reopen, the window's geometry).
+    ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;QT_QPA_PLATFORM=offscreen;HOME=${home};XDG_DATA_HOME=${home}/data;XDG_CONFIG_HOME=${home}/config")
 endfunction()

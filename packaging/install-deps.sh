@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Baton's build, app and tests need, from the system's
-# package manager (Debian 12 / Ubuntu 22.04+). Quick when all is already there.
+# package manager (Debian 12, Ubuntu 24.04). Quick when all is already there.
 #
 #   packaging/install-deps.sh          # install what is missing (uses sudo when not root)
 #   packaging/install-deps.sh --check  # only report what is missing; exit 1 if anything is
@@ -12,7 +12,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libsentencepiece-dev
   libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcpp-httplib-dev
-  libzip-dev libpugixml-dev
+  libzip-dev libpugixml-dev libcurl4-openssl-dev libssl-dev
   libgl-dev libxkbcommon-dev fonts-dejavu-core
   xvfb xauth
   clang # the fuzz targets (tests/fuzz); its libFuzzer runtime is found below

@@ -1,5 +1,6 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
+#include "terminal_progress.h"
 
 #include <baton/engine/scoring.h>
 #include <baton/engine/windows.h>
@@ -173,8 +174,20 @@ int runEval(const std::vector<std::string>& argv) {
     std::vector<Row> rows;
     std::vector<Pair> pairs;
     std::vector<std::string> warnings;
+    // The progress bar: every file scored once per row.
+    const size_t runs = settings.size() * (sources.size() + (other ? 1 : 0));
+    double fileTokens = 0;
+    for (const auto& t : texts)
+        fileTokens += double(model->tokenizer()->encode(t).size());
+    TerminalProgress bar("eval", fileTokens * double(runs), "tokens");
+    size_t runsDone = 0;
     auto score = [&](const engine::Model& m, const std::string& name,
                      const engine::WindowSettings& w, engine::StateSource state) {
+        const std::string what =
+            "model " + name + ", T " + std::to_string(w.window) + " o " +
+            std::to_string(w.overlap) +
+            (m.recurrent() ? std::string(", state ") + engine::stateSourceName(state)
+                           : std::string());
         Row row;
         row.model = name;
         row.windows = w;
@@ -186,6 +199,13 @@ int runEval(const std::vector<std::string>& argv) {
             options.state = state;
             options.shuffleSeed = seed;
             options.keepPerToken = perToken.is_open();
+            options.progress = [&, f](int64_t done, int64_t total) {
+                const double file = total > 0 ? double(done) / double(total) : 1.0;
+                bar.update((double(runsDone) + (double(f) + file) / double(texts.size())) /
+                               double(runs),
+                           what);
+                return true;
+            };
             const auto r = engine::scoreText(m, texts[f], options);
             check(r);
             row.add(*r);
@@ -195,10 +215,12 @@ int runEval(const std::vector<std::string>& argv) {
                          << s.window << "\t" << s.position << "\t" << s.id << "\t" << -s.logprob
                          << "\n";
         }
+        ++runsDone;
         return row;
     };
     for (const auto& w : settings) {
         if (auto warning = engine::windowWarning(info, w); !warning.empty()) {
+            bar.finish(); // the warning on a line of its own
             std::cerr << "warning: " << warning << "\n";
             warnings.push_back(warning);
         }
@@ -214,6 +236,7 @@ int runEval(const std::vector<std::string>& argv) {
         if (other)
             pairs.push_back({first, first + ownRows, {}});
     }
+    bar.finish();
     for (auto& p : pairs) {
         auto d = engine::comparePaired(rows[p.a].perWindow, rows[p.b].perWindow);
         check(d);

@@ -1,5 +1,5 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 #include "sampling_options.h"
 
 #include <baton/engine/generator.h>
@@ -35,16 +35,12 @@ int runGenerate(const std::vector<std::string>& argv) {
         args.has("prompt") ? args.get("prompt") : readText(args.get("prompt-file"));
     if (engine::firstInvalidUtf8(prompt) != std::string::npos)
         throw CliError("the prompt is not valid UTF-8");
-    const engine::SamplingOptions sampling = samplingFromArgs(args);
-    engine::WindowSettings windows;
-    windows.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
-    windows.overlap = static_cast<int>(args.getInt("overlap", 0, 1 << 20));
-
+    engine::GenerateRequest request;
+    request.prompt = prompt;
+    request.sampling = samplingFromArgs(args);
+    request.windows.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
+    request.windows.overlap = static_cast<int>(args.getInt("overlap", 0, 1 << 20));
     const auto model = loadModel(args);
-    auto generator = engine::Generator::create(model, windows);
-    check(generator);
-    auto& gen = **generator;
-    check(gen.appendText(prompt));
 
     const bool json = args.has("json");
     if (args.has("echo") && !json)
@@ -62,7 +58,8 @@ int runGenerate(const std::vector<std::string>& argv) {
         }
         return true;
     };
-    const auto r = gen.generate(sampling, onToken);
+    // The prompt after the model's start-of-text token, as every other client reads it.
+    const auto r = engine::generateFrom(model, request, onToken);
     check(r);
     if (json) {
         nlohmann::ordered_json j;

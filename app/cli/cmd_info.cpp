@@ -1,5 +1,5 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +14,7 @@ namespace {
 // What LibTorch's OpenMP waits with in this process (OMP_WAIT_POLICY, read when the
 // library loads). The batched work sizes its team by the free cores, so spinning
 // workers (the default) no longer collapse under load; PASSIVE only costs speed on an
-// idle machine (README "Measured").
+// idle machine (docs/performance.md).
 std::string waitPolicy() {
     const char* v = std::getenv("OMP_WAIT_POLICY");
     return v ? v : "libgomp default";

@@ -1,5 +1,6 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
+#include "terminal_progress.h"
 
 #include <baton/engine/model.h>
 #include <baton/engine/probe.h>
@@ -291,7 +292,16 @@ int runProbe(const std::vector<std::string>& argv) {
         baselineDir = bundledModelDir(kDefaultBaseline);
     auto run = [&](const std::shared_ptr<engine::Model>& m, const std::string& role) {
         std::cerr << "probing " << m->info().path << "\n";
+        TerminalProgress bar("probe " + role,
+                             double(options.episodes) * double(options.distances.size()),
+                             "episodes");
+        options.progress = [&](int64_t done, int64_t total) {
+            bar.update(total > 0 ? double(done) / double(total) : 1.0,
+                       "episode " + std::to_string(done) + " of " + std::to_string(total));
+            return true;
+        };
         auto r = engine::runProbe(*m, texts, options);
+        bar.finish();
         check(r);
         probed.push_back({role, m->info().path, *r});
     };

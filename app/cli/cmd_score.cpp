@@ -1,5 +1,6 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
+#include "terminal_progress.h"
 
 #include <baton/engine/scoring.h>
 #include <baton/engine/text.h>
@@ -27,7 +28,13 @@ int runScore(const std::vector<std::string>& argv) {
     const auto model = loadModel(args);
     engine::ScoreOptions options;
     options.windows.window = static_cast<int>(args.getInt("window", 0, 1 << 20));
+    TerminalProgress bar("score", double(model->tokenizer()->encode(text).size()), "tokens");
+    options.progress = [&](int64_t done, int64_t total) {
+        bar.update(total > 0 ? double(done) / double(total) : 1.0);
+        return true;
+    };
     const auto r = engine::scoreText(*model, text, options);
+    bar.finish();
     check(r);
     const auto tok = model->tokenizer();
     if (args.has("json")) {

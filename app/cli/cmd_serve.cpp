@@ -1,10 +1,12 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 #include "database_options.h"
 
+#include <baton/engine/model_queue.h>
 #include <baton/engine/windows.h>
 #include <baton/server/server.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -33,7 +35,7 @@ int runServe(const std::vector<std::string>& argv) {
                 "changed)",
                 "131072")
         .option("max-length", "N", "The most tokens one request may generate", "2048")
-        .option("max-queue", "N", "Generations running or waiting; more are answered 503", "8")
+        .option("max-queue", "N", "Generations running or waiting; more are answered 503", "32")
         .option("cache-mb", "MB", "Memory for saved prompt states", "256")
         .option("saved-mb", "MB",
                 "Room for prompt states saved in the database, so a restarted server reads "
@@ -57,6 +59,7 @@ int runServe(const std::vector<std::string>& argv) {
     options.maxContextTokens = args.getInt("max-context", 1, int64_t(1) << 24);
     options.maxGenerateTokens = int(args.getInt("max-length", 1, 1000000));
     options.maxQueue = int(args.getInt("max-queue", 1, 256));
+    options.maxConnections = std::max(options.maxConnections, options.maxQueue + 8);
     options.cacheBytes = size_t(args.getInt("cache-mb", 1, 1 << 20)) << 20;
     options.savedStateBytes = args.getInt("saved-mb", 1, 1 << 24) << 20;
     if (!args.has("memory-only")) // the database is opened (and created) once, here
@@ -78,8 +81,13 @@ int runServe(const std::vector<std::string>& argv) {
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 
-    server::ExclusiveModelHost host(model);
-    server::Server server(host, options);
+    // The model's queue: requests run on it one at a time, in the order they came.
+    engine::ModelQueue queue;
+    check(queue.run([&model](engine::JobContext& context) -> engine::Result<void> {
+        context.setModel(model);
+        return {};
+    }));
+    server::Server server(queue, options);
     check(server.start());
     std::cout << "Serving " << model->info().path << " (T = " << windows.window
               << ", o = " << windows.overlap << ") at " << server.url()

@@ -1,13 +1,14 @@
 // baton-cli story: stories in the SQLite database (storage/), and generation that
 // continues a story on its current path, saving each chunk and the recurrent state
 // after it as it goes.
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 #include "database_options.h"
 #include "sampling_options.h"
 #include "story_subcommands.h"
 
 #include <baton/engine/books.h>
+#include <baton/engine/sampling.h>
 #include <baton/engine/text.h>
 #include <baton/storage/database.h>
 #include <baton/storage/state_store.h>
@@ -21,12 +22,12 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <random>
 
 namespace baton::cli {
 
@@ -284,6 +285,22 @@ int storyEdit(const std::vector<std::string>& argv) {
     return 0;
 }
 
+// --branch P:T:A.
+story::TokenBranch branchArgument(const std::string& value) {
+    story::TokenBranch b;
+    long long p = 0, t = 0, a = 0;
+    char end = 0;
+    if (std::sscanf(value.c_str(), "%lld:%lld:%lld%c", &p, &t, &a, &end) != 3 || p <= 0 || t < 0 ||
+        a < 0 || t > (1 << 30) || a > (1 << 30))
+        throw UsageError("--branch wants PASSAGE:TOKEN:ALTERNATIVE (as 'story tokens' lists "
+                         "them), not '" +
+                         value + "'");
+    b.passageId = p;
+    b.token = int(t);
+    b.alternative = int(a);
+    return b;
+}
+
 int storyGenerate(const std::vector<std::string>& argv) {
     Args args("story generate",
               "Continue a story on its current path with the story's model and settings "
@@ -296,7 +313,14 @@ int storyGenerate(const std::vector<std::string>& argv) {
     args.positionals("ID", "The story's id", 1, 1);
     addStoryRunOptions(args);
     args.flag("retry", "Write an alternative to the last generation instead of continuing")
+        .option("branch", "P:T:A",
+                "First branch at token T of passage P with its alternative A (see 'story "
+                "tokens'), then continue from there")
         .option("chunk-tokens", "N", "Save a chunk (and a state) about every N tokens", "16")
+        .option("alternatives", "N",
+                "Token alternatives recorded per generated token and saved with the story "
+                "(0-20; 0: none; see 'story tokens')",
+                std::to_string(story::kRecordedAlternatives))
         .option("threads", "N",
                 "Compute threads (default: all cores); decoding uses fewer while other programs "
                 "keep cores busy",
@@ -315,10 +339,13 @@ int storyGenerate(const std::vector<std::string>& argv) {
     story::ContinueRequest request;
     request.storyId = id;
     request.retry = args.has("retry");
+    if (args.has("branch"))
+        request.branch = branchArgument(args.get("branch"));
     request.settings = run.settings;
     if (!request.settings.fixedSeed)
-        request.settings.sampling.seed = std::random_device{}() & 0x7fffffff;
+        request.settings.sampling.seed = engine::drawSeed();
     request.chunkTokens = static_cast<int>(args.getInt("chunk-tokens", 1, 1 << 20));
+    request.alternatives = static_cast<int>(args.getInt("alternatives", 0, 20));
 
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
     auto loaded = engine::Model::load(run.modelPath);
@@ -340,6 +367,8 @@ int storyGenerate(const std::vector<std::string>& argv) {
     if (!args.has("quiet")) {
         if (!r->notice.empty())
             std::cerr << "[" << r->notice << "]\n";
+        if (r->branchPassageId)
+            std::cerr << "[branched: passage " << r->branchPassageId << "]\n";
         if (r->resumedFromPassage)
             std::cerr << "[resumed from the state saved at passage " << r->resumedFromPassage
                       << "; read " << r->readText.size() << " bytes after it, " << r->tokensRead
@@ -381,9 +410,10 @@ void printStoryUsage(std::ostream& out) {
            "  show ID                                                details and text\n"
            "  export ID --format md|txt [--output FILE]              the current path's text\n"
            "  import FILE [--title T] [--model DIR]                  a story from md, txt or epub\n"
-           "  generate ID [--retry] [--max-tokens N] [sampling ...]  continue and save\n"
+           "  generate ID [--retry | --branch P:T:A] [sampling ...]  continue and save\n"
            "  edit ID --find OLD --replace NEW                       replace text, keep states\n"
            "  context ID [--text T] [--json]                         what the model reads next\n"
+           "  tokens ID [--passage P] [--json]                       recorded token alternatives\n"
            "  lore list|add|edit|remove ...                          world info (lorebook)\n\n"
            "Run 'baton-cli story SUBCOMMAND --help' for a subcommand's options.\n";
 }
@@ -419,6 +449,8 @@ int runStory(const std::vector<std::string>& argv) {
         return storyContext(rest);
     if (sub == "lore")
         return storyLore(rest);
+    if (sub == "tokens")
+        return storyTokens(rest);
     throw UsageError("unknown story subcommand '" + sub + "' (see baton-cli story --help)");
 }
 

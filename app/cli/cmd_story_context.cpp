@@ -1,6 +1,6 @@
 // baton-cli story context: what the model reads when the story is continued next, laid
 // out by the same plan `story generate` runs (story/context.h).
-#include "common.h"
+#include "cli_support.h"
 #include "database_options.h"
 #include "story_subcommands.h"
 

@@ -1,7 +1,7 @@
 // baton-cli story lore: a story's world info (lorebook). Entries are read by `story
 // generate` (and the app) when one of their keys occurs in the recent text; see
 // story/lore.h for the rule.
-#include "common.h"
+#include "cli_support.h"
 #include "database_options.h"
 #include "story_subcommands.h"
 

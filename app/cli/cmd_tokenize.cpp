@@ -1,5 +1,5 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 
 #include <baton/engine/tokenizer.h>
 

@@ -1,6 +1,7 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 #include "database_options.h"
+#include "terminal_progress.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
@@ -68,8 +69,15 @@ int runFit(const std::vector<std::string>& argv) {
     o.maxDocFrequency = args.getDouble("max-df", 1e-9, 1);
     o.seed = uint64_t(args.getInt("seed", 0, INT64_MAX));
     o.threads = int(args.getInt("threads", 0, 1024));
-    auto model = engine::fitLda(texts, o, [](const engine::LdaProgress& p) {
-        if (p.iteration == 1 || p.iteration % 10 == 0 || p.iteration == p.iterations) {
+    TerminalProgress bar("topics fit", double(o.iterations), "sweeps");
+    auto model = engine::fitLda(texts, o, [&bar](const engine::LdaProgress& p) {
+        char line[96];
+        std::snprintf(line, sizeof line, "sweep %d of %d  %.0f tokens/s", p.iteration, p.iterations,
+                      p.tokensPerSecond);
+        bar.update(double(p.iteration) / double(std::max(1, p.iterations)), line);
+        // Without a terminal (a log): a line every ten sweeps.
+        if (!bar.shown() &&
+            (p.iteration == 1 || p.iteration % 10 == 0 || p.iteration == p.iterations)) {
             std::fprintf(stderr, "sweep %d/%d  %.0f tokens/s", p.iteration, p.iterations,
                          p.tokensPerSecond);
             if (p.logLikelihood != 0)
@@ -78,6 +86,7 @@ int runFit(const std::vector<std::string>& argv) {
         }
         return true;
     });
+    bar.finish();
     check(model);
     model->summary = std::to_string(texts.size()) + " files; " + model->summary;
     check(model->save(args.get("out")));

@@ -1,5 +1,6 @@
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
+#include "terminal_progress.h"
 
 #include <baton/engine/training.h>
 
@@ -80,9 +81,19 @@ nlohmann::ordered_json eventJson(const engine::TrainEvent& e) {
     return j;
 }
 
-void printHuman(const engine::TrainEvent& e) {
+// A step moves the bar on a terminal (a line per step in a log); everything else is a
+// line of its own.
+void printHuman(const engine::TrainEvent& e, TerminalProgress& bar) {
     using K = engine::TrainEvent::Kind;
     char buf[512];
+    if (e.kind == K::Step && bar.shown()) {
+        std::snprintf(buf, sizeof(buf), "step %lld of %lld  loss %.4f  %.0f tokens/s",
+                      static_cast<long long>(e.step), static_cast<long long>(e.totalSteps), e.loss,
+                      e.tokensPerSecond);
+        bar.update(e.totalSteps > 0 ? double(e.step) / double(e.totalSteps) : 0, buf);
+        return;
+    }
+    bar.finish();
     switch (e.kind) {
     case K::Info:
         std::fprintf(stderr, "%s\n", e.message.c_str());
@@ -172,6 +183,10 @@ int runTrain(const std::vector<std::string>& argv) {
                 "the top --top-blocks blocks",
                 "all")
         .option("top-blocks", "K", "--train top: how many of the last blocks to train", "2")
+        .flag("adapter",
+              "Add recurrence to a baseline --base as a small adapter: only the recurrence "
+              "module is trained (--train recurrence), and OUT/adapter holds it alone, naming "
+              "its base; load it with --model BASE --adapter OUT/adapter")
         .option("insert-block", "N", "Recurrent: the block that receives the state", "1")
         .option("ffn-width", "N", "Recurrent: the state FFN's hidden width", "200")
         .option("ffn-depth", "N", "Recurrent: the state FFN's hidden layers", "3")
@@ -209,6 +224,9 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("val-tokens", "N", "Tokens of validation text scored per validation", "50000")
         .option("patience", "N", "Stop after N validations without improvement (0: never)", "0")
         .option("checkpoint-every", "N", "Write a checkpoint every N steps", "200")
+        .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
+        .option("precision", "P",
+                "auto (bf16 autocast on CUDA, float32 on the CPU), f32, or bf16 (CUDA)", "auto")
         .option("keep-checkpoints", "N", "Checkpoints kept (the newest)", "2")
         .option("save-dtype", "f32|f16|bf16", "Storage dtype of the final model", "f32")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
@@ -283,6 +301,13 @@ int runTrain(const std::vector<std::string>& argv) {
             c.scope = engine::TrainScope::RecurrenceAndTopBlocks;
         else
             throw UsageError("--train must be all, recurrence or top");
+        if (args.has("adapter")) {
+            if (args.has("train") && scope != "recurrence")
+                throw UsageError("--adapter trains the recurrence module alone: not with --train " +
+                                 scope);
+            c.adapter = true;
+            c.scope = engine::TrainScope::Recurrence;
+        }
         c.topBlocks = int(args.getInt("top-blocks", 1, 10000));
         c.recurrence.insertBlock = int(args.getInt("insert-block", 0, 10000));
         c.recurrence.ffnWidth = int(args.getInt("ffn-width", 1, 1000000));
@@ -304,6 +329,8 @@ int runTrain(const std::vector<std::string>& argv) {
         c.checkpointEverySteps = args.getInt("checkpoint-every", 1, INT64_MAX / 2);
         c.keepCheckpoints = int(args.getInt("keep-checkpoints", 1, 1000));
         c.saveDtype = args.get("save-dtype");
+        c.device = args.get("device");
+        c.precision = args.get("precision");
     }
 
     const bool json = args.has("json-progress");
@@ -311,15 +338,17 @@ int runTrain(const std::vector<std::string>& argv) {
     g_interrupted.store(false);
     auto previousInt = std::signal(SIGINT, onSignal);
     auto previousTerm = std::signal(SIGTERM, onSignal);
+    TerminalProgress bar("train");
     auto onEvent = [&](const engine::TrainEvent& e) {
         if (json) {
             std::cout << eventJson(e).dump() << "\n" << std::flush;
         } else {
-            printHuman(e);
+            printHuman(e, bar);
         }
         return !g_interrupted.load();
     };
     auto result = engine::train(c, onEvent, cancel);
+    bar.finish();
     std::signal(SIGINT, previousInt);
     std::signal(SIGTERM, previousTerm);
     check(result);

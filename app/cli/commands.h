@@ -18,5 +18,6 @@ void setDatabasePath(const std::string& path);
 int runTrain(const std::vector<std::string>& argv);
 int runTopics(const std::vector<std::string>& argv);
 int runServe(const std::vector<std::string>& argv);
+int runPull(const std::vector<std::string>& argv); // only in builds with the hub module
 
 } // namespace baton::cli

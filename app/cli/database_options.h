@@ -3,7 +3,7 @@
 #pragma once
 
 #include "args.h"
-#include "common.h"
+#include "cli_support.h"
 
 #include <baton/storage/database.h>
 #include <baton/storage/error.h>

@@ -1,6 +1,6 @@
 // baton-cli: Baton's engine from the command line, for scripting and benchmarks.
+#include "cli_support.h"
 #include "commands.h"
-#include "common.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -30,6 +30,9 @@ const Command kCommands[] = {
     {"serve", baton::cli::runServe,
      "HTTP server for KoboldAI and OpenAI clients (SillyTavern, KoboldAI Lite, ...)"},
     {"topics", baton::cli::runTopics, "LDA topics: fit, show, infer, and the topic experiment"},
+#ifdef BATON_WITH_HUB
+    {"pull", baton::cli::runPull, "Download a GPT-2 model from the Hugging Face Hub"},
+#endif
 };
 
 void printUsage(std::ostream& out) {

@@ -1,4 +1,4 @@
-#include "common.h"
+#include "cli_support.h"
 #include "sampling_options.h"
 #include "story_subcommands.h"
 

@@ -1,5 +1,6 @@
 // What the `story` subcommands share, and the subcommands that live in their own files
-// (cmd_story_lore.cpp, cmd_story_context.cpp; the rest are in cmd_story.cpp).
+// (cmd_story_lore.cpp, cmd_story_context.cpp, cmd_story_tokens.cpp; the rest are in
+// cmd_story.cpp).
 #pragma once
 
 #include "args.h"
@@ -30,5 +31,6 @@ StoryRun storyRun(const Args& args, const storage::Story& story);
 
 int storyLore(const std::vector<std::string>& argv);
 int storyContext(const std::vector<std::string>& argv);
+int storyTokens(const std::vector<std::string>& argv);
 
 } // namespace baton::cli

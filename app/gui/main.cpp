@@ -1,12 +1,13 @@
 // The composition root of the desktop app: the application, one StorageController
-// on the story database, one EngineController, the main window. Shutdown runs in
-// reverse order of construction: the window (which stops a running generation and
-// writes a pending delete), then the engine (cancels and joins its thread), then the
-// storage (writes everything queued, closes the database).
+// on the story database, two model queues (the story's model; the lab's), the main
+// window. Shutdown runs in reverse order of construction: the window (which stops a
+// running generation and writes a pending delete), then the queues (each cancels its
+// jobs and joins its thread), then the storage (writes everything queued, closes the
+// database).
 #include <baton/app/paths.h>
-#include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/ui/main_window.h>
 
 #include <QApplication>
@@ -36,8 +37,9 @@ int main(int argc, char** argv) {
         QStringLiteral("PATH"));
     const QCommandLineOption modelOption(
         QStringLiteral("model"),
-        QStringLiteral("A model folder to load (default: the last one opened, else the bundled "
-                       "baton-mini)."),
+        QStringLiteral("A model folder to load (default: the model of the story reopened at "
+                       "launch, else the model list's default: the bundled baton-mini until "
+                       "another is made the default on the Models page)."),
         QStringLiteral("DIR"));
     parser.addOption(dbOption);
     parser.addOption(modelOption);
@@ -45,8 +47,8 @@ int main(int argc, char** argv) {
 
     baton::engine::initializeRuntime();
     baton::storage::StorageController storage;
-    baton::engine::EngineController engine; // the story's model
-    baton::engine::EngineController lab;    // evaluations, fine-tuning, model checks
+    baton::engine::ModelJobs engine; // the story's model
+    baton::engine::ModelJobs lab;    // evaluations, fine-tuning, model checks
     QStringList bundled;
     for (const std::string& dir : baton::app::bundledModelDirs())
         bundled << QString::fromStdString(dir);

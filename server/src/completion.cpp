@@ -1,14 +1,23 @@
-#include "baton/server/completion.h"
+#include "completion.h"
 
 #include <baton/engine/scoring.h>
 #include <baton/engine/tokenizer.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace baton::server {
 
 using engine::ErrorCode;
 using engine::makeError;
+
+namespace {
+
+// Streams remembered for prompts the client trims: a story in each of a few tabs or
+// front ends.
+constexpr size_t kRecentStreams = 4;
+
+} // namespace
 
 struct CompletionEngine::Live {
     std::unique_ptr<engine::Generator> generator;
@@ -45,16 +54,9 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
                             int64_t& reread, const engine::CancelToken& cancel) {
     reread = 0;
     if (m_live) {
-        const auto& stream = m_live->stream;
-        const size_t prompt = m_live->promptLength;
-        // What it read and generated, or what it read (back to its mark, before the
-        // generated text: a client that sends its own text after the prompt).
-        if (stream.size() <= ids.size() && std::equal(stream.begin(), stream.end(), ids.begin()))
-            start = int64_t(stream.size());
-        else if (prompt <= ids.size() &&
-                 std::equal(stream.begin(), stream.begin() + long(prompt), ids.begin()) &&
-                 m_live->generator->rewind())
-            start = int64_t(prompt);
+        const auto [covered, toMark] = liveCovers(ids);
+        if (covered > 0 && (!toMark || m_live->generator->rewind()))
+            start = covered;
         auto generator = std::move(m_live->generator);
         m_live.reset();
         if (start > 0)
@@ -92,6 +94,74 @@ CompletionEngine::startFrom(const std::shared_ptr<const engine::Model>& model,
     }
     start = 0;
     return engine::Generator::create(model, w);
+}
+
+std::pair<int64_t, bool> CompletionEngine::liveCovers(const std::vector<int32_t>& ids) const {
+    if (!m_live)
+        return {0, false};
+    // What it read and generated, or what it read (back to its mark, before the
+    // generated text: a client that sends its own text after the prompt).
+    const auto& stream = m_live->stream;
+    const size_t prompt = m_live->promptLength;
+    if (stream.size() <= ids.size() && std::equal(stream.begin(), stream.end(), ids.begin()))
+        return {int64_t(stream.size()), false};
+    if (prompt <= ids.size() &&
+        std::equal(stream.begin(), stream.begin() + long(prompt), ids.begin()))
+        return {int64_t(prompt), true};
+    return {0, false};
+}
+
+int64_t CompletionEngine::reusable(const std::vector<int32_t>& ids,
+                                   const std::vector<PrefixHasher::Key>& keys) const {
+    return std::max(m_cache.longestLength(keys), liveCovers(ids).first);
+}
+
+std::vector<int32_t>
+CompletionEngine::continueTrimmed(const std::shared_ptr<const engine::Model>& model,
+                                  const Prompt& prompt, CompletionResult& out) const {
+    const std::vector<int32_t>& ids = prompt.ids;
+    const engine::WindowSettings& w = prompt.windows;
+    if (m_recent.empty() || int64_t(ids.size()) < 2 * w.window)
+        return ids;
+    // Only when more than a window would be read otherwise.
+    const int64_t covered = reusable(ids, prefixKeys(ids));
+    if (int64_t(ids.size()) - covered <= w.window)
+        return ids;
+    std::vector<ReadStream> streams;
+    streams.reserve(m_recent.size());
+    for (const Recent& r : m_recent)
+        streams.push_back(r.stream);
+    const auto tokenizer = model->tokenizer();
+    auto decode = [&](const std::vector<int32_t>& t) { return tokenizer->decode(t); };
+    auto hasState = [&](size_t stream, int64_t boundary) {
+        return m_cache.contains(m_recent[stream].keys[size_t(boundary)]);
+    };
+    const auto match = matchTrimmedPrompt(ids, streams, w, decode, hasState, covered);
+    if (!match || match->promptAt <= covered)
+        return ids;
+    const std::vector<int32_t>& s = streams[match->stream].tokens;
+    std::vector<int32_t> effective(s.begin(), s.begin() + long(match->boundary));
+    effective.insert(effective.end(), ids.begin() + long(match->promptAt), ids.end());
+    out.continuedTrimmed = true;
+    out.continuedFrom = match->boundary;
+    out.reusedTokens = match->promptAt;
+    return effective;
+}
+
+void CompletionEngine::remember(std::vector<int32_t> stream, std::vector<int32_t> clientPrompt,
+                                int64_t offset) {
+    // A stream that continues a remembered one replaces it.
+    for (auto it = m_recent.begin(); it != m_recent.end(); ++it)
+        if (it->stream.tokens.size() <= stream.size() &&
+            std::equal(it->stream.tokens.begin(), it->stream.tokens.end(), stream.begin())) {
+            m_recent.erase(it);
+            break;
+        }
+    auto keys = prefixKeys(stream);
+    m_recent.push_front(
+        Recent{ReadStream{std::move(stream), std::move(clientPrompt), offset}, std::move(keys)});
+    while (m_recent.size() > kRecentStreams)
+        m_recent.pop_back();
 }
 
 engine::Result<CompletionEngine::Prompt>
@@ -165,23 +235,29 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     if (owner != m_cacheOwner) {
         m_cache.clear();
         m_live.reset();
+        m_recent.clear();
         m_cacheOwner = owner;
     }
     CompletionResult out;
     out.truncated = prompt->truncated;
-    const std::vector<int32_t>& ids = prompt->ids;
+    // What is read: the prompt, or the stream it continues and its new part.
+    const std::vector<int32_t> ids = continueTrimmed(model, *prompt, out);
     const std::vector<PrefixHasher::Key> keys = prefixKeys(ids);
 
+    const auto readStart = std::chrono::steady_clock::now();
     int64_t start = 0, reread = 0;
     auto started = startFrom(model, w, ids, keys, start, reread, cancel);
     if (!started)
         return started.error();
     std::unique_ptr<engine::Generator> gen = std::move(*started);
-    out.promptTokens = int64_t(ids.size());
-    out.reusedTokens = start;
-    out.encodedTokens = reread;
     if (gen->streamLength() != start)
         return makeError(ErrorCode::Internal, "a kept generator does not match its tokens");
+    out.promptTokens = int64_t(prompt->ids.size());
+    if (out.continuedTrimmed) // what was read of the stream beyond the boundary, or not
+        out.reusedTokens = std::max<int64_t>(0, out.reusedTokens + start - out.continuedFrom);
+    else
+        out.reusedTokens = start;
+    out.encodedTokens = reread;
 
     // Read the rest of the prompt a window at a time, saving the state of every full
     // window, and the state at the end of the prompt (a retry of the same prompt).
@@ -206,6 +282,8 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
             save(keys[pos]);
     }
 
+    out.readSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - readStart).count();
     gen->mark(); // a client that does not send the generated text back comes back here
     std::vector<int32_t> stream = ids;
     PrefixHasher hasher(keys.back());
@@ -222,10 +300,15 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     if (!generated)
         return generated.error();
     out.generation = std::move(*generated);
+    remember(stream, prompt->ids,
+             out.continuedTrimmed ? out.continuedFrom - (int64_t(prompt->ids.size()) -
+                                                         int64_t(ids.size() - out.continuedFrom))
+                                  : 0);
     m_live = std::make_unique<Live>(Live{std::move(gen), std::move(stream), ids.size()});
     {
         std::lock_guard lock(m_statsMutex);
         m_stats.completions += 1;
+        m_stats.trimmedMatches += out.continuedTrimmed ? 1 : 0;
         m_stats.promptTokens += out.promptTokens;
         m_stats.reusedTokens += out.reusedTokens;
         m_stats.encodedTokens += out.encodedTokens;

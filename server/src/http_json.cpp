@@ -1,5 +1,8 @@
 #include "http_json.h"
 
+#include <chrono>
+#include <random>
+
 namespace baton::server {
 
 using json = nlohmann::ordered_json;
@@ -30,6 +33,21 @@ void sendJson(httplib::Response& response, const json& value, int status) {
 
 void sendError(httplib::Response& response, int status, const std::string& message) {
     sendJson(response, errorJson(status, message), status);
+}
+
+std::string randomId(const char* prefix) {
+    static const char* hex = "0123456789abcdef";
+    std::random_device rd;
+    std::string id = prefix;
+    for (int i = 0; i < 24; ++i)
+        id += hex[rd() % 16];
+    return id;
+}
+
+int64_t unixTime() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 } // namespace baton::server

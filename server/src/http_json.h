@@ -8,6 +8,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace baton::server {
@@ -18,5 +19,10 @@ void sendJson(httplib::Response& response, const nlohmann::ordered_json& value, 
 void sendError(httplib::Response& response, int status, const std::string& message);
 // The error object sendError writes, for answers already under way.
 nlohmann::ordered_json errorJson(int status, const std::string& message);
+
+// An answer's id: the prefix and 24 random hex digits ("cmpl-...", "chatcmpl-...").
+std::string randomId(const char* prefix);
+// Seconds since 1970 (OpenAI's "created").
+int64_t unixTime();
 
 } // namespace baton::server

@@ -1,6 +1,7 @@
 // The KoboldAI API as KoboldCpp serves it (the field names its clients send:
-// SillyTavern, KoboldAI Lite, and others).
+// SillyTavern, KoboldAI Lite, mikupad, and others).
 #include "http_json.h"
+#include "logprobs.h"
 #include "requests.h"
 #include "server_core.h"
 
@@ -10,13 +11,12 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-json tokenLogprobs(const engine::Model& model, const engine::GenerationEvent& e) {
-    const auto tokenizer = model.tokenizer();
-    json top = json::array();
-    for (const auto& [id, lp] : e.topLogprobs)
-        top.push_back({{"token", tokenizer->decode({id})}, {"logprob", lp}});
-    return {{"token", tokenizer->decode({e.token})}, {"logprob", e.logprob}, {"top_logprobs", top}};
-}
+// The KoboldCpp version Baton answers as: clients turn features on by it. 1.49 turns
+// on streaming (SSE), abort, check, last_logprobs, the memory field and the samplers
+// Baton reads or reports as not used (KoboldAI Lite); it stays below 1.70 and 1.74
+// (Lite would send DRY and XTC settings, which Baton does not have) and below 1.88
+// (Lite would send instruct tags as placeholders for the server to fill in).
+constexpr const char* kKoboldCppVersion = "1.49";
 
 // The text a generation returns: with trim_stop false, the stop string it met too.
 std::string answerText(const CompletionResult& r, bool trimStop) {
@@ -26,6 +26,8 @@ std::string answerText(const CompletionResult& r, bool trimStop) {
     return text;
 }
 
+// KoboldCpp's SSE framing, which KoboldAI Lite matches exactly: "event: message", the
+// JSON on one data line, a blank line.
 std::string sseEvent(const json& data) {
     return "event: message\ndata: " + dumpJson(data) + "\n\n";
 }
@@ -33,22 +35,41 @@ std::string sseEvent(const json& data) {
 void generate(ServerCore& core, const httplib::Request& http, httplib::Response& res, bool stream) {
     auto g = std::make_shared<KoboldGenerate>(parseKoboldGenerate(http.body, core.options()));
     auto model = core.model();
+    const auto tok = model->tokenizer();
     CompletionCall call;
     call.requests = {g->request};
     call.genkey = g->genkey;
     call.streaming = stream;
-    auto logprobs = std::make_shared<json>(json::array());
+    // Kept for /api/extra/last_logprobs, streamed or not.
+    auto logprobs = std::make_shared<TokenLogprobs>();
     auto result = std::make_shared<json>();
+    auto keep = [g, logprobs, &core] {
+        if (g->logprobs)
+            core.keepLogprobs(g->genkey, logprobs->kobold());
+    };
     if (stream) {
         call.contentType = "text/event-stream";
-        call.onEvent = [](size_t, const engine::GenerationEvent& e) {
-            return e.text.empty() ? std::string()
-                                  : sseEvent({{"token", e.text}, {"finish_reason", nullptr}});
+        // With logprobs, each event carries its token's alternatives (mikupad shows them).
+        call.onEvent = [g, logprobs, tok](size_t, const engine::GenerationEvent& e) {
+            if (g->logprobs && e.token >= 0)
+                logprobs->add(*tok, e);
+            if (e.text.empty()) // part of a character: sent with the token that ends it
+                return std::string();
+            json event = {{"token", e.text}, {"finish_reason", nullptr}};
+            if (g->logprobs && e.token >= 0) {
+                json top = json::array();
+                for (const auto& [id, lp] : e.topLogprobs)
+                    top.push_back({{"token", tok->decode({id})}, {"logprob", lp}});
+                event["logprob"] = e.logprob;
+                event["top_logprobs"] = top;
+            }
+            return sseEvent(event);
         };
-        call.onDone = [g](size_t, const engine::Result<CompletionResult>& r) {
+        call.onDone = [g, keep](size_t, const engine::Result<CompletionResult>& r) {
             if (!r)
                 return sseEvent(
                     {{"token", ""}, {"finish_reason", "error"}, {"error", r.error().message}});
+            keep();
             std::string tail =
                 !g->trimStop && r->generation.reason == engine::StopReason::StopString
                     ? r->generation.stopString
@@ -57,20 +78,24 @@ void generate(ServerCore& core, const httplib::Request& http, httplib::Response&
         };
         call.finish = [] { return std::string(); };
     } else {
-        call.onEvent = [g, logprobs, model](size_t, const engine::GenerationEvent& e) {
+        call.onEvent = [g, logprobs, tok](size_t, const engine::GenerationEvent& e) {
             if (g->logprobs && e.token >= 0)
-                logprobs->push_back(tokenLogprobs(*model, e));
+                logprobs->add(*tok, e);
             return std::string();
         };
-        call.onDone = [g, logprobs, result](size_t, const engine::Result<CompletionResult>& r) {
+        call.onDone = [g, logprobs, result, keep](size_t,
+                                                  const engine::Result<CompletionResult>& r) {
             if (!r) {
                 *result = errorJson(500, r.error().message);
                 return std::string();
             }
+            keep();
             json item = {{"text", answerText(*r, g->trimStop)},
                          {"finish_reason", finishReason(r->generation)}};
             if (g->logprobs)
-                item["logprobs"] = {{"content", *logprobs}};
+                item["logprobs"] = logprobs->kobold();
+            item["prompt_tokens"] = r->promptTokens;
+            item["completion_tokens"] = int64_t(r->generation.tokens.size());
             *result = {{"results", json::array({item})}};
             return std::string();
         };
@@ -92,9 +117,32 @@ void addKoboldRoutes(httplib::Server& http, ServerCore& core) {
     http.Get("/api/v1/info/version", [](const httplib::Request&, httplib::Response& res) {
         sendJson(res, {{"result", "1.2.5"}});
     });
-    // Clients turn on streaming and the memory field by this version.
-    http.Get("/api/extra/version", [](const httplib::Request&, httplib::Response& res) {
-        sendJson(res, {{"result", "KoboldCpp"}, {"version", "1.49"}});
+    // What KoboldCpp's clients read to turn features on: only what Baton has.
+    http.Get("/api/extra/version", [&core](const httplib::Request&, httplib::Response& res) {
+        sendJson(res, {{"result", "KoboldCpp"},
+                       {"version", kKoboldCppVersion},
+                       {"protected", !core.options().apiKey.empty()},
+                       {"llm", true},
+                       {"txt2img", false},
+                       {"vision", false},
+                       {"audio", false},
+                       {"transcribe", false},
+                       {"multiplayer", false},
+                       {"websearch", false},
+                       {"tts", false},
+                       {"embeddings", false},
+                       {"savedata", false},
+                       {"admin", 0},
+                       {"guidance", false},
+                       {"jinja", false},
+                       {"server", "Baton"}});
+    });
+    http.Get("/api/extra/perf", [&core](const httplib::Request&, httplib::Response& res) {
+        sendJson(res, core.perf());
+    });
+    // No story to preload: an empty object, as KoboldCpp answers.
+    http.Get("/api/extra/preloadstory", [](const httplib::Request&, httplib::Response& res) {
+        sendJson(res, json::object());
     });
     for (const char* path :
          {"/api/v1/config/max_context_length", "/api/extra/true_max_context_length"})
@@ -121,11 +169,23 @@ void addKoboldRoutes(httplib::Server& http, ServerCore& core) {
     };
     http.Post("/api/extra/generate/check", check);
     http.Get("/api/extra/generate/check", check);
-    http.Post("/api/extra/tokencount", [&core](const httplib::Request& req,
-                                               httplib::Response& res) {
-        const auto ids = CompletionEngine::tokenize(*core.model(), parseTokenCountPrompt(req.body));
+    http.Post("/api/extra/last_logprobs",
+              [&core](const httplib::Request& req, httplib::Response& res) {
+                  sendJson(res, {{"logprobs", core.lastLogprobs(parseGenkey(req.body))}});
+              });
+    // "special" (default true): the start-of-text token first, as the model reads it.
+    auto count = [&core](const httplib::Request& req, httplib::Response& res) {
+        const TokenizeRequest t = parseTokenCount(req.body);
+        const auto ids = core.tokenize(t.text, t.addSpecial);
         sendJson(res, {{"value", ids.size()}, {"ids", ids}});
-    });
+    };
+    http.Post("/api/extra/tokencount", count);
+    http.Post("/api/extra/tokenize", count);
+    http.Post("/api/extra/detokenize",
+              [&core](const httplib::Request& req, httplib::Response& res) {
+                  sendJson(res, {{"result", core.detokenize(parseTokenIds(req.body, "ids"))},
+                                 {"success", true}});
+              });
 }
 
 } // namespace baton::server

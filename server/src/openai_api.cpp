@@ -1,57 +1,18 @@
 // OpenAI-compatible completions (the legacy /v1/completions that text front ends and
 // the official client libraries speak) and /v1/models.
 #include "http_json.h"
+#include "logprobs.h"
+#include "openai_answer.h"
 #include "requests.h"
 #include "server_core.h"
 
 #include <baton/engine/tokenizer.h>
-
-#include <chrono>
-#include <random>
 
 namespace baton::server {
 
 using json = nlohmann::ordered_json;
 
 namespace {
-
-std::string randomId() {
-    static const char* hex = "0123456789abcdef";
-    std::random_device rd;
-    std::string id = "cmpl-";
-    for (int i = 0; i < 24; ++i)
-        id += hex[rd() % 16];
-    return id;
-}
-
-// The legacy logprobs object over a run of tokens.
-struct Logprobs {
-    json tokens = json::array(), tokenLogprobs = json::array(), top = json::array(),
-         offsets = json::array();
-    int64_t offset = 0;
-
-    void add(const engine::Tokenizer& tok, int32_t token, float logprob,
-             const std::vector<std::pair<int32_t, float>>& alternatives) {
-        const std::string text = tok.decode({token});
-        json byText = json::object();
-        for (const auto& [id, lp] : alternatives)
-            byText[tok.decode({id})] = lp;
-        tokens.push_back(text);
-        tokenLogprobs.push_back(logprob);
-        top.push_back(byText);
-        offsets.push_back(offset);
-        offset += int64_t(text.size());
-    }
-    void add(const engine::Tokenizer& tok, const engine::GenerationEvent& e) {
-        add(tok, e.token, e.logprob, e.topLogprobs);
-    }
-    json value() const {
-        return {{"tokens", tokens},
-                {"token_logprobs", tokenLogprobs},
-                {"top_logprobs", top},
-                {"text_offset", offsets}};
-    }
-};
 
 void completions(ServerCore& core, const httplib::Request& http, httplib::Response& res) {
     auto c = std::make_shared<OpenAiCompletion>(parseOpenAiCompletion(http.body, core.options()));
@@ -61,40 +22,16 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         const int vocab = model->info().config.vocabSize;
         for (int32_t id : *c->request.promptIds)
             if (id >= vocab)
-                throw RequestError(400, "'prompt' token id " + std::to_string(id) +
+                throw RequestError(400, "\"prompt\" token id " + std::to_string(id) +
                                             " is outside the vocabulary (" + std::to_string(vocab) +
                                             " tokens)");
         c->request.prompt = model->tokenizer()->decode(*c->request.promptIds);
     }
-    struct Answer {
-        std::string id = randomId();
-        int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
-        std::string model;
-        json choices = json::array();
-        int64_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
-        std::vector<Logprobs> logprobs;
-        std::string error;
-    };
-    auto a = std::make_shared<Answer>();
-    a->model = core.modelName();
-    a->logprobs.resize(size_t(c->n));
+    auto a = std::make_shared<OpenAiAnswer>("cmpl-", core.modelName(), c->n);
     CompletionCall call;
-    for (int i = 0; i < c->n; ++i) {
-        call.requests.push_back(c->request);
-        call.requests.back().sampling.seed += uint64_t(i);
-    }
+    call.requests = choiceRequests(c->request, c->n);
     call.streaming = c->stream;
-    auto chunk = [a](const json& choice) {
-        return "data: " +
-               dumpJson({{"id", a->id},
-                         {"object", "text_completion"},
-                         {"created", a->created},
-                         {"model", a->model},
-                         {"choices", json::array({choice})}}) +
-               "\n\n";
-    };
+    auto chunk = [a](const json& choice) { return a->chunk("text_completion", choice); };
     const auto tok = model->tokenizer();
     if (c->echo) {
         // The prompt comes first in every choice; with logprobs, so do its tokens'
@@ -102,7 +39,7 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         call.before = [c, a, tok, chunk](CompletionEngine& engine,
                                          const std::shared_ptr<const engine::Model>& m,
                                          const engine::CancelToken& cancel, bool& ok) {
-            Logprobs prompt;
+            TokenLogprobs prompt;
             if (c->logprobs >= 0) {
                 auto scored = engine.scorePrompt(m, c->request, c->logprobs, cancel);
                 if (!scored) {
@@ -114,15 +51,16 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
                 for (const engine::TokenScore& s : *scored)
                     prompt.add(*tok, s.id, s.logprob, s.top);
             }
-            prompt.offset = int64_t(c->request.prompt.size());
+            prompt.setOffset(int64_t(c->request.prompt.size()));
             std::string bytes;
             for (int i = 0; i < c->n; ++i) {
                 a->logprobs[size_t(i)] = prompt;
                 if (c->stream)
-                    bytes += chunk({{"text", c->request.prompt},
-                                    {"index", i},
-                                    {"logprobs", c->logprobs >= 0 ? prompt.value() : json(nullptr)},
-                                    {"finish_reason", nullptr}});
+                    bytes +=
+                        chunk({{"text", c->request.prompt},
+                               {"index", i},
+                               {"logprobs", c->logprobs >= 0 ? prompt.legacy() : json(nullptr)},
+                               {"finish_reason", nullptr}});
             }
             return bytes;
         };
@@ -132,11 +70,11 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         call.onEvent = [c, a, tok, chunk](size_t i, const engine::GenerationEvent& e) {
             json lp = nullptr;
             if (c->logprobs >= 0 && e.token >= 0) {
-                Logprobs one;
-                one.offset = a->logprobs[i].offset;
+                TokenLogprobs one;
+                one.setOffset(a->logprobs[i].offset());
                 one.add(*tok, e);
-                a->logprobs[i].offset = one.offset;
-                lp = one.value();
+                a->logprobs[i].setOffset(one.offset());
+                lp = one.legacy();
             }
             if (e.text.empty() && lp.is_null())
                 return std::string();
@@ -166,27 +104,12 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
             a->choices.push_back(
                 {{"text", (c->echo ? c->request.prompt : std::string()) + r->generation.text},
                  {"index", i},
-                 {"logprobs", c->logprobs >= 0 ? a->logprobs[i].value() : json(nullptr)},
+                 {"logprobs", c->logprobs >= 0 ? a->logprobs[i].legacy() : json(nullptr)},
                  {"finish_reason", finishReason(r->generation)}});
-            a->promptTokens = r->promptTokens;
-            a->cachedTokens += r->reusedTokens;
-            a->completionTokens += int64_t(r->generation.tokens.size());
+            a->count(*r);
             return std::string();
         };
-        call.finish = [a] {
-            if (!a->error.empty())
-                return dumpJson(errorJson(500, a->error));
-            return dumpJson({{"id", a->id},
-                             {"object", "text_completion"},
-                             {"created", a->created},
-                             {"model", a->model},
-                             {"choices", a->choices},
-                             {"usage",
-                              {{"prompt_tokens", a->promptTokens},
-                               {"completion_tokens", a->completionTokens},
-                               {"total_tokens", a->promptTokens + a->completionTokens},
-                               {"prompt_tokens_details", {{"cached_tokens", a->cachedTokens}}}}}});
-        };
+        call.finish = [a] { return a->finish("text_completion"); };
     }
     core.respond(res, std::move(call));
 }
@@ -204,6 +127,23 @@ void addOpenAiRoutes(httplib::Server& http, ServerCore& core) {
     http.Post("/v1/completions", [&core](const httplib::Request& req, httplib::Response& res) {
         completions(core, req, res);
     });
+    // The token endpoints of OpenAI-compatible servers, which clients probe for counts
+    // (mikupad tries each): text-generation-webui's, TabbyAPI's and Aphrodite's.
+    auto encode = [&core](const httplib::Request& req, httplib::Response& res) {
+        const auto ids = core.tokenize(parseTokenText(req.body), false);
+        sendJson(res, {{"tokens", ids}, {"length", ids.size()}});
+    };
+    http.Post("/v1/internal/encode", encode);
+    http.Post("/v1/token/encode", encode);
+    http.Post(
+        "/v1/internal/token-count", [&core](const httplib::Request& req, httplib::Response& res) {
+            sendJson(res, {{"length", core.tokenize(parseTokenText(req.body), false).size()}});
+        });
+    auto decode = [&core](const httplib::Request& req, httplib::Response& res) {
+        sendJson(res, {{"text", core.detokenize(parseTokenIds(req.body, "tokens"))}});
+    };
+    http.Post("/v1/internal/decode", decode);
+    http.Post("/v1/token/decode", decode);
 }
 
 } // namespace baton::server

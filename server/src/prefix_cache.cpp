@@ -1,4 +1,4 @@
-#include "baton/server/prefix_cache.h"
+#include "prefix_cache.h"
 
 namespace baton::server {
 
@@ -71,6 +71,19 @@ PrefixStateCache::longest(const std::vector<PrefixHasher::Key>& keys) {
         return Hit{l->first, it->second->blob};
     }
     return std::nullopt;
+}
+
+int64_t PrefixStateCache::longestLength(const std::vector<PrefixHasher::Key>& keys) const {
+    std::lock_guard lock(m_mutex);
+    for (auto l = m_lengths.rbegin(); l != m_lengths.rend(); ++l)
+        if (l->first < int64_t(keys.size()) && m_index.count(keys[size_t(l->first)]))
+            return l->first;
+    return 0;
+}
+
+bool PrefixStateCache::contains(const PrefixHasher::Key& key) const {
+    std::lock_guard lock(m_mutex);
+    return m_index.count(key) > 0;
 }
 
 void PrefixStateCache::erase(const PrefixHasher::Key& key) {

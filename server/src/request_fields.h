@@ -1,9 +1,12 @@
 // Reading request bodies: a body that is not what it should be becomes a RequestError,
-// answered with its status (http_json.h writes the answer). Torch- and HTTP-free, so the
-// fuzzing build reads request bodies exactly as the server does.
+// answered with its status (http_json.h writes the answer). The reading itself is
+// Baton's one JSON reader (common/json.h); what is added here is what HTTP clients
+// send that a file would not (200.0 for a count, -1 for "random seed", a string for a
+// one-item list). Torch- and HTTP-free, so the fuzzing build reads request bodies
+// exactly as the server does.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <baton/common/json.h>
 
 #include <cstdint>
 #include <optional>
@@ -25,14 +28,15 @@ private:
     int m_status;
 };
 
-// The body as a JSON object: 400 for invalid UTF-8, invalid JSON or another type.
-nlohmann::ordered_json parseJsonObject(std::string_view body);
+// The body as a JSON object: 400 for invalid UTF-8, invalid JSON (with why) or
+// another type.
+json::Json parseJsonObject(std::string_view body);
 
 // Typed optional fields of a JSON object: absent or null gives nullopt; a wrong type or
-// a value out of range is a 400 naming the field.
+// a value out of range is a 400 naming the field and the value.
 class Fields {
 public:
-    explicit Fields(const nlohmann::ordered_json& object)
+    explicit Fields(const json::Json& object)
         : m_object(object) {}
     bool has(const char* name) const;
     std::optional<std::string> string(const char* name) const;
@@ -50,8 +54,11 @@ public:
     std::vector<std::string> strings(const char* name, size_t maxCount) const;
 
 private:
-    const nlohmann::ordered_json* field(const char* name) const;
-    const nlohmann::ordered_json& m_object;
+    const json::Json* field(const char* name) const;
+    // Reads the field with the common reader; a 400 with its message when it fails.
+    template <typename T, typename Read>
+    std::optional<T> read(const char* name, Read&& read) const;
+    const json::Json& m_object;
 };
 
 } // namespace baton::server

@@ -1,4 +1,4 @@
-#include "baton/server/saved_states.h"
+#include "saved_states.h"
 
 #include <baton/storage/database.h>
 #include <baton/storage/prompt_state_store.h>

@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <thread>
@@ -38,6 +39,10 @@ engine::Result<void> validateServerOptions(const ServerOptions& o) {
         return bad("the body limit must be at least 1024 bytes");
     if (o.maxQueue < 1 || o.maxQueue > 256)
         return bad("the queue must hold 1 to 256 generations");
+    if (o.maxConnections < o.maxQueue + 8 || o.maxConnections > 4096)
+        return bad("the connection limit must be in [queue + 8, 4096]");
+    if (o.readTimeoutSeconds < 1 || o.readTimeoutSeconds > 600)
+        return bad("the read timeout must be 1 to 600 seconds");
     if (o.windows.window < 0 || o.windows.overlap < 0)
         return bad("window and overlap must be >= 0");
     return {};
@@ -54,12 +59,56 @@ bool sameKey(const std::string& given, const std::string& key) {
     return diff == 0;
 }
 
+// What is wrong with a request's framing headers: its status and why (0 when nothing).
+// A Content-Length that is not one number, or over the limit; a transfer encoding
+// (cpp-httplib 0.11 reads a chunked body without a size limit, and a length beside it
+// is how requests are smuggled past proxies: every client Baton serves sends a
+// length); a content encoding.
+std::pair<int, std::string> framingProblem(const httplib::Request& req, size_t maxBodyBytes) {
+    if (req.has_header("Transfer-Encoding"))
+        return {411, "send the body with a Content-Length, not a Transfer-Encoding"};
+    if (req.has_header("Content-Encoding") &&
+        req.get_header_value("Content-Encoding") != "identity")
+        return {415, "compressed request bodies are not accepted"};
+    if (!req.has_header("Content-Length"))
+        return {};
+    if (req.get_header_value_count("Content-Length") != 1)
+        return {400, "a request must have one Content-Length"};
+    const std::string length = req.get_header_value("Content-Length");
+    if (length.empty() || length.size() > 18 ||
+        length.find_first_not_of("0123456789") != std::string::npos)
+        return {400,
+                "Content-Length must be a number of bytes, not \"" + length.substr(0, 32) + "\""};
+    if (std::stoull(length) > maxBodyBytes)
+        return {413, "the request body is larger than the server accepts (" +
+                         std::to_string(maxBodyBytes) + " bytes)"};
+    return {};
+}
+
+// Answers with the error and closes the connection: the body was not read, so its
+// bytes must not be taken for the next request. (cpp-httplib 0.11 keeps a connection
+// alive whatever the response's Connection header says; a content provider that
+// reports failure after writing the whole answer makes it close.)
+void refuseAndClose(httplib::Response& res, int status, const std::string& message) {
+    const std::string body = dumpJson(errorJson(status, message));
+    res.status = status;
+    res.set_header("Connection", "close");
+    res.set_content_provider(body.size(), "application/json",
+                             [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                                 sink.write(body.data() + offset, length);
+                                 return false;
+                             });
+}
+
+// Connections waiting to be accepted (what clients open at once, with room).
+constexpr int kListenBacklog = 512;
+
 } // namespace
 
 struct Server::Impl {
-    Impl(ModelHost& h, ServerOptions o)
+    Impl(engine::ModelQueue& queue, ServerOptions o)
         : options(std::move(o))
-        , core(h, options) {}
+        , core(queue, options) {}
 
     ServerOptions options;
     ServerCore core;
@@ -67,25 +116,45 @@ struct Server::Impl {
     std::thread thread;
     int port = 0;
     std::atomic<int64_t> requests{0}, rejected{0};
+    // The listening socket, for its backlog (below).
+    std::atomic<socket_t> listening{INVALID_SOCKET};
 
     void routes();
 };
 
 void Server::Impl::routes() {
     http.set_payload_max_length(options.maxBodyBytes);
-    http.set_read_timeout(30, 0);
+    // A client that stops sending (a half-sent request, an idle kept-alive connection)
+    // is dropped after readTimeoutSeconds; one that stops reading, after 30 s.
+    http.set_read_timeout(options.readTimeoutSeconds, 0);
+    http.set_keep_alive_timeout(options.readTimeoutSeconds);
     http.set_write_timeout(30, 0);
-    // Room for every generation the queue admits, and for aborts, checks and model
-    // queries beside them.
-    const size_t threads = size_t(options.maxQueue) + 4;
+    // A thread per connection, up to maxConnections: room for every generation the
+    // queue admits, and for aborts, checks, token counts and model queries beside them,
+    // however many connections slow clients hold.
+    const size_t threads = size_t(options.maxConnections);
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // cpp-httplib 0.11 listens with a backlog of 5: a burst of connections beyond it
+    // (front ends' swipes, token counts, several tabs) is refused or stalls until the
+    // connects are retried. The socket is kept to listen again with a longer backlog.
+    http.set_socket_options([this](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listening = sock;
+    });
 
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         requests.fetch_add(1);
         if (options.onActivity)
             options.onActivity();
+        // The body's framing, checked before the body is read: a bad length is
+        // answered at once instead of being waited for, and the connection closed.
+        if (const auto [status, problem] = framingProblem(req, options.maxBodyBytes); status != 0) {
+            refuseAndClose(res, status, problem);
+            return httplib::Server::HandlerResponse::Handled;
+        }
         // Browsers' front ends (KoboldAI Lite) call from another origin.
         res.set_header("Access-Control-Allow-Origin", "*");
+        res.set_header("Access-Control-Expose-Headers", "X-Baton-Adjusted");
         if (req.method == "OPTIONS") {
             res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
             res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
@@ -118,7 +187,7 @@ void Server::Impl::routes() {
             }
         });
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty())
+        if (!res.body.empty() || res.content_provider_) // answered already
             return;
         const std::string message = res.status == 404   ? "no such endpoint: " + req.path
                                     : res.status == 405 ? "method not allowed"
@@ -135,10 +204,12 @@ void Server::Impl::routes() {
     });
     addKoboldRoutes(http, core);
     addOpenAiRoutes(http, core);
+    addChatRoutes(http, core);
+    addLlamaRoutes(http, core);
 }
 
-Server::Server(ModelHost& host, ServerOptions options)
-    : m_impl(std::make_unique<Impl>(host, std::move(options))) {
+Server::Server(engine::ModelQueue& queue, ServerOptions options)
+    : m_impl(std::make_unique<Impl>(queue, std::move(options))) {
     m_impl->routes();
 }
 
@@ -164,6 +235,8 @@ engine::Result<void> Server::start() {
                          "cannot listen on " + host + ":" + std::to_string(m_impl->options.port) +
                              " (in use, or not an address of this machine)");
     m_impl->port = port;
+    if (m_impl->listening != INVALID_SOCKET)
+        ::listen(m_impl->listening, kListenBacklog);
     m_impl->thread = std::thread([this] { m_impl->http.listen_after_bind(); });
     return {};
 }

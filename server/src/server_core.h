@@ -3,13 +3,14 @@
 // a completion as it is generated.
 #pragma once
 
-#include "baton/server/completion.h"
-#include "baton/server/model_host.h"
 #include "baton/server/server.h"
+#include "completion.h"
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <list>
 #include <memory>
@@ -38,7 +39,7 @@ struct CompletionCall {
 
 class ServerCore {
 public:
-    ServerCore(ModelHost& host, const ServerOptions& options);
+    ServerCore(engine::ModelQueue& queue, const ServerOptions& options);
 
     const ServerOptions& options() const { return m_options; }
     // The loaded model; a 503 RequestError when there is none.
@@ -54,6 +55,20 @@ public:
     // The text so far of the generation with this genkey (or the latest one).
     std::string partialText(const std::string& genkey) const;
 
+    // The log-probabilities of a generation that asked for them, kept for KoboldCpp's
+    // /api/extra/last_logprobs: those of the generation with this genkey, or of the
+    // latest when the genkey is empty; null when there are none.
+    void keepLogprobs(const std::string& genkey, nlohmann::ordered_json logprobs);
+    nlohmann::ordered_json lastLogprobs(const std::string& genkey) const;
+    // KoboldCpp's /api/extra/perf: the last generation's numbers, the totals, the queue.
+    nlohmann::ordered_json perf() const;
+
+    // The token ids a text is read as (the start-of-text token first when asked), and
+    // the text of token ids (a 400 for ids outside the vocabulary).
+    std::vector<int32_t> tokenize(const std::string& text, bool startOfText) const;
+    std::string detokenize(const std::vector<int32_t>& ids) const;
+
+    CompletionEngine& engine() { return m_engine; }
     CompletionStats completionStats() const { return m_engine.stats(); }
     int64_t generations() const { return m_generations.load(); }
     int queued() const { return m_active.load(); }
@@ -64,9 +79,16 @@ private:
         engine::CancelToken cancel;
         std::string text;
     };
+    // What /api/extra/perf reports of the last generation.
+    struct Last {
+        int64_t promptTokens = 0, reusedTokens = 0, readTokens = 0, generatedTokens = 0;
+        double readSeconds = 0, generateSeconds = 0;
+        std::string stopReason;
+        bool continuedTrimmed = false;
+    };
     void run(CompletionCall& call, httplib::DataSink& sink);
 
-    ModelHost& m_host;
+    engine::ModelQueue& m_queue;
     const ServerOptions& m_options;
     CompletionEngine m_engine;
     std::atomic<int> m_active{0};
@@ -74,11 +96,17 @@ private:
     mutable std::mutex m_mutex; // guards m_running, m_latest and every Running's text
     std::list<std::shared_ptr<Running>> m_running;
     std::shared_ptr<Running> m_latest;
+    Last m_last;                                               // guarded by m_mutex
+    std::pair<std::string, nlohmann::ordered_json> m_logprobs; // genkey, logprobs; m_mutex
+    const std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
 };
 
-// The two APIs' endpoints.
+// The APIs' endpoints: KoboldAI's (as KoboldCpp serves it), OpenAI's completions and
+// chat completions, llama.cpp's server's.
 void addKoboldRoutes(httplib::Server& http, ServerCore& core);
 void addOpenAiRoutes(httplib::Server& http, ServerCore& core);
+void addChatRoutes(httplib::Server& http, ServerCore& core);
+void addLlamaRoutes(httplib::Server& http, ServerCore& core);
 
 // "stop" for an end-of-text token, a stop string or a stop by the client; "length"
 // when it ran out of tokens.

@@ -11,6 +11,7 @@ struct sqlite3;
 namespace baton::storage {
 
 class Statement;
+class Database;
 
 class Connection {
 public:
@@ -45,5 +46,14 @@ private:
     sqlite3* m_db = nullptr;
     std::string m_path;
 };
+
+// A database's connection, for storage's own code and its tests (not in the public
+// API: nothing outside storage runs SQL).
+struct DatabaseAccess {
+    static Connection& connection(Database& db);
+};
+inline Connection& connectionOf(Database& db) {
+    return DatabaseAccess::connection(db);
+}
 
 } // namespace baton::storage

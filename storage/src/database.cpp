@@ -8,6 +8,7 @@
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/token_choice_store.h>
 #include <baton/storage/topic_store.h>
 
 #include "connection.h"
@@ -47,7 +48,8 @@ public:
         , topics(*connection)
         , generations(*connection)
         , lore(*connection)
-        , promptStates(*connection) {}
+        , promptStates(*connection)
+        , tokenChoices(*connection) {}
 
     std::unique_ptr<Connection> connection;
     StoryStore stories;
@@ -60,6 +62,7 @@ public:
     GenerationStore generations;
     LoreStore lore;
     PromptStateStore promptStates;
+    TokenChoiceStore tokenChoices;
     int version = 0;
 };
 
@@ -278,8 +281,11 @@ LoreStore& Database::lore() {
 PromptStateStore& Database::promptStates() {
     return m_impl->promptStates;
 }
-Connection& Database::connection() {
-    return *m_impl->connection;
+TokenChoiceStore& Database::tokenChoices() {
+    return m_impl->tokenChoices;
+}
+Connection& DatabaseAccess::connection(Database& db) {
+    return *db.m_impl->connection;
 }
 
 Result<void> Database::transaction(const std::function<Result<void>()>& body) {

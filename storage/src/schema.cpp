@@ -226,13 +226,23 @@ CREATE TABLE prompt_states (
 CREATE INDEX prompt_states_by_use ON prompt_states (used_at, id);
 )sql";
 
+// Version 6: the token alternatives of generated passages (each token's likeliest
+// alternatives, recorded as it was generated: story/token_choices.h owns the blob's
+// format). Older builds ignore the table (compatible_version stays 4).
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE token_choices (
+    passage_id INTEGER PRIMARY KEY REFERENCES passages (id) ON DELETE CASCADE,
+    data BLOB NOT NULL CHECK (length(data) <= 1048576)
+) STRICT;
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
     // Append only. Each entry is one version.
     static const std::vector<Migration> list = {
         {1, 1, kSchemaV1}, {2, 1, kSchemaV2}, {3, 1, kSchemaV3},
-        {4, 4, kSchemaV4}, {5, 4, kSchemaV5},
+        {4, 4, kSchemaV4}, {5, 4, kSchemaV5}, {6, 4, kSchemaV6},
     };
     return list;
 }

@@ -470,6 +470,11 @@ Result<int64_t> StoryStore::duplicate(int64_t storyId, const std::string& title)
                     .bindId(7, generation ? generations.at(generation) : 0)
                     .run();
                 mapped[s.columnInt(0)] = m_db.lastInsertId();
+                m_db.prepare("INSERT INTO token_choices (passage_id, data) SELECT ?1, data "
+                             "FROM token_choices WHERE passage_id = ?2")
+                    .bind(1, mapped[s.columnInt(0)])
+                    .bind(2, s.columnInt(0))
+                    .run();
             }
         }
         {

@@ -3,8 +3,41 @@
 #include <baton/storage/generation_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
+#include <baton/storage/token_choice_store.h>
+#include <baton/story/token_choices.h>
+
+#include <cmath>
 
 namespace baton::story {
+
+namespace {
+
+// The chunk's tokens as the choices stored with its passage: each alternative's text
+// decoded alone (the end-of-text token and pieces of a character are no text to pick,
+// and encodeChoices leaves them out); none when the generation recorded no
+// probabilities.
+std::vector<TokenChoice> choicesOf(const engine::StateChunk& chunk,
+                                   const engine::Tokenizer& tokenizer) {
+    std::vector<TokenChoice> out;
+    bool midCharacter = false; // the token before ended inside a character
+    for (const engine::ChunkToken& t : chunk.tokens) {
+        if (std::isnan(t.logprob))
+            return {};
+        TokenChoice c{t.text, t.logprob, {}};
+        // A token that completes a character carries all its bytes, but the model chose it
+        // after the character's first bytes: its alternatives would not fit a branch made
+        // before them. It has none.
+        if (!midCharacter)
+            for (const auto& [id, logprob] : t.top)
+                if (id != tokenizer.eosId())
+                    c.alternatives.push_back({tokenizer.decode({id}), logprob});
+        midCharacter = t.text.empty();
+        out.push_back(std::move(c));
+    }
+    return alignChoices(std::move(out), chunk.text);
+}
+
+} // namespace
 
 ChunkWriter::ChunkWriter(storage::Database& db, ChunkTarget target,
                          const engine::Generator& generator)
@@ -16,6 +49,7 @@ ChunkWriter::ChunkWriter(storage::Database& db, ChunkTarget target,
 bool ChunkWriter::save(engine::StateChunk chunk) {
     if (m_failed) { // the earlier chunk goes in with this one; this one's state covers both
         chunk.text = m_failed->text + chunk.text;
+        chunk.tokens.insert(chunk.tokens.begin(), m_failed->tokens.begin(), m_failed->tokens.end());
         m_failed.reset();
     }
     if (chunk.text.empty())
@@ -36,6 +70,10 @@ bool ChunkWriter::save(engine::StateChunk chunk) {
         if (!passage)
             return passage.error();
         passageId = *passage;
+        if (m_target.tokenizer)
+            if (const auto choices = choicesOf(chunk, *m_target.tokenizer); !choices.empty())
+                if (auto r = m_db.tokenChoices().set(passageId, encodeChoices(choices)); !r)
+                    return r.error();
         if (!withState)
             return {};
         storage::StoredState s;

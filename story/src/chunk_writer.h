@@ -2,7 +2,8 @@
 // as a model passage under an explicit parent (the previous chunk, or the passage the
 // generation continues), marked with the generation's id, with the recurrent state
 // after it; then its ancestors' states in finished windows are pruned to one per window
-// (storage/state_store.h: pruneAncestors). The first chunk records the generation
+// (storage/state_store.h: pruneAncestors), and the token alternatives recorded with it
+// (token_choices.h). The first chunk records the generation
 // itself. A chunk that cannot be saved is kept and saved with the next one (whose state
 // covers both).
 #pragma once
@@ -26,6 +27,9 @@ struct ChunkTarget {
     std::string modelIdentity; // the states' keys
     int layout = 0;            // the states' window layout (prompt.h: stateLayout)
     std::string loreJson;      // the world info the generation read (lore.h)
+    // Decodes the token alternatives recorded with each chunk (token_choices.h); null:
+    // none are saved.
+    const engine::Tokenizer* tokenizer = nullptr;
 };
 
 class ChunkWriter {

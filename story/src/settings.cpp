@@ -1,6 +1,8 @@
 #include "baton/story/settings.h"
 
+#include <algorithm>
 #include <baton/common/json.h>
+#include <baton/engine/sampler_settings.h>
 
 #include <cmath>
 #include <limits>
@@ -8,13 +10,42 @@
 namespace baton::story {
 
 const std::vector<Preset>& presets() {
-    // Focused stays close to the likeliest words; Creative takes more risks.
+    // Focused stays close to the likeliest words; Creative takes more risks. Min-p + DRY
+    // is what writers of the creative-writing community moved to in 2024-25 for small
+    // models that repeat themselves: the full temperature, min-p 0.1 instead of top-p,
+    // and DRY instead of the repetition penalty (which also punishes the words a story
+    // needs again: names, "the").
     static const std::vector<Preset> list = {
-        {"Focused", 0.5, 40, 0.90, 1.15},
-        {"Balanced", 0.8, 0, 0.95, 1.10},
-        {"Creative", 1.05, 0, 0.98, 1.05},
+        {"Focused",
+         {{"temperature", 0.5}, {"top_k", 40}, {"top_p", 0.90}, {"repetition_penalty", 1.15}}},
+        {"Balanced", {{"temperature", 0.8}, {"top_p", 0.95}, {"repetition_penalty", 1.10}}},
+        {"Creative", {{"temperature", 1.05}, {"top_p", 0.98}, {"repetition_penalty", 1.05}}},
+        {"Min-p + DRY", {{"temperature", 1.0}, {"min_p", 0.1}, {"dry_multiplier", 0.8}}},
     };
     return list;
+}
+
+namespace {
+
+double presetValue(const Preset& preset, const engine::SamplerSetting& setting) {
+    for (const auto& [key, value] : preset.values)
+        if (std::string_view(key) == setting.key)
+            return value;
+    return setting.defaultValue();
+}
+
+} // namespace
+
+void applyPreset(const Preset& preset, engine::SamplingOptions& sampling) {
+    for (const engine::SamplerSetting& setting : engine::samplerSettings())
+        setting.set(sampling, presetValue(preset, setting));
+}
+
+bool matchesPreset(const Preset& preset, const engine::SamplingOptions& sampling) {
+    for (const engine::SamplerSetting& setting : engine::samplerSettings())
+        if (std::abs(setting.get(sampling) - presetValue(preset, setting)) > 1e-9)
+            return false;
+    return true;
 }
 
 const char* memoryLayoutName(MemoryLayout layout) {
@@ -23,11 +54,7 @@ const char* memoryLayoutName(MemoryLayout layout) {
 
 StorySettings defaultSettings() {
     StorySettings s;
-    const Preset& p = presets()[kBalancedPreset];
-    s.sampling.temperature = p.temperature;
-    s.sampling.topK = p.topK;
-    s.sampling.topP = p.topP;
-    s.sampling.repetitionPenalty = p.repetitionPenalty;
+    applyPreset(presets()[kBalancedPreset], s.sampling);
     s.sampling.maxTokens = 200;
     s.sampling.stopAtEndOfText = true;
     return s;
@@ -41,10 +68,46 @@ Result<StorySettings> parseSettings(std::string_view json) {
         return settingsError("the generation settings are not a JSON object");
     StorySettings s = defaultSettings();
     baton::json::FieldReader r(*o);
-    r.number("temperature", 0, 10, s.sampling.temperature);
-    r.integer("top_k", 0, 1 << 24, s.sampling.topK);
-    r.number("top_p", 1e-6, 1, s.sampling.topP);
-    r.number("repetition_penalty", 1, 10, s.sampling.repetitionPenalty);
+    // Every sampler setting by its key, in its range (engine/sampler_settings.h).
+    for (const engine::SamplerSetting& setting : engine::samplerSettings()) {
+        double v = setting.get(s.sampling);
+        bool given = false;
+        if (setting.integer) {
+            int64_t whole = int64_t(v);
+            given = r.integer(setting.key, int64_t(setting.lo), int64_t(setting.hi), whole);
+            v = double(whole);
+        } else {
+            given = r.number(setting.key, setting.lo, setting.hi, v);
+        }
+        if (!given)
+            continue;
+        if (const std::string why = setting.check(v); !why.empty())
+            return settingsError("the generation settings are invalid: " + why);
+        setting.set(s.sampling, v);
+    }
+    r.strings("dry_sequence_breakers", s.sampling.drySequenceBreakers, /*nonEmpty=*/true);
+    r.strings("sampler_order", s.sampling.samplerOrder, /*nonEmpty=*/true);
+    r.strings("banned_phrases", s.sampling.bannedPhrases, /*nonEmpty=*/true);
+    // {"text": bias}: the texts whose tokens get a bias.
+    if (const auto t = o->find("text_bias"); t != o->end() && !t->is_null()) {
+        if (!t->is_object())
+            return settingsError("the generation settings are invalid: text_bias must map "
+                                 "texts to biases");
+        for (const auto& [text, bias] : t->items()) {
+            if (!bias.is_number())
+                return settingsError("the generation settings are invalid: text_bias must map "
+                                     "texts to biases");
+            s.sampling.textBias.emplace_back(text, float(bias.get<double>()));
+        }
+    }
+    {
+        engine::SamplingOptions lists; // the order's names, the biased texts, the bans
+        lists.samplerOrder = s.sampling.samplerOrder;
+        lists.textBias = s.sampling.textBias;
+        lists.bannedPhrases = s.sampling.bannedPhrases;
+        if (auto v = engine::validateSampling(lists); !v)
+            return settingsError("the generation settings are invalid: " + v.error().message);
+    }
     r.integer("max_tokens", 0, 1000000, s.sampling.maxTokens);
     if (r.integer("seed", 0, std::numeric_limits<int64_t>::max(), s.sampling.seed))
         s.fixedSeed = true;
@@ -77,15 +140,39 @@ Result<StorySettings> parseSettings(std::string_view json) {
 
 std::string settingsJson(const StorySettings& s) {
     nlohmann::ordered_json o;
+    // The four every story has always stored, then the others where they are not off.
     o["temperature"] = s.sampling.temperature;
     o["top_k"] = s.sampling.topK;
     o["top_p"] = s.sampling.topP;
     o["repetition_penalty"] = s.sampling.repetitionPenalty;
     o["max_tokens"] = s.sampling.maxTokens;
+    for (const engine::SamplerSetting& setting : engine::samplerSettings()) {
+        if (o.contains(setting.key) || setting.get(s.sampling) == setting.defaultValue())
+            continue;
+        if (setting.integer)
+            o[setting.key] = int64_t(setting.get(s.sampling));
+        else
+            o[setting.key] = setting.get(s.sampling);
+    }
+    if (s.sampling.drySequenceBreakers != engine::SamplingOptions{}.drySequenceBreakers)
+        o["dry_sequence_breakers"] = s.sampling.drySequenceBreakers;
+    if (!s.sampling.samplerOrder.empty())
+        o["sampler_order"] = s.sampling.samplerOrder;
+    if (!s.sampling.textBias.empty()) {
+        auto sorted = s.sampling.textBias; // as parseSettings reads them back
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        nlohmann::ordered_json biases = nlohmann::ordered_json::object();
+        for (const auto& [text, bias] : sorted)
+            biases[text] = double(bias);
+        o["text_bias"] = biases;
+    }
     if (s.fixedSeed)
         o["seed"] = s.sampling.seed;
     if (!s.sampling.stopStrings.empty())
         o["stop"] = s.sampling.stopStrings;
+    if (!s.sampling.bannedPhrases.empty())
+        o["banned_phrases"] = s.sampling.bannedPhrases;
     if (!s.sampling.stopAtEndOfText)
         o["ignore_eos"] = true;
     if (s.windows.window > 0) {

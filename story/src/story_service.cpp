@@ -1,5 +1,6 @@
 #include "baton/story/story_service.h"
 
+#include "baton/story/adventure.h"
 #include "baton/story/context.h"
 #include "baton/story/edit.h"
 #include "baton/story/prompt.h"
@@ -12,6 +13,7 @@
 #include <baton/storage/database.h>
 #include <baton/storage/story_store.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -34,7 +36,7 @@ std::vector<std::pair<int64_t, int64_t>> pathKey(const std::vector<storage::Pass
 
 } // namespace
 
-struct StoryService::Live {
+struct StoryService::KeptGenerator {
     std::unique_ptr<engine::Generator> generator;
     int64_t storyId = 0;
     std::string modelIdentity;
@@ -50,21 +52,32 @@ StoryService::StoryService(storage::Database& db)
 StoryService::~StoryService() = default;
 
 void StoryService::forgetGenerator() {
-    m_live.reset();
+    m_kept.reset();
 }
 
 Result<ContinueResult>
 StoryService::continueStory(std::shared_ptr<const engine::Model> model,
-                            const ContinueRequest& request,
+                            const ContinueRequest& asked,
                             const std::function<bool(const engine::GenerationEvent&)>& onToken,
                             const engine::CancelToken& cancel) {
     if (!model)
         return requestError("no model is loaded");
-    const int64_t id = request.storyId;
+    const int64_t id = asked.storyId;
     auto stored = m_db.stories().get(id);
     if (!stored)
         return storageError(stored.error());
+    // The story's own rules on top of the settings asked for (an adventure stops before
+    // the player's next turn), for every client alike.
+    ContinueRequest request = asked;
+    request.settings.sampling = continuationSampling(stored->mode, asked.settings.sampling);
     const engine::ModelInfo& info = model->info();
+    if (request.alternatives < 0 || request.alternatives > 20)
+        return requestError("the alternatives recorded per token must be 0 to 20");
+    if (request.branch && (request.retry || !request.userText.empty()))
+        return requestError("a branch at a token is made without typed text or a retry");
+    if (request.alternatives > 0)
+        request.settings.sampling.logprobs =
+            std::max(request.settings.sampling.logprobs, request.alternatives);
     if (auto r = engine::validateSampling(request.settings.sampling); !r)
         return engineError(r.error());
     // Checked before anything is saved: the windows and the memory's room in them.
@@ -90,6 +103,15 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
             return storageError(r.error());
     }
 
+    StorySettings recorded = request.settings;
+    recorded.fixedSeed = true; // the generation is recorded with the seed it used
+    if (request.branch) {
+        auto branched = branchAtToken(m_db, id, *request.branch, settingsJson(recorded));
+        if (!branched)
+            return branched.error();
+        out.branchPassageId = *branched;
+    }
+
     // 2. The plan: where to resume (the deepest saved state for this model, windows
     // and layout), what every window starts with, the world info that fires.
     auto plan = planContinuation(m_db, *model, id, request.settings);
@@ -105,16 +127,16 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     std::unique_ptr<engine::Generator> gen;
     Prompt prompt;
     int64_t readBefore = 0; // what the kept generator had read before
-    if (m_live && m_live->storyId == id && m_live->modelIdentity == info.identity &&
-        m_live->windows.window == windows.window && m_live->windows.overlap == windows.overlap &&
-        m_live->pinned == plan->pinned && m_live->memory == story->memory &&
-        m_live->path == pathKey(point->path)) {
-        gen = std::move(m_live->generator);
+    if (m_kept && m_kept->storyId == id && m_kept->modelIdentity == info.identity &&
+        m_kept->windows.window == windows.window && m_kept->windows.overlap == windows.overlap &&
+        m_kept->pinned == plan->pinned && m_kept->memory == story->memory &&
+        m_kept->path == pathKey(point->path)) {
+        gen = std::move(m_kept->generator);
         readBefore = gen->tokensRead();
         prompt = plan->promptAfter(point->leaf());
         out.reusedGenerator = true;
     }
-    m_live.reset();
+    m_kept.reset();
     if (!gen && point->state) {
         auto imported = engine::Generator::importState(model, point->state->blob, windows, cancel,
                                                        plan->pinned);
@@ -172,11 +194,10 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     out.tokensRead = gen->tokensRead() - readBefore;
 
     // 4. Generate, saving each chunk with its state as one recorded generation.
-    StorySettings recorded = request.settings;
-    recorded.fixedSeed = true; // the generation is recorded with the seed it used
     ChunkWriter writer(m_db,
                        {id, out.parentId, settingsJson(recorded), info.identity, plan->key.layout,
-                        plan->lore.recordJson()},
+                        plan->lore.recordJson(),
+                        request.alternatives > 0 ? model->tokenizer().get() : nullptr},
                        *gen);
     engine::StateChunker chunker(*gen, model->tokenizer(), request.chunkTokens);
     int64_t savedStream = -1; // the stream length of the last chunk saved with its state
@@ -229,28 +250,28 @@ StoryService::continueStory(std::shared_ptr<const engine::Model> model,
     if (!out.saveError && savedStream == gen->streamLength()) {
         auto path = m_db.stories().currentPath(id);
         if (path) {
-            m_live = std::make_unique<Live>();
-            m_live->generator = std::move(gen);
-            m_live->storyId = id;
-            m_live->modelIdentity = info.identity;
-            m_live->windows = windows;
-            m_live->pinned = plan->pinned;
-            m_live->memory = story->memory;
-            m_live->path = pathKey(*path);
+            m_kept = std::make_unique<KeptGenerator>();
+            m_kept->generator = std::move(gen);
+            m_kept->storyId = id;
+            m_kept->modelIdentity = info.identity;
+            m_kept->windows = windows;
+            m_kept->pinned = plan->pinned;
+            m_kept->memory = story->memory;
+            m_kept->path = pathKey(*path);
         }
     }
     return out;
 }
 
-StoryWorkspace::StoryWorkspace(std::string databasePath)
+StoryServiceOnFile::StoryServiceOnFile(std::string databasePath)
     : m_path(std::move(databasePath)) {}
 
-StoryWorkspace::~StoryWorkspace() {
+StoryServiceOnFile::~StoryServiceOnFile() {
     m_service.reset();
     m_db.reset();
 }
 
-Result<StoryService*> StoryWorkspace::service() {
+Result<StoryService*> StoryServiceOnFile::service() {
     if (!m_service) {
         storage::OpenOptions options;
         options.quickCheck = false; // the app checked the file when it opened it

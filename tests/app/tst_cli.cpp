@@ -20,8 +20,10 @@ struct Run {
     QByteArray out, err;
 };
 
-Run cli(const QStringList& args, const QByteArray& stdinData = {}) {
+Run cli(const QStringList& args, const QByteArray& stdinData = {},
+        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(BATON_CLI_PATH), args);
     if (!stdinData.isEmpty())
         p.write(stdinData);
@@ -267,6 +269,36 @@ private Q_SLOTS:
         QVERIFY(!nll({wrappedFile}).second);
     }
 
+    // The long commands' progress bar: nothing on a standard error that is not a
+    // terminal (here, a pipe), so logs and scripts see only the results; with
+    // BATON_PROGRESS=1 the bar (share done, rate, time left) redrawn on one line and
+    // cleared at the end; the results on standard output are the same either way.
+    void progressBarOnlyOnATerminal() {
+        const QStringList args{"eval", "--model", m_model, "--window", "16", "--json", m_text};
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("BATON_PROGRESS");
+        const Run piped = cli(args, {}, env);
+        QCOMPARE(piped.exitCode, 0);
+        QVERIFY2(!piped.err.contains('\r') && !piped.err.contains("eval ["), piped.err.constData());
+        env.insert("BATON_PROGRESS", "1");
+        const Run forced = cli(args, {}, env);
+        QCOMPARE(forced.exitCode, 0);
+        QVERIFY2(forced.err.contains("\r\033[Keval [") && forced.err.contains("%"),
+                 forced.err.constData());
+        QVERIFY(forced.err.endsWith("\r\033[K")); // the bar's line is cleared at the end
+        const auto rows = [](const Run& r) {
+            QJsonArray out;
+            for (const auto v : QJsonDocument::fromJson(r.out).object()["rows"].toArray()) {
+                QJsonObject row = v.toObject();
+                row.remove("seconds"); // wall time differs from run to run
+                out.append(row);
+            }
+            return out;
+        };
+        QVERIFY(!rows(piped).isEmpty());
+        QCOMPARE(rows(forced), rows(piped));
+    }
+
     void evalRecurrentWithAndWithoutState() {
         const QString dir = m_tmp.filePath("recurrent");
         QVERIFY(baton::test::copyFolder(m_model, dir));
@@ -378,6 +410,25 @@ private Q_SLOTS:
             << QStringList{"score", "--model", "M", "--window", "4096", "T"} << 1 << "window";
         QTest::newRow("bad weights")
             << QStringList{"info", "--model", "M", "--weights", "f8"} << 2 << "--weights";
+        QTest::newRow("bias without a value")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--bias", "x"} << 2
+            << "--bias";
+        QTest::newRow("bias out of range")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--bias", "x=500"} << 2
+            << "--bias";
+        QTest::newRow("empty banned phrase")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--ban", ""} << 2
+            << "--ban";
+        QTest::newRow("empty sampler name")
+            << QStringList{"generate", "--model", "M", "--prompt", "x", "--sampler-order", "top_k,"}
+            << 2 << "--sampler-order";
+        QTest::newRow("unknown sampler")
+            << QStringList{"generate", "--model",         "M",         "--prompt",
+                           "x",        "--sampler-order", "top_k,nope"}
+            << 1 << "unknown sampler 'nope'";
+        QTest::newRow("unknown training device")
+            << QStringList{"train", "--base", "M", "--corpus", "T", "--out", "O", "--device", "tpu"}
+            << 1 << "--device must be cpu, cuda or cuda:N";
     }
     void errors() {
         QFETCH(QStringList, args);
@@ -385,6 +436,7 @@ private Q_SLOTS:
         QFETCH(QString, message);
         args.replaceInStrings(QRegularExpression("^M$"), m_model);
         args.replaceInStrings(QRegularExpression("^T$"), m_text);
+        args.replaceInStrings(QRegularExpression("^O$"), m_tmp.filePath("never-trained"));
         const Run r = cli(args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(r.err.contains("error:") && r.err.contains(message.toUtf8()), r.err.constData());

@@ -9,6 +9,8 @@
 #include <baton/storage/story_store.h>
 
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QTemporaryDir>
@@ -72,7 +74,7 @@ private Q_SLOTS:
     void help_data() {
         QTest::addColumn<QStringList>("args");
         QTest::newRow("story") << QStringList{"story", "--help"};
-        for (const char* c : {"new", "list", "show", "export", "import", "generate"})
+        for (const char* c : {"new", "list", "show", "export", "import", "generate", "tokens"})
             QTest::newRow(c) << QStringList{"story", c, "--help"};
     }
     void help() {
@@ -473,6 +475,76 @@ private Q_SLOTS:
         QCOMPARE(cli({"--db", m_db, "story", "edit", sid, "--find", "", "--replace", "x"}).exitCode,
                  2);
         QCOMPARE(*(*db)->states().countForStory(id), states - 1);
+    }
+
+    void tokensListsAlternativesAndGenerateBranches() {
+        const qint64 id = newStory("Alternatives");
+        QCOMPARE(generate(id, 12).exitCode, 0);
+        const Run listed = cli({"--db", m_db, "story", "tokens", QString::number(id), "--json"});
+        QVERIFY2(listed.exitCode == 0, listed.err.constData());
+        const QJsonArray passages = QJsonDocument::fromJson(listed.out).array();
+        QVERIFY(passages.size() >= 2);
+        // Every generated token is listed, the passages' texts made of theirs.
+        int tokens = 0;
+        for (const QJsonValue& p : passages)
+            tokens += p[QStringLiteral("tokens")].toArray().size();
+        QCOMPARE(tokens, 12);
+        // The second passage's first token, with an alternative not written there.
+        const QJsonObject passage = passages[1].toObject();
+        const qint64 pid = passage[QStringLiteral("passage")].toInteger();
+        const QJsonObject first = passage[QStringLiteral("tokens")][0].toObject();
+        const QJsonArray alternatives = first[QStringLiteral("alternatives")].toArray();
+        int pick = 0;
+        while (pick < alternatives.size() &&
+               alternatives[pick][QStringLiteral("text")] == first[QStringLiteral("text")])
+            ++pick;
+        QVERIFY(pick < alternatives.size());
+        QVERIFY(alternatives[pick][QStringLiteral("logprob")].toDouble() <= 0);
+        const QString branch = QStringLiteral("%1:0:%2").arg(pid).arg(pick);
+        const Run branched =
+            cli({"--db", m_db, "story", "generate", QString::number(id), "--branch", branch,
+                 "--max-tokens", "4", "--greedy", "--ignore-eos"});
+        QVERIFY2(branched.exitCode == 0, branched.err.constData());
+        QVERIFY(branched.err.contains("[branched: passage "));
+        // The current path: the passage before, the picked token, the continuation.
+        auto db = baton::storage::Database::open(m_db.toStdString());
+        const auto path = *(*db)->stories().currentPath(id);
+        QCOMPARE(path[0].id, passages[0][QStringLiteral("passage")].toInteger());
+        QCOMPARE(QString::fromStdString(path[1].text),
+                 alternatives[pick][QStringLiteral("text")].toString());
+        QCOMPARE(path[1].parentId, path[0].id);
+        // The text view lists the same.
+        const Run text = cli({"--db", m_db, "story", "tokens", QString::number(id), "--passage",
+                              QString::number(pid)});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY(text.out.startsWith("passage " + QByteArray::number(pid) + "\n"));
+        QVERIFY(text.out.contains("%"));
+
+        // Bad branches: usage errors, or the story's refusal; nothing is written.
+        const qint64 before = (*db)->stories().passageCount(id).value();
+        for (const QString& bad :
+             {QStringLiteral("x"), QStringLiteral("1:2"),
+              QStringLiteral("%1:0:%2:9").arg(pid).arg(pick), QStringLiteral("0:0:0")})
+            QCOMPARE(cli({"--db", m_db, "story", "generate", QString::number(id), "--branch", bad})
+                         .exitCode,
+                     2);
+        const Run missing = cli({"--db", m_db, "story", "generate", QString::number(id), "--branch",
+                                 QStringLiteral("%1:999:0").arg(pid)});
+        QVERIFY(missing.exitCode != 0);
+        QVERIFY2(missing.err.contains("no token 999"), missing.err.constData());
+        QCOMPARE((*db)->stories().passageCount(id).value(), before);
+
+        // None recorded when none are asked for; more than 20 is a usage error.
+        const qint64 plain = newStory("Without");
+        const Run none = cli({"--db", m_db, "story", "generate", QString::number(plain),
+                              "--max-tokens", "6", "--alternatives", "0"});
+        QCOMPARE(none.exitCode, 0);
+        QCOMPARE(cli({"--db", m_db, "story", "tokens", QString::number(plain)}).out,
+                 QByteArray("no token alternatives are recorded on this path\n"));
+        QCOMPARE(
+            cli({"--db", m_db, "story", "generate", QString::number(plain), "--alternatives", "21"})
+                .exitCode,
+            2);
     }
 
     void corruptDatabaseIsReportedAndKept() {

@@ -14,13 +14,14 @@
 //     weights that would otherwise be the mapped file's pages (LoadOptions::mapWeights)
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
-// (util/core_budget.h), the behaviour before it, for comparison.
+// (kernels/core_budget.h), the behaviour before it, for comparison.
 #include "bench_util.h"
+#include "gpt2_shapes.h"
 
-#include "inference/weight_matrix.h"
+#include "kernels/core_budget.h"
+#include "kernels/weight_matrix.h"
 #include "model/checkpoint.h"
 #include "model/model_impl.h"
-#include "util/core_budget.h"
 
 #include <baton/engine/generator.h>
 #include <baton/engine/scoring.h>
@@ -52,15 +53,6 @@ double decodeBytesPerToken(const engine::Model& model) {
     }
     return bytes;
 }
-
-struct Shape {
-    const char* name;
-    int layers, embd, heads;
-};
-constexpr Shape kShapes[] = {{"small", 12, 768, 12},
-                             {"medium", 24, 1024, 16},
-                             {"large", 36, 1280, 20},
-                             {"xl", 48, 1600, 25}};
 
 // Seconds since this process started (/proc/self/stat's start time, 10 ms resolution).
 double secondsSinceProcessStart() {
@@ -105,11 +97,6 @@ double gemmPeakGflops(torch::ScalarType dtype) {
 
 // FLOPs of a prefill of n tokens: every block's matrix products and attention, and the
 // LM head for the last position only.
-double prefillFlops(const engine::ModelConfig& c, int64_t n) {
-    const double k = c.nEmbd, blockWeights = 4.0 * k * k + 2.0 * k * c.nInner;
-    const double attention = 2.0 * double(n) * double(n + 1) * k; // QK^T and AV, causal
-    return c.nLayer * (2.0 * double(n) * blockWeights + attention) + 2.0 * c.vocabSize * k;
-}
 
 // Loads a folder, then a 16-token prompt and one greedy token (a window of `window`).
 double timeToFirstToken(const std::string& dir, const engine::LoadOptions& options, int window,

@@ -6,11 +6,18 @@
 // its database (as baton-cli serve does by default). Several rounds, each on a fresh
 // server and database; medians.
 //
+// Then front ends that cut the story's front themselves to stay under their context
+// size (KoboldAI Lite at 6,144 tokens, SillyTavern at 8,192), with memory before the
+// story and an author's note near its end: the same story grown the same way, each
+// request's time to first token; the trimmed prompts continue the stream the server
+// read (server/src/stream_match.h), so the last should cost what the second does.
+//
 //   bench_server [--model DIR] [--book FILE] [--story-tokens 20000] [--grow 50]
 //                [--requests 20] [--edit 200] [--rounds 3]
 #include "bench_util.h"
 
 #include <baton/engine/model.h>
+#include <baton/engine/tokenizer.h>
 #include <baton/server/server.h>
 
 #include <httplib.h>
@@ -29,13 +36,18 @@ using namespace baton;
 namespace {
 
 // Seconds from sending the request to its first streamed token.
-double timeToFirstToken(int port, const std::string& prompt) {
+double timeToFirstToken(int port, const std::string& prompt, const std::string& memory = "") {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(600, 0);
     httplib::Request req;
     req.method = "POST";
     req.path = "/api/extra/generate/stream";
-    req.body = nlohmann::json{{"prompt", prompt}, {"max_length", 8}, {"temperature", 0}}.dump();
+    req.body = nlohmann::json{
+        {"memory", memory},
+        {"prompt", prompt},
+        {"max_length", 8},
+        {"temperature",
+         0}}.dump();
     req.set_header("Content-Type", "application/json");
     const auto t0 = bench::Clock::now();
     double first = -1;
@@ -50,6 +62,33 @@ double timeToFirstToken(int port, const std::string& prompt) {
         std::exit(1);
     }
     return first;
+}
+
+// A front end that keeps the story under its context size cuts its front itself:
+// memory first, then the story's last `keep` tokens (cut a few characters into a word,
+// as a cut by characters falls), with an author's note `noteDepth` tokens before the
+// end. The times to first token of each request, on a fresh server.
+std::vector<double> trimmedRequests(engine::ModelQueue& host, const engine::Tokenizer& tok,
+                                    const std::vector<int32_t>& ids, int storyTokens, int grow,
+                                    int requests, int keep, int noteDepth) {
+    server::ServerOptions o;
+    o.port = 0;
+    server::Server s(host, o);
+    if (!s.start()) {
+        std::cerr << "error: cannot start the server\n";
+        std::exit(1);
+    }
+    const std::string memory = "[This is a novel by Jane Austen. Emma Woodhouse is its "
+                               "heroine.]\n";
+    const std::string note = "\n[Author's note: write in the style of the chapter.]\n";
+    std::vector<double> ttft;
+    for (int r = 0; r < requests; ++r) {
+        const auto end = ids.begin() + storyTokens + grow * r;
+        std::string story = tok.decode({end - keep, end - noteDepth}).substr(3);
+        story += note + tok.decode({end - noteDepth, end});
+        ttft.push_back(timeToFirstToken(s.port(), story, memory));
+    }
+    return ttft;
 }
 
 } // namespace
@@ -88,7 +127,7 @@ int main(int argc, char** argv) {
                                ", \"requests\": " + std::to_string(requests);
 
     std::vector<double> cold, second, last, edited, coldFull, maxWarm, restarted;
-    server::ExclusiveModelHost host(*model);
+    engine::ModelQueue host(*model);
     for (int round = 0; round < rounds; ++round) {
         server::ServerOptions o;
         o.port = 0;
@@ -130,7 +169,43 @@ int main(int argc, char** argv) {
         for (const char* suffix : {"", "-wal", "-shm"})
             std::filesystem::remove(states + suffix);
     }
+    // Front ends that trim: KoboldAI Lite at its default context (6,144 tokens, less its
+    // default 768 to generate and some room: it keeps about 5,300 of story), SillyTavern
+    // at 8,192.
+    struct Trimming {
+        const char* client;
+        int keep, noteDepth;
+    };
+    const Trimming trimming[] = {{"koboldai_lite_6144", 6144 - 768 - 100, 100},
+                                 {"sillytavern_8192", 8192 - 350 - 100, 60}};
+    std::vector<std::vector<double>> trimmedFirst(2), trimmedSecond(2), trimmedLast(2),
+        trimmedMax(2);
+    for (int round = 0; round < rounds; ++round)
+        for (size_t t = 0; t < 2; ++t) {
+            const auto ttft = trimmedRequests(host, *tok, ids, storyTokens, grow, requests,
+                                              trimming[t].keep, trimming[t].noteDepth);
+            trimmedFirst[t].push_back(ttft.front());
+            trimmedSecond[t].push_back(ttft[1]);
+            trimmedLast[t].push_back(ttft.back());
+            trimmedMax[t].push_back(*std::max_element(ttft.begin() + 1, ttft.end()));
+        }
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    for (size_t t = 0; t < 2; ++t) {
+        const std::string f = fields + ", \"client\": \"" + trimming[t].client +
+                              "\", \"kept_tokens\": " + std::to_string(trimming[t].keep);
+        const double first = bench::median(trimmedFirst[t]),
+                     second = bench::median(trimmedSecond[t]),
+                     lastTrimmed = bench::median(trimmedLast[t]);
+        bench::report("server_trimmed_prompts", "ttft_first_request_cold", first, "s", f);
+        bench::report("server_trimmed_prompts", "ttft_second_request", second, "s", f);
+        bench::report("server_trimmed_prompts", "ttft_last_request", lastTrimmed, "s", f);
+        bench::report("server_trimmed_prompts", "ttft_slowest_after_first",
+                      bench::median(trimmedMax[t]), "s", f);
+        bench::report("server_trimmed_prompts", "last_over_second", ratio(lastTrimmed, second),
+                      "ratio", f + ", \"target_at_most\": 1.5");
+        bench::report("server_trimmed_prompts", "first_over_last", ratio(first, lastTrimmed),
+                      "ratio", f);
+    }
     const double mSecond = bench::median(second), mLast = bench::median(last);
     bench::report("server_prefix_cache", "ttft_first_request_cold", bench::median(cold), "s",
                   fields);

@@ -62,7 +62,7 @@ void benchChunkSaves(const std::string& dir, const char* synchronous) {
     const std::string path = dir + "/chunks-" + synchronous + ".db";
     std::filesystem::remove(path);
     auto db = openOrDie(path);
-    db->connection().exec(std::string("PRAGMA synchronous=") + synchronous);
+    connectionOf(*db).exec(std::string("PRAGMA synchronous=") + synchronous);
     const int64_t story = *db->stories().create(titled("chunks"));
     std::vector<uint8_t> blob(300 * 4 + 768 * 4 * 2 + 80, 7); // a GPT-2-small state
     std::vector<double> times;

@@ -6,7 +6,7 @@
 //   bench_windows [--window 300 --windows 10 --eval-tokens 3000 --layers 12 --embd 768]
 #include "bench_util.h"
 
-#include "inference/worker_team.h"
+#include "kernels/worker_team.h"
 #include "model/model_impl.h"
 
 #include <baton/engine/generator.h>

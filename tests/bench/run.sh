@@ -13,7 +13,15 @@
 # shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, bf16 and
 # int8 (a shape that does not fit in memory is skipped with a "skipped" line).
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
-# request, 20 requests, then its last 200 tokens edited): time to first token.
+# request, 20 requests, then its last 200 tokens edited), and the same story with its
+# front cut by the client as KoboldAI Lite and SillyTavern cut it: time to first token.
+# adapters: what "Add recurrence" costs on GPT-2 small, medium, large and XL (random
+# weights, 50,257 tokens, 1,024 positions): a recurrence adapter's training steps (four
+# slots, the base frozen; windows of 256, the app's preset for these models), one
+# process per shape for its own peak memory; GPT-2 small's full recurrent fine-tune
+# beside it.
+# sampling: the sampler's cost per token (classic, min-p, min-p + DRY, every sampler) on
+# baton-mini's logits and on flat random ones over GPT-2's vocabulary.
 # The machine is shared and noisy: compare medians and ratios from the same run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,6 +36,7 @@ for b in "${benches[@]}"; do
   case $b in
     busy) targets+=(bench_gpt2 bench_training) ;;
     weights | load | shapes) targets+=(bench_gpt2) ;;
+    adapters) targets+=(bench_training) ;;
     *) targets+=("bench_$b") ;;
   esac
 done
@@ -75,6 +84,13 @@ for b in "${benches[@]}"; do
         "$build/tests/bench/bench_gpt2" --shape $shape --weights $w --repeats 1 --decode-tokens 32
       done
     done
+  elif [[ $b == adapters ]]; then
+    t="$build/tests/bench/bench_training"
+    gpt2=(--vocab 50257 --positions 1024 --window 256 --bptt-windows 2 --batch 2 --steps 1)
+    for shape in "12 768" "24 1024" "36 1280" "48 1600"; do
+      "$t" "${gpt2[@]}" --layers "${shape% *}" --embd "${shape#* }" --adapter 1 --slots 4
+    done
+    "$t" "${gpt2[@]}" --layers 12 --embd 768 --mode recurrent --slots 4
   elif [[ $b == training ]]; then
     # One process per setting, so that each peak resident memory is its own.
     t="$build/tests/bench/bench_training"

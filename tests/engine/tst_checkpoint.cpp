@@ -1,10 +1,11 @@
 // Loading Hugging Face GPT-2 folders: every bad-file case gets its own clear
 // error before anything is allocated, and converted checkpoints (F16, BF16,
 // "transformer." prefix, extra buffers) load and agree within their precision.
+#include "stored_tensors.h"
 #include "test_support.h"
 #include "verify_ok.h"
 
-#include "inference/weight_matrix.h"
+#include "kernels/weight_matrix.h"
 #include "model/checkpoint.h"
 #include "model/model_impl.h"
 #include "model/safetensors.h"
@@ -28,33 +29,9 @@ using namespace baton::engine;
 
 namespace {
 
-struct Tensor {
-    std::string name;
-    StDtype dtype;
-    std::vector<int64_t> shape;
-    std::vector<char> bytes;
-};
-
-std::vector<Tensor> readAll(const std::string& path) {
-    std::vector<Tensor> out;
-    auto f = openSafetensors(path);
-    if (!f.ok())
-        return out;
-    for (const auto& t : f->tensors()) {
-        Tensor x{t.name, t.dtype, t.shape, std::vector<char>(t.bytes())};
-        if (!f->read(t, x.bytes.data()).ok())
-            return {};
-        out.push_back(std::move(x));
-    }
-    return out;
-}
-
-bool writeAll(const std::string& path, const std::vector<Tensor>& tensors) {
-    std::vector<StWriteTensor> w;
-    for (const auto& t : tensors)
-        w.push_back({t.name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
-    return writeSafetensors(path, w).ok();
-}
+using Tensor = baton::test::StoredTensor;
+using baton::test::readTensors;
+using baton::test::writeTensors;
 
 Tensor* find(std::vector<Tensor>& ts, const std::string& name) {
     for (auto& t : ts)
@@ -110,10 +87,10 @@ class TestCheckpoint : public QObject {
         QFile::remove(dir + "/text.txt");
         if (edit) {
             const std::string st = (dir + "/model.safetensors").toStdString();
-            auto tensors = readAll(st);
+            auto tensors = readTensors(st);
             edit(tensors);
             QFile::remove(QString::fromStdString(st));
-            writeAll(st, tensors);
+            writeTensors(st, tensors);
         }
         return dir;
     }
@@ -254,6 +231,34 @@ private Q_SLOTS:
         baton::test::writeFile(dir + "/pytorch_model.bin", "\x80\x02"
                                                            "cos\nsystem\n(S'echo pwned'\ntR.");
         expectError(dir, ErrorCode::PickleRefused, "pytorch_model.bin");
+    }
+
+    void shardedCheckpointLoadsAsItsWhole() {
+        // The fixture's tensors in two shards with their index, as transformers writes.
+        const QString dir = variant();
+        auto tensors = readTensors((dir + "/model.safetensors").toStdString());
+        QVERIFY(QFile::remove(dir + "/model.safetensors"));
+        const size_t half = tensors.size() / 2;
+        QString index = R"({"metadata": {}, "weight_map": {)";
+        for (size_t i = 0; i < tensors.size(); ++i)
+            index += QString(R"(%1"%2": "model-0000%3-of-00002.safetensors")")
+                         .arg(i ? ", " : "", QString::fromStdString(tensors[i].name))
+                         .arg(i < half ? 1 : 2);
+        baton::test::writeFile(dir + "/model.safetensors.index.json", (index + "}}").toUtf8());
+        QVERIFY(writeTensors((dir + "/model-00001-of-00002.safetensors").toStdString(),
+                             {tensors.begin(), tensors.begin() + long(half)}));
+        QVERIFY(writeTensors((dir + "/model-00002-of-00002.safetensors").toStdString(),
+                             {tensors.begin() + long(half), tensors.end()}));
+        QVERIFY(worstDifference(dir) < 1e-4);
+        // Mapped (F32 stored, F32 held) from both files.
+        auto model = Model::load(dir.toStdString());
+        QVERIFY(model.ok());
+        QVERIFY((*model)->info().mappedBytes > 0);
+        // A shard cut short is refused as the single file is.
+        QFile f(dir + "/model-00002-of-00002.safetensors");
+        QVERIFY(f.open(QIODevice::ReadWrite) && f.resize(f.size() / 2));
+        f.close();
+        expectError(dir, ErrorCode::TruncatedFile);
     }
 
     void truncatedWeights() {

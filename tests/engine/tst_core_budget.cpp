@@ -1,10 +1,10 @@
-// The decoder's threads: the thread budget (util/core_budget.h: /proc/stat parsing,
+// The decoder's threads: the thread budget (kernels/core_budget.h: /proc/stat parsing,
 // the team size for the cores other programs leave free, the cap, switching
-// adaptation off) and the worker team (inference/worker_team.h: every part runs
+// adaptation off) and the worker team (kernels/worker_team.h: every part runs
 // exactly once, also with two callers at once). Whether they keep decode fast on a
 // busy machine is measured by tests/bench/run.sh busy, not here.
-#include "inference/worker_team.h"
-#include "util/core_budget.h"
+#include "kernels/core_budget.h"
+#include "kernels/worker_team.h"
 
 #include <baton/engine/model.h>
 

@@ -158,6 +158,10 @@ private Q_SLOTS:
                                       << "\"sideways\"";
         QTest::newRow("overlap") << "overlap"
                                  << "500";
+        QTest::newRow("device") << "device"
+                                << "\"tpu\"";
+        QTest::newRow("precision") << "precision"
+                                   << "\"bf16\""; // autocast on the CPU
         QTest::newRow("seed") << "seed"
                               << "-1";
     }

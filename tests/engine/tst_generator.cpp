@@ -137,6 +137,121 @@ private Q_SLOTS:
         QCOMPARE(streamed, expected); // nothing of the stop string ever reached the callback
     }
 
+    // A text's logit bias: -100 on the tokens of what greedy decoding wrote first, and
+    // it writes something else; a bad text is refused.
+    void textBias() {
+        SamplingOptions o;
+        o.temperature = 0;
+        o.maxTokens = 1;
+        auto g = make();
+        QVERIFY(g->appendText(m_prompt).ok());
+        g->mark();
+        const auto first = g->generate(o);
+        QVERIFY(first.ok() && first->tokens.size() == 1);
+        QVERIFY(g->rewind());
+        o.textBias = {{first->text, -100.f}};
+        const auto other = g->generate(o);
+        QVERIFY(other.ok() && other->tokens.size() == 1);
+        QVERIFY(other->tokens[0] != first->tokens[0]);
+        o.textBias = {{"", 1.f}};
+        QVERIFY(!g->generate(o).ok());
+        o.textBias = {{"ok", 101.f}};
+        QVERIFY(!g->generate(o).ok());
+        o.textBias = {{"\xff", 1.f}}; // not UTF-8
+        QVERIFY(!g->generate(o).ok());
+    }
+
+    // Banned phrases: greedy decoding writes G; with a phrase of several tokens from G
+    // banned (one that spans a window roll-over, in small windows), the text is G up to
+    // where the phrase began and never holds the phrase; the stream handed out is the
+    // text; the generator's state is the state of the tokens kept (a fresh generator
+    // reading them predicts the same next token); the same seed writes the same again.
+    void bannedPhrases_data() {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<bool>("acrossRollover");
+        QTest::newRow("one window") << 128 << false;
+        QTest::newRow("across a roll-over") << 16 << true;
+    }
+    void bannedPhrases() {
+        QFETCH(int, window);
+        QFETCH(bool, acrossRollover);
+        SamplingOptions o;
+        o.temperature = 1;
+        o.maxTokens = 60;
+        o.stopAtEndOfText = false;
+        const WindowSettings w{window, window / 4};
+        // A seed whose text holds four tokens, from two before the first roll-over (or
+        // from the tenth token), whose text appears there first.
+        std::string phrase;
+        GenerationResult plain;
+        std::vector<GenerationEvent> events;
+        int64_t promptTokens = 0;
+        size_t at = std::string::npos;
+        for (o.seed = 1; o.seed < 40 && at == std::string::npos; ++o.seed) {
+            auto g = make(w);
+            QVERIFY(g);
+            QVERIFY(g->appendText(m_prompt).ok());
+            promptTokens = g->streamLength();
+            events.clear();
+            auto r = g->generate(o, [&](const GenerationEvent& e) {
+                events.push_back(e);
+                return true;
+            });
+            QVERIFY(r.ok() && r->tokens.size() == 60);
+            plain = *r;
+            size_t first = 10;
+            if (acrossRollover) {
+                size_t k = 1;
+                while (k < events.size() && events[k].windowIndex == events[0].windowIndex)
+                    ++k;
+                QVERIFY2(k > 2 && k + 2 < events.size(), "no roll-over inside the generation");
+                first = k - 2;
+            }
+            size_t start = 0;
+            for (size_t i = 0; i < first; ++i)
+                start += events[i].text.size();
+            phrase.clear();
+            for (size_t i = first; i < first + 4; ++i)
+                phrase += events[i].text;
+            if (phrase.size() >= 4 && plain.text.find(phrase) == start &&
+                events[first].text.size() > 0)
+                at = start;
+        }
+        QVERIFY2(at != std::string::npos, "no seed gave a phrase to ban");
+        --o.seed;
+        o.bannedPhrases = {phrase};
+        auto run = [&](std::string& streamed) {
+            auto b = make(w);
+            if (!b->appendText(m_prompt).ok())
+                QTest::qFail("appendText", __FILE__, __LINE__);
+            auto r = b->generate(o, [&](const GenerationEvent& e) {
+                streamed += e.text;
+                return true;
+            });
+            return std::make_pair(std::move(b), std::move(r));
+        };
+        std::string streamed;
+        auto [b, banned] = run(streamed);
+        QVERIFY(banned.ok());
+        QCOMPARE(banned->tokens.size(), size_t(60));
+        QCOMPARE(streamed, banned->text);
+        QVERIFY2(banned->text.find(phrase) == std::string::npos, banned->text.c_str());
+        QVERIFY(banned->text != plain.text);
+        size_t kept = 0; // the text of the tokens wholly before the phrase
+        for (size_t i = 0; i < events.size() && kept + events[i].text.size() <= at; ++i)
+            kept += events[i].text.size();
+        QCOMPARE(banned->text.substr(0, kept), plain.text.substr(0, kept));
+        QCOMPARE(b->streamLength(), promptTokens + 60);
+        auto fresh = make(w);
+        QVERIFY(fresh->appendText(m_prompt).ok());
+        QVERIFY(fresh->append(banned->tokens).ok());
+        const auto x = b->nextLogits(), y = fresh->nextLogits();
+        QCOMPARE(std::max_element(x.begin(), x.end()) - x.begin(),
+                 std::max_element(y.begin(), y.end()) - y.begin());
+        std::string again;
+        QCOMPARE(run(again).second->tokens, banned->tokens);
+    }
+
     void callbackStops() {
         auto g = make();
         QVERIFY(g->appendText(m_prompt).ok());
@@ -182,6 +297,44 @@ private Q_SLOTS:
         QVERIFY(r.ok());
         QCOMPARE(g->streamLength(), int64_t(6));
         QCOMPARE(g->windowTokens().front(), int32_t(50256));
+    }
+
+    // A prompt begins with the model's start-of-text token (as the server, the story
+    // service, the Compare page and baton-cli generate send it); a prompt read after
+    // another does not get a second one; generateFrom is the same as doing it by hand.
+    void aPromptStartsWithStartOfText() {
+        const auto ids = m_model->tokenizer()->encode(m_prompt);
+        auto g = make();
+        BATON_VERIFY_OK(g->appendPrompt(m_prompt));
+        QCOMPARE(g->streamLength(), int64_t(ids.size()) + 1);
+        QCOMPARE(g->windowTokens().front(), int32_t(50256));
+        BATON_VERIFY_OK(g->appendPrompt(" Again."));
+        QCOMPARE(g->streamLength(),
+                 int64_t(ids.size()) + 1 + int64_t(m_model->tokenizer()->encode(" Again.").size()));
+        auto plain = make();
+        BATON_VERIFY_OK(plain->appendText(m_prompt));
+        QCOMPARE(plain->streamLength(), int64_t(ids.size()));
+
+        GenerateRequest r;
+        r.prompt = m_prompt;
+        r.sampling.maxTokens = 12;
+        r.sampling.seed = 11;
+        r.sampling.stopAtEndOfText = false;
+        std::string streamed;
+        auto viaRequest = generateFrom(m_model, r, [&](const GenerationEvent& e) {
+            streamed += e.text;
+            return true;
+        });
+        BATON_VERIFY_OK(viaRequest);
+        QCOMPARE(streamed, viaRequest->text);
+        auto byHand = make();
+        BATON_VERIFY_OK(byHand->appendPrompt(m_prompt));
+        auto expected = byHand->generate(r.sampling);
+        BATON_VERIFY_OK(expected);
+        QCOMPARE(viaRequest->tokens, expected->tokens);
+        // Bad windows are refused before anything runs.
+        r.windows = {16, 16};
+        QVERIFY(!generateFrom(m_model, r, {}).ok());
     }
 
     void outOfRangeIdsAreRefused() {

@@ -3,7 +3,7 @@
 #include "test_support.h"
 #include "verify_ok.h"
 
-#include "inference/weight_matrix.h"
+#include "kernels/weight_matrix.h"
 #include "model/model_impl.h"
 
 #include <baton/engine/generator.h>

@@ -690,6 +690,63 @@ private Q_SLOTS:
         QVERIFY(!comparePaired(c, e).ok());
     }
 
+    // engine::evaluate: one row per setting in order (state on, then off when asked),
+    // each the same as scoreText under that setting; per-token losses on request;
+    // progress to 1; a cancelled evaluation stops with Cancelled.
+    void evaluateScoresEachSettingInOrder() {
+        const std::string text = m_recurrent->tokenizer()->decode(m_ids);
+        EvaluateRequest r;
+        r.text = text;
+        r.settings = {{16, 0}, {16, 4}};
+        r.alsoWithoutState = true;
+        r.keepPerToken = true;
+        std::vector<EvaluationRow> rows;
+        std::vector<double> fractions;
+        BATON_VERIFY_OK(evaluate(
+            *m_recurrent, r, [&](EvaluationRow row) { rows.push_back(std::move(row)); }, {},
+            [&](double f, const std::string&) { fractions.push_back(f); }));
+        QCOMPARE(rows.size(), size_t(4));
+        const std::vector<std::pair<int, bool>> expected = {
+            {0, true}, {0, false}, {4, true}, {4, false}};
+        for (size_t i = 0; i < rows.size(); ++i) {
+            QCOMPARE(rows[i].score.windows.overlap, expected[i].first);
+            QCOMPARE(rows[i].withState, expected[i].second);
+            ScoreOptions o;
+            o.windows = {16, expected[i].first};
+            o.state = expected[i].second ? StateSource::On : StateSource::Off;
+            auto alone = scoreText(*m_recurrent, text, o);
+            BATON_VERIFY_OK(alone);
+            QCOMPARE(rows[i].score.nllSum, alone->nllSum);
+            // Per token: one loss per token, the first unscored, the rest adding up.
+            const TokenLosses& l = rows[i].losses;
+            QCOMPARE(l.nll.size(), m_ids.size());
+            QCOMPARE(l.byteEnd.size(), m_ids.size());
+            QVERIFY(std::isnan(l.nll.front()));
+            double sum = 0;
+            for (size_t t = 1; t < l.nll.size(); ++t)
+                sum += double(l.nll[t]);
+            QVERIFY(std::abs(sum - alone->nllSum) < 1e-3 * std::max(1.0, alone->nllSum));
+            QCOMPARE(l.byteEnd.back(), int64_t(text.size()));
+        }
+        QVERIFY(!fractions.empty());
+        QVERIFY(std::is_sorted(fractions.begin(), fractions.end()));
+        QCOMPARE(fractions.back(), 1.0);
+        // A baseline model has no state to switch off: one row per setting.
+        rows.clear();
+        BATON_VERIFY_OK(
+            evaluate(*m_baseline, r, [&](EvaluationRow row) { rows.push_back(std::move(row)); }));
+        QCOMPARE(rows.size(), size_t(2));
+        // Cancelled before it starts: no rows, Cancelled.
+        rows.clear();
+        CancelToken cancel;
+        cancel.cancel();
+        auto stopped = evaluate(
+            *m_recurrent, r, [&](EvaluationRow row) { rows.push_back(std::move(row)); }, cancel);
+        QVERIFY(!stopped.ok());
+        QCOMPARE(stopped.error().code, ErrorCode::Cancelled);
+        QVERIFY(rows.empty());
+    }
+
     void costPerTokenStaysFlat() {
         // Structural check: the KV cache never holds more than T tokens.
         auto g = Generator::create(m_recurrent, {16, 4});

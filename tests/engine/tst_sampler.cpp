@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace baton::engine;
 
@@ -158,6 +159,17 @@ private Q_SLOTS:
             const double u = r.uniform();
             QVERIFY(u >= 0 && u < 1);
         }
+    }
+
+    // A drawn seed fits the app's seed field (31 bits) and differs from draw to draw.
+    void drawnSeedsFitEveryField() {
+        std::set<uint64_t> seen;
+        for (int i = 0; i < 64; ++i) {
+            const uint64_t seed = drawSeed();
+            QVERIFY(seed <= uint64_t(2147483647));
+            seen.insert(seed);
+        }
+        QVERIFY(seen.size() > 60);
     }
 
     void outOfRangeSettingsAreRefused() {

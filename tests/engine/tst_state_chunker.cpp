@@ -68,8 +68,11 @@ private Q_SLOTS:
         o.maxTokens = 60; // several windows of 16 with an overlap of 4
         o.seed = 11;
         o.stopAtEndOfText = false;
+        o.logprobs = 3;
         const int64_t start = m_gen->streamLength();
+        std::vector<GenerationEvent> events;
         auto r = m_gen->generate(o, [&](const GenerationEvent& e) {
+            events.push_back(e);
             if (auto c = chunker.onEvent(e))
                 chunks.push_back(std::move(*c));
             return true;
@@ -90,6 +93,23 @@ private Q_SLOTS:
             window = c.windowIndex;
         }
         QCOMPARE(joined, r->text);
+        // Each chunk's tokens: the generation's, in order, with what the model gave them,
+        // their texts joining to the chunk's.
+        size_t next = 0;
+        for (const auto& c : chunks) {
+            std::string text;
+            for (const ChunkToken& t : c.tokens) {
+                QVERIFY(next < events.size());
+                const GenerationEvent& e = events[next++];
+                QCOMPARE(t.id, e.token);
+                QCOMPARE(t.logprob, e.logprob);
+                QCOMPARE(t.top, e.topLogprobs);
+                QCOMPARE(t.top.size(), size_t(3));
+                text += t.text;
+            }
+            QCOMPARE(text, c.text);
+        }
+        QCOMPARE(next, events.size());
         QCOMPARE(chunks.back().streamLength, m_gen->streamLength());
         // The open window's index: its start over the stride T - o = 12.
         QCOMPARE(chunks.back().windowIndex, m_gen->windowStart() / 12);
@@ -123,6 +143,10 @@ private Q_SLOTS:
         auto c = chunker.onEvent(event(a9, "\xC3\xA9"));
         QVERIFY(c);
         QCOMPARE(c->text, std::string("\xC3\xA9"));
+        // The token that completes the character carries all of it.
+        QCOMPARE(c->tokens.size(), size_t(2));
+        QCOMPARE(c->tokens[0].text, std::string());
+        QCOMPARE(c->tokens[1].text, std::string("\xC3\xA9"));
         QVERIFY(!c->state.empty());
         QVERIFY(!chunker.finish()); // nothing left
     }
@@ -140,6 +164,10 @@ private Q_SLOTS:
         auto c = chunker.onEvent(event(next[0], " stop now"));
         QVERIFY(c);
         QCOMPARE(c->text, std::string(" stop now"));
+        // Each token's own text, though the stream handed " stop" out late.
+        QCOMPARE(c->tokens.size(), size_t(2));
+        QCOMPARE(c->tokens[0].text, std::string(" stop"));
+        QCOMPARE(c->tokens[1].text, std::string(" now"));
         QVERIFY(!c->state.empty());
     }
 

@@ -6,7 +6,6 @@
 #include "tiny_model.h"
 #include "verify_ok.h"
 
-#include <baton/engine/engine_controller.h>
 #include <baton/engine/scoring.h>
 #include <baton/engine/topics.h>
 #include <baton/storage/database.h>
@@ -326,8 +325,8 @@ private Q_SLOTS:
         QCOMPARE(readStates(**model, ids, WindowSettings{16, 16}, 5).error().code,
                  ErrorCode::InvalidArgument);
 
-        // The facade's topics view: per-window topics and states, and the context
-        // against the continuation.
+        // The topics view: per-window topics and states, and the context against the
+        // continuation.
         const QString books = baton::test::sharedPath("corpus/books");
         const QByteArray emma = baton::test::readFile(books + "/austen-emma.txt");
         QVERIFY(emma.size() > 200000);
@@ -340,22 +339,19 @@ private Q_SLOTS:
         QVERIFY(fitted.ok());
         const std::string topicsPath = m_tmp.filePath("view-topics.json").toStdString();
         QVERIFY(fitted->save(topicsPath).ok());
-        EngineController engine;
-        QSignalSpy finished(&engine, &EngineController::jobFinished);
-        QSignalSpy inspected(&engine, &EngineController::topicsInspected);
-        engine.loadModel(rec);
-        QVERIFY(finished.wait(60000));
         TopicsInspectRequest req;
         req.text = emma.mid(130000, 1500).toStdString();
         req.windows = w;
         req.topicModelPath = topicsPath;
         req.continuationByte = 1000;
-        engine.inspectTopics(req);
-        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 60000);
-        QVERIFY2(finished[1][1].toBool(),
-                 qPrintable(finished[1][2].value<Error>().message.c_str()));
-        QCOMPARE(inspected.size(), 1);
-        const auto view = inspected[0][1].value<TopicsInspection>();
+        std::vector<double> fractions;
+        auto inspected = inspectTopics(
+            **model, req, {}, [&](double f, const std::string&) { fractions.push_back(f); });
+        BATON_VERIFY_OK(inspected);
+        QVERIFY(!fractions.empty());
+        QVERIFY(std::is_sorted(fractions.begin(), fractions.end()));
+        QVERIFY(fractions.back() <= 1.0);
+        const TopicsInspection& view = *inspected;
         QCOMPARE(view.topics, 4);
         QCOMPARE(view.topWords.size(), size_t(4));
         QCOMPARE(view.topWords[0].size(), size_t(8));
@@ -374,9 +370,12 @@ private Q_SLOTS:
         QCOMPARE(view.jsdBits, jensenShannonBits(view.context, view.continuation));
         // A topic model file that is not one is reported.
         req.topicModelPath = m_tmp.filePath("missing.json").toStdString();
-        engine.inspectTopics(req);
-        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 3, 60000);
-        QVERIFY(!finished[2][1].toBool());
+        QVERIFY(!inspectTopics(**model, req).ok());
+        // A cancelled inspection stops with Cancelled.
+        req.topicModelPath = topicsPath;
+        CancelToken cancelled;
+        cancelled.cancel();
+        QCOMPARE(inspectTopics(**model, req, cancelled).error().code, ErrorCode::Cancelled);
     }
 
     // topics fit reads EPUB books in a corpus folder (their text, not their markup).

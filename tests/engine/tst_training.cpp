@@ -5,11 +5,11 @@
 #include "test_support.h"
 #include "verify_ok.h"
 
+#include "kernels/core_budget.h"
 #include "model/model_impl.h"
 #include "training/bptt.h"
 #include "training/corpus.h"
 #include "training/optimizer.h"
-#include "util/core_budget.h"
 #include "util/files.h"
 
 #include <baton/engine/model.h>
@@ -468,6 +468,15 @@ private Q_SLOTS:
         expectBad([](TrainConfig& b) { b.corpus.clear(); }, "no corpus");
         expectBad([](TrainConfig& b) { b.bpttWindows = 0; }, "W 0");
         expectBad([](TrainConfig& b) { b.saveDtype = "f8"; }, "dtype");
+        expectBad([](TrainConfig& b) { b.device = "tpu"; }, "unknown device");
+        expectBad([](TrainConfig& b) { b.precision = "f16"; }, "unknown precision");
+        expectBad([](TrainConfig& b) { b.precision = "bf16"; }, "bf16 autocast on the CPU");
+        {
+            TrainConfig cuda = c;
+            cuda.device = "cuda:1";
+            cuda.precision = "bf16";
+            QVERIFY(validateTrainConfig(cuda).ok());
+        }
         expectBad(
             [](TrainConfig& b) {
                 b.mode = TrainMode::Baseline;

@@ -1,10 +1,10 @@
-// The decoder's weight formats and kernels (inference/weight_matrix.h) against plain
+// The decoder's weight formats and kernels (kernels/weight_matrix.h) against plain
 // LibTorch: conversions round as torch rounds, 8-bit blocks follow their definition,
 // and every matrix-vector product (each format, each instruction-set path this CPU
 // runs, odd sizes) matches torch's product of the same weights; so does the GELU.
-#include "inference/vector_ops.h"
-#include "inference/weight_matrix.h"
-#include "inference/worker_team.h"
+#include "kernels/vector_ops.h"
+#include "kernels/weight_matrix.h"
+#include "kernels/worker_team.h"
 
 #include <torch/torch.h>
 

@@ -1,9 +1,11 @@
 // HTTP request bodies as the server reads them (server/src/requests.h), the endpoint
-// chosen by the first byte: KoboldAI generate, OpenAI completions, abort/check's
-// genkey, tokencount. Every body is either a request within the server's limits or a
-// RequestError with a 4xx status; any other exception or a crash is a bug.
+// chosen by the first byte: KoboldAI generate, OpenAI completions and chat, llama.cpp's
+// completion, abort/check's genkey, the token endpoints, a model's chat template. Every body is
+// either a request within the server's limits or a RequestError with a 4xx status; any other
+// exception or a crash is a bug.
 #include "fuzz_support.h"
 
+#include "chat_template.h"
 #include "requests.h"
 
 #include <baton/engine/sampling.h>
@@ -22,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz::check(engine::validateSampling(s).ok(), "the engine takes the sampling settings");
     };
     try {
-        switch (data[0] % 4) {
+        switch (data[0] % 8) {
         case 0: {
             const auto g = server::parseKoboldGenerate(body, options);
             const engine::SamplingOptions* s = &g.request.sampling;
@@ -49,12 +51,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case 2:
             (void)server::parseGenkey(body);
             break;
-        default:
-            (void)server::parseTokenCountPrompt(body);
+        case 3:
+            (void)server::parseTokenCount(body);
+            (void)server::parseLlamaTokenize(body);
+            (void)server::parseTokenIds(body, "tokens");
+            break;
+        case 4: {
+            const auto l = server::parseLlamaCompletion(body, options);
+            engineTakes(l.request.sampling);
+            fuzz::check(l.request.sampling.maxTokens >= 0 &&
+                            l.request.sampling.maxTokens <= options.maxGenerateTokens &&
+                            l.probs >= 0 && l.probs <= 20,
+                        "n_predict and n_probs within the limits");
             break;
         }
+        case 5: {
+            const auto c = server::parseOpenAiChat(body, options);
+            engineTakes(c.request.sampling);
+            fuzz::check(!c.messages.empty() && c.n >= 1 && c.n <= 8, "messages and n");
+            const auto p = server::renderChat({}, c.messages);
+            fuzz::check(!p.stops.empty(), "a chat stops at the next speaker");
+            break;
+        }
+        default: {
+            const auto t = server::parseChatTemplate(body);
+            fuzz::check(!t.separator.empty(), "a template ends its turns");
+            break;
+        }
+        }
     } catch (const server::RequestError& e) {
-        fuzz::check(e.status() >= 400 && e.status() < 500, "a bad body is a 4xx");
+        // A body is a 4xx; a model's chat template, a 500 that names the file.
+        fuzz::check((e.status() >= 400 && e.status() < 500) || data[0] % 8 >= 6,
+                    "a bad body is a 4xx");
         fuzz::check(e.what()[0] != '\0', "the error says what is wrong");
     }
     return 0;

@@ -2,7 +2,9 @@
 // byte, OpenAI completions, text equal to the engine's own, the prefix cache (a
 // growing prompt reads only what changed, with the same text as a cold server), and
 // every bad input, the API key, the queue bound, abort and a client that goes away.
+#include "cli_run.h"
 #include "client_bodies.h"
+#include "server_harness.h"
 #include "test_support.h"
 #include "tiny_model.h"
 #include "verify_ok.h"
@@ -33,15 +35,7 @@ namespace {
 const char* kPrompt = "The ship was called Tern, and her captain was a quiet woman from the "
                       "north who had sailed every sea there was.";
 
-bool waitFor(const std::function<bool()>& done, int seconds = 60) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > end)
-            return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return true;
-}
+using baton::test::waitFor;
 
 } // namespace
 
@@ -49,54 +43,21 @@ class TestServer : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
     std::shared_ptr<engine::Model> m_model; // recurrent, T 16, o 4
-    std::unique_ptr<server::ExclusiveModelHost> m_host;
+    std::unique_ptr<engine::ModelQueue> m_queue;
 
     std::unique_ptr<server::Server> start(server::ServerOptions o = {}) {
-        o.port = 0;
-        auto s = std::make_unique<server::Server>(*m_host, o);
-        auto r = s->start();
-        if (!r.ok())
-            qWarning("%s", r.error().message.c_str());
-        return r.ok() ? std::move(s) : nullptr;
+        return baton::test::startServer(*m_queue, o);
     }
-
-    static httplib::Client client(const server::Server& s) {
-        httplib::Client c("127.0.0.1", s.port());
-        c.set_read_timeout(120, 0);
-        return c;
-    }
-
-    // POSTs a JSON body; the status and the parsed answer (null when not JSON).
+    static httplib::Client client(const server::Server& s) { return baton::test::httpClient(s); }
     static std::pair<int, json> post(httplib::Client& c, const std::string& path,
                                      const std::string& body,
                                      const httplib::Headers& headers = {}) {
-        auto r = c.Post(path, headers, body, "application/json");
-        if (!r)
-            return {0, nullptr};
-        return {r->status, json::parse(r->body, nullptr, false)};
+        return baton::test::postJson(c, path, body, headers);
     }
 
     // The engine's own greedy continuation of a prompt as the server reads it.
     std::vector<engine::GenerationEvent> direct(const std::string& prompt, int tokens) {
-        auto gen = engine::Generator::create(m_model);
-        std::vector<engine::GenerationEvent> events;
-        if (!gen.ok())
-            return events;
-        std::vector<int32_t> ids{engine::startOfTextToken(m_model->config())};
-        const auto text = m_model->tokenizer()->encode(prompt);
-        ids.insert(ids.end(), text.begin(), text.end());
-        if (!(*gen)->append(ids).ok())
-            return events;
-        engine::SamplingOptions s;
-        s.temperature = 0;
-        s.maxTokens = tokens;
-        auto done = (*gen)->generate(s, [&](const engine::GenerationEvent& e) {
-            events.push_back(e);
-            return true;
-        });
-        if (!done.ok())
-            events.clear();
-        return events;
+        return baton::test::greedyEvents(m_model, prompt, tokens);
     }
 
     static std::string textOf(const std::vector<engine::GenerationEvent>& events) {
@@ -110,14 +71,9 @@ private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
-        engine::RecurrenceConfig rec;
-        rec.window = 16;
-        rec.overlap = 4;
-        QVERIFY(baton::test::writeRecurrentFixture(m_tmp.filePath("recurrent"), rec));
-        auto model = engine::Model::load(m_tmp.filePath("recurrent").toStdString());
-        BATON_VERIFY_OK(model);
-        m_model = *model;
-        m_host = std::make_unique<server::ExclusiveModelHost>(m_model);
+        m_model = baton::test::loadRecurrentFixture(m_tmp.filePath("recurrent"));
+        QVERIFY(m_model);
+        m_queue = std::make_unique<engine::ModelQueue>(m_model);
     }
 
     void koboldInformation() {
@@ -132,13 +88,17 @@ private Q_SLOTS:
         };
         QCOMPARE(body("/api/v1/model"), std::string(R"({"result":"recurrent"})"));
         QCOMPARE(body("/api/v1/info/version"), std::string(R"({"result":"1.2.5"})"));
-        QCOMPARE(body("/api/extra/version"),
-                 std::string(R"({"result":"KoboldCpp","version":"1.49"})"));
+        const auto version = json::parse(body("/api/extra/version"), nullptr, false);
+        QCOMPARE(version["result"], json("KoboldCpp"));
+        QCOMPARE(version["version"], json("1.49"));
+        QCOMPARE(version["protected"], json(false));
         QCOMPARE(body("/api/v1/config/max_context_length"), std::string(R"({"value":50000})"));
         QCOMPARE(body("/api/extra/true_max_context_length"), std::string(R"({"value":50000})"));
         auto [status, count] = post(c, "/api/extra/tokencount", R"({"prompt":"Hello world"})");
         QCOMPARE(status, 200);
-        const auto ids = m_model->tokenizer()->encode("Hello world");
+        // "special" (KoboldCpp's default): the start-of-text token first.
+        auto ids = m_model->tokenizer()->encode("Hello world");
+        ids.insert(ids.begin(), engine::startOfTextToken(m_model->config()));
         QCOMPARE(count["value"].get<size_t>(), ids.size());
         QCOMPARE(count["ids"].get<std::vector<int32_t>>(), ids);
         auto models = json::parse(body("/v1/models"), nullptr, false);
@@ -354,7 +314,7 @@ private Q_SLOTS:
 
         // The prompt as token ids (alone or as a batch of one) gives the same text.
         auto [status4, counted] =
-            post(c, "/api/extra/tokencount", json{{"prompt", kPrompt}}.dump());
+            post(c, "/api/extra/tokencount", json{{"prompt", kPrompt}, {"special", false}}.dump());
         QCOMPARE(status4, 200);
         const json ids = counted["ids"];
         QVERIFY(ids.size() > 3);
@@ -506,6 +466,68 @@ private Q_SLOTS:
         QCOMPARE(edited["choices"][0]["text"], ask(cl, story, 20)["choices"][0]["text"]);
     }
 
+    // A front end that keeps the story under its context size cuts its front (KoboldAI
+    // Lite, SillyTavern), with the memory before it and the author's note a few lines
+    // before its end: each request reads only what is new, and writes what a server
+    // that reads the whole story from the first cut on writes.
+    void trimmedPromptsReadOnlyWhatIsNew() {
+        auto warm = start();
+        auto cold = start();
+        QVERIFY(warm && cold);
+        auto c = client(*warm);
+        auto cl = client(*cold);
+        const QByteArray book =
+            baton::test::readFile(baton::test::sharedPath("corpus/books/austen-emma.txt"));
+        QVERIFY2(book.size() > 20000, qPrintable(baton::test::missingMessage("corpus/books")));
+        std::string story = book.mid(10000, 6000).toStdString();
+        const std::string memory = "[Emma Woodhouse is the heroine of this story.]\n";
+        const std::string note = "\n[Author's note: it is a fine day in Highbury.]\n";
+        const size_t keep = 2000, noteBefore = 200; // characters, as Lite counts
+        // The story from `cut` on, the note before its last lines.
+        auto prompt = [&](size_t cut) {
+            std::string s = story.substr(cut);
+            const size_t at = s.size() - noteBefore;
+            return s.substr(0, at) + note + s.substr(at);
+        };
+        auto ask = [&](httplib::Client& client, const std::string& text) {
+            auto [status, a] = post(client, "/api/v1/generate",
+                                    json{{"memory", memory},
+                                         {"prompt", text},
+                                         {"max_length", 12},
+                                         {"temperature", 0},
+                                         {"max_context_length", 8192}}
+                                        .dump());
+            return status == 200 ? a["results"][0]["text"].get<std::string>() : std::string("!");
+        };
+        const size_t firstCut = story.size() - keep;
+        QVERIFY(ask(c, prompt(firstCut)) != "!");
+        for (int round = 0; round < 3; ++round) {
+            story += " Mr. Knightley called again that evening, and they talked of Harriet.";
+            const auto before = warm->stats().completions;
+            const std::string text = ask(c, prompt(story.size() - keep));
+            const auto after = warm->stats().completions;
+            QVERIFY(text != "!");
+            QCOMPARE(after.trimmedMatches - before.trimmedMatches, int64_t(1));
+            const int64_t tokens = after.promptTokens - before.promptTokens;
+            const int64_t read = after.encodedTokens - before.encodedTokens;
+            QVERIFY2(read * 4 < tokens, qPrintable(QString("read %1 of %2").arg(read).arg(tokens)));
+            // Every token read once, and the window an imported state re-reads (T).
+            const int64_t reused = after.reusedTokens - before.reusedTokens;
+            QVERIFY(reused + read >= tokens && reused + read <= tokens + 16);
+            // What a server that was sent the story from the first cut on writes.
+            QCOMPARE(text, ask(cl, prompt(firstCut)));
+        }
+        // A new memory is read as sent.
+        const auto before = warm->stats().completions;
+        auto [status, a] = post(c, "/api/v1/generate",
+                                json{{"memory", "[Emma is twenty-one.]\n"},
+                                     {"prompt", prompt(story.size() - keep)},
+                                     {"max_length", 4}}
+                                    .dump());
+        QCOMPARE(status, 200);
+        QCOMPARE(warm->stats().completions.trimmedMatches, before.trimmedMatches);
+    }
+
     // Prompt states saved in the database outlast the server: a new server on the same
     // database reads only what follows the longest saved prefix, and writes what a
     // server that reads the whole prompt writes.
@@ -557,10 +579,56 @@ private Q_SLOTS:
     // A client that keeps its own text and not what was generated: the kept generator
     // goes back to the end of its prompt and reads only the new tokens (the window has
     // room: the fixture's T is 128).
+    // baton-cli generate and the server read a prompt the same way (start-of-text, then
+    // the prompt): the same prompt, settings and seed give the same text.
+    void theCliAndTheServerAgree() {
+        auto s = start();
+        QVERIFY(s);
+        auto c = client(*s);
+        const std::string prompt = "The gulls followed the ship";
+        for (const char* temperature : {"0", "0.9"}) {
+            const auto cli = baton::test::cli({"generate",
+                                               "--model",
+                                               m_tmp.filePath("recurrent"),
+                                               "--prompt",
+                                               QString::fromStdString(prompt),
+                                               "--temperature",
+                                               temperature,
+                                               "--top-p",
+                                               "1",
+                                               "--top-k",
+                                               "0",
+                                               "--repetition-penalty",
+                                               "1.2",
+                                               "--seed",
+                                               "7",
+                                               "--max-tokens",
+                                               "16",
+                                               "--ignore-eos",
+                                               "--json",
+                                               "--quiet"});
+            QVERIFY2(cli.exitCode == 0, cli.err.constData());
+            const json done = json::parse(cli.out.trimmed().split('\n').last().toStdString());
+            const auto [status, answer] = post(c, "/v1/completions",
+                                               json{{"prompt", prompt},
+                                                    {"max_tokens", 16},
+                                                    {"temperature", std::stod(temperature)},
+                                                    {"top_p", 1},
+                                                    {"top_k", 0},
+                                                    {"repetition_penalty", 1.2},
+                                                    {"seed", 7},
+                                                    {"ignore_eos", true}}
+                                                   .dump());
+            QCOMPARE(status, 200);
+            QCOMPARE(QString::fromStdString(answer["choices"][0]["text"].get<std::string>()),
+                     QString::fromStdString(done["text"].get<std::string>()));
+        }
+    }
+
     void rewindsToTheEndOfThePrompt() {
         auto baseline = engine::Model::load(baton::test::fixture());
         BATON_VERIFY_OK(baseline);
-        server::ExclusiveModelHost host(*baseline);
+        engine::ModelQueue host(*baseline);
         server::ServerOptions o;
         o.port = 0;
         server::Server warm(host, o), cold(host, o);
@@ -601,7 +669,13 @@ private Q_SLOTS:
             {"/api/v1/generate", "", 400},
             {"/api/v1/generate", R"({"max_length":5})", 400},
             {"/api/v1/generate", R"({"prompt":7})", 400},
-            {"/api/v1/generate", R"({"prompt":"a","max_length":101})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","max_length":0})", 400},
+            {"/api/v1/generate", R"({"prompt":"a","logprobs":"10"})", 400},
+            {"/v1/chat/completions", R"({"messages":"hi"})", 400},
+            {"/completion", R"({"prompt":"a","n_predict":-2})", 400},
+            {"/tokenize", R"({"text":"a"})", 400},
+            {"/detokenize", R"({"tokens":[99999999]})", 400},
+            {"/api/extra/detokenize", R"({"ids":"a"})", 400},
             {"/api/v1/generate", R"({"prompt":"a","max_length":"5"})", 400},
             {"/api/v1/generate", R"({"prompt":"a","temperature":-1})", 400},
             {"/api/v1/generate", R"({"prompt":"a","top_p":1e309})", 400},

@@ -4,9 +4,9 @@
 // the storage thread's answer), its number is appended to SIDE and fsynced, so a
 // kill -9 at any moment can be checked: every number in SIDE must be in the story.
 //   soak_typist DB STORY_ID SIDE
-#include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/ui/main_window.h>
 
 #include "story_editor.h"
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     baton::engine::initializeRuntime(1);
     baton::storage::StorageController storage;
-    baton::engine::EngineController engine, lab;
+    baton::engine::ModelJobs engine, lab;
     baton::ui::MainWindow window(storage, engine, lab, {});
     window.show();
     window.openDatabase(QString::fromLocal8Bit(argv[1]));

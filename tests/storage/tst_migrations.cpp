@@ -65,7 +65,7 @@ int writeDump(const QString& dir) {
         std::cerr << "sample data: " << e << "\n";
         return 1;
     }
-    const std::string dump = dumpDatabase((*db)->connection());
+    const std::string dump = dumpDatabase(connectionOf(**db));
     QFile out(dir + QString("/schema_v%1.sql").arg(currentSchemaVersion()));
     if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
         out.write(dump.data(), static_cast<qint64>(dump.size())) != qint64(dump.size()))
@@ -119,7 +119,7 @@ private Q_SLOTS:
         auto db = Database::open(fresh().toStdString());
         QVERIFY(db.ok());
         QCOMPARE(baton::test::fillSampleData(**db), std::string());
-        const std::string now = schemaLines(dumpDatabase((*db)->connection()));
+        const std::string now = schemaLines(dumpDatabase(connectionOf(**db)));
         const std::string saved = schemaLines(readAll(dumpPath(currentSchemaVersion())));
         QVERIFY(!saved.empty());
         QCOMPARE(now, saved);
@@ -146,12 +146,12 @@ private Q_SLOTS:
         auto db = Database::open(path.toStdString());
         BATON_VERIFY_OK(db);
         QCOMPARE((*db)->schemaVersion(), currentSchemaVersion());
-        QCOMPARE((*db)->connection().queryText(
-                     "SELECT value FROM meta WHERE key = 'compatible_version'"),
-                 std::to_string(migrations().back().compatibleVersion));
+        QCOMPARE(
+            connectionOf(**db).queryText("SELECT value FROM meta WHERE key = 'compatible_version'"),
+            std::to_string(migrations().back().compatibleVersion));
         QCOMPARE(baton::test::checkSampleData(**db, version), std::string());
         QCOMPARE(*(*db)->integrityCheck(), std::string("ok"));
-        QCOMPARE((*db)->connection().queryText("PRAGMA foreign_key_check"), std::string());
+        QCOMPARE(connectionOf(**db).queryText("PRAGMA foreign_key_check"), std::string());
         const QString backup = path + QString(".backup-v%1").arg(version);
         if (version < currentSchemaVersion()) {
             QVERIFY2(QFile::exists(backup), qPrintable(backup));

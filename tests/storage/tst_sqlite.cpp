@@ -52,7 +52,7 @@ private Q_SLOTS:
     void databaseOpensWithTheSettings() {
         auto db = Database::open(freshPath());
         BATON_VERIFY_OK(db);
-        auto& c = (*db)->connection();
+        auto& c = connectionOf(**db);
         QCOMPARE(c.queryText("PRAGMA journal_mode"), std::string("wal"));
         QCOMPARE(c.queryInt("PRAGMA foreign_keys"), int64_t(1));
         QCOMPARE(c.queryInt("PRAGMA synchronous"), int64_t(2));

@@ -4,8 +4,8 @@
 #include "titled_story.h"
 
 #include <baton/storage/database.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/state_store.h>
-#include <baton/storage/storage_controller.h>
 #include <baton/storage/story_store.h>
 
 #include <QFile>
@@ -270,9 +270,9 @@ private Q_SLOTS:
                 mini = m.id;
             }
         int64_t mine = 0;
-        c.registerModel("/models/mine", "Mine", "abc", &ctx, [&](int64_t id) { mine = id; });
-        c.registerModel("/models/mine", "Mine, renamed", "abc", &ctx,
-                        [&](int64_t id) { QCOMPARE(id, mine); });
+        c.registerModel({0, "/models/mine", "Mine", "abc"}, &ctx, [&](int64_t id) { mine = id; });
+        c.registerModel({0, "/models/mine", "Mine, renamed", "abc", R"({"adapter_base":"/b"})"},
+                        &ctx, [&](int64_t id) { QCOMPARE(id, mine); });
         wait();
         c.setDefaultModel(mine, &ctx, {});
         c.removeModel(mini, &ctx, {});
@@ -283,6 +283,7 @@ private Q_SLOTS:
             if (m.id == mine) {
                 QVERIFY(m.isDefault);
                 QCOMPARE(m.name, std::string("Mine, renamed"));
+                QCOMPARE(m.configJson, std::string(R"({"adapter_base":"/b"})"));
             }
 
         EvalResult e;

@@ -102,7 +102,7 @@ private Q_SLOTS:
         BATON_VERIFY_OK(opened);
         auto& d = **opened;
         QCOMPARE(*d.integrityCheck(), std::string("ok"));
-        QCOMPARE(d.connection().queryText("PRAGMA foreign_key_check"), std::string());
+        QCOMPARE(connectionOf(d).queryText("PRAGMA foreign_key_check"), std::string());
         auto stories = d.stories().list();
         QCOMPARE(stories->size(), size_t(1)); // the story was created exactly once
         const int64_t story = stories->front().id;
@@ -125,7 +125,7 @@ private Q_SLOTS:
                                                   .arg(i)
                                                   .arg(expected)));
         // Every blob is whole.
-        Statement blobs = d.connection().prepare(
+        Statement blobs = connectionOf(d).prepare(
             "SELECT p.text, b.data FROM passages p JOIN recurrent_states s ON s.passage_id = p.id "
             "JOIN state_blobs b ON b.state_id = s.id");
         int checked = 0;

@@ -236,7 +236,7 @@ private Q_SLOTS:
         const int64_t story = (*db)->stories().list()->front().id;
         const std::string before = *(*db)->stories().currentText(story);
         // SQLite answers SQLITE_FULL on a full disk; max_page_count makes it happen here.
-        auto& c = (*db)->connection();
+        auto& c = connectionOf(**db);
         const int64_t pages = c.queryInt("PRAGMA page_count");
         c.exec("PRAGMA max_page_count = " + std::to_string(pages + 2));
         const std::string chunk(1 << 20, 'z'); // 1 MiB: more than two pages

@@ -170,14 +170,14 @@ private Q_SLOTS:
         // Deleting a story deletes its passages (and their states).
         BATON_VERIFY_OK(m_db->states().save(makeState(a, "m", 5)));
         BATON_VERIFY_OK(st.remove(story));
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM passages WHERE story_id = " +
-                                             std::to_string(story)),
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM passages WHERE story_id = " +
+                                              std::to_string(story)),
                  int64_t(0));
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs b LEFT JOIN "
-                                             "recurrent_states s ON s.id = b.state_id WHERE "
-                                             "s.id IS NULL"),
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM state_blobs b LEFT JOIN "
+                                              "recurrent_states s ON s.id = b.state_id WHERE "
+                                              "s.id IS NULL"),
                  int64_t(0));
-        QCOMPARE(m_db->connection().queryText("PRAGMA foreign_key_check"), std::string());
+        QCOMPARE(connectionOf(*m_db).queryText("PRAGMA foreign_key_check"), std::string());
     }
 
     void longChainsWork() {
@@ -365,8 +365,8 @@ private Q_SLOTS:
         QVERIFY(!states.latestOnPath(d, "m", 128, 16, 1, 1)->has_value());
         QCOMPARE(*states.pruneAncestors(pinned), int64_t(0)); // e's is another layout's
         QCOMPARE(states.forPassage(e)->size(), size_t(1));
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
-                 m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM state_blobs"),
+                 connectionOf(*m_db).queryInt("SELECT count(*) FROM recurrent_states"));
     }
 
     void promptStatesKeepTheMostRecentWithinTheirSize() {
@@ -454,8 +454,8 @@ private Q_SLOTS:
         QCOMPARE(lore.list(story)->size(), size_t(1));
         // Deleting the story deletes its entries.
         BATON_VERIFY_OK(m_db->stories().remove(story));
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM lore_entries WHERE story_id = " +
-                                             std::to_string(story)),
+        QCOMPARE(connectionOf(*m_db).queryInt(
+                     "SELECT count(*) FROM lore_entries WHERE story_id = " + std::to_string(story)),
                  int64_t(0));
     }
 
@@ -509,8 +509,8 @@ private Q_SLOTS:
         QCOMPARE(*st.currentText(story), std::string("one TWO three four"));
         QCOMPARE(st.passage(p2)->author, PassageAuthor::Edit);
         QVERIFY(st.passage(p2)->editedAt > 0);
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
-                 m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM state_blobs"),
+                 connectionOf(*m_db).queryInt("SELECT count(*) FROM recurrent_states"));
         // Editing a leaf touches only the leaf.
         BATON_VERIFY_OK(states.save(makeState(p4, "model-a", 40)));
         BATON_VERIFY_OK(states.save(makeState(p3, "model-a", 30)));
@@ -530,8 +530,8 @@ private Q_SLOTS:
         s.memory = "The ship is called Tern.";
         BATON_VERIFY_OK(st.update(s));
         QCOMPARE(*states.countForStory(story), int64_t(0));
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM state_blobs"),
-                 m_db->connection().queryInt("SELECT count(*) FROM recurrent_states"));
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM state_blobs"),
+                 connectionOf(*m_db).queryInt("SELECT count(*) FROM recurrent_states"));
     }
 
     void booksAndCorpora() {
@@ -562,7 +562,7 @@ private Q_SLOTS:
         BATON_VERIFY_OK(books.removeCorpus(corpus));
         BATON_VERIFY_OK(books.remove(emma));
         QCOMPARE(books.get(emma).error().code, StorageErrorCode::NotFound);
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM book_texts"), int64_t(1));
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM book_texts"), int64_t(1));
     }
 
     void models() {
@@ -579,7 +579,7 @@ private Q_SLOTS:
         // Registering a new default takes the flag over.
         const int64_t c = *models.add(RegisteredModel{0, "/m/c", "C", "", "{}", true, 0});
         QCOMPARE((*models.defaultModel())->id, c);
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM models WHERE is_default"),
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM models WHERE is_default"),
                  int64_t(1));
         auto byPath = models.byPath("/m/a");
         BATON_VERIFY_OK(byPath);
@@ -633,7 +633,7 @@ private Q_SLOTS:
                  StorageErrorCode::Constraint);
         QCOMPARE(runs.list()->size(), size_t(1));
         BATON_VERIFY_OK(runs.remove(id));
-        QCOMPARE(m_db->connection().queryInt("SELECT count(*) FROM metric_points"), int64_t(0));
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM metric_points"), int64_t(0));
     }
 
     void evalResults() {

@@ -11,7 +11,7 @@
 #include "titled_story.h"
 
 #include <baton/storage/database.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/story_store.h>
 
 #include <QProcess>

@@ -1,9 +1,11 @@
 // What the model reads (story/prompt.h): the memory (once or in every window), the
 // passages after a saved state, text not sent yet, world info, the author's note; and
-// which world info fires (story/lore.h).
+// which world info fires (story/lore.h); an adventure's turns and stop
+// (story/adventure.h).
 #include "test_support.h"
 
 #include <baton/engine/tokenizer.h>
+#include <baton/story/adventure.h>
 #include <baton/story/lore.h>
 #include <baton/story/prompt.h>
 #include <baton/story/title.h>
@@ -209,6 +211,74 @@ private Q_SLOTS:
         const std::string longWord = std::string(39, 'a') + "\xC3\xA9\xC3\xA9";
         const std::string t = titleFromText(longWord);
         QCOMPARE(t, std::string(39, 'a') + "\xE2\x80\xA6");
+    }
+
+    void frameTurn_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<QString>("before");
+        QTest::addColumn<QString>("framed");
+        const int doIt = int(TurnKind::Do), say = int(TurnKind::Say), story = int(TurnKind::Story);
+        QTest::newRow("do") << doIt << "open the door"
+                            << ""
+                            << "> You open the door.\n\n";
+        QTest::newRow("do, I") << doIt << "I look around!"
+                               << "x."
+                               << "\n\n> You look around!\n\n";
+        QTest::newRow("do, you, capital") << doIt << "You Climb"
+                                          << "x\n"
+                                          << "\n> You climb.\n\n";
+        QTest::newRow("do, name") << doIt << "call NASA"
+                                  << "x\n\n"
+                                  << "> You call NASA.\n\n";
+        QTest::newRow("do, a verb that starts with i") << doIt << "Iron  the\tshirt"
+                                                       << ""
+                                                       << "> You iron the shirt.\n\n";
+        QTest::newRow("say") << say << "\"where is the key?\""
+                             << ""
+                             << "> You say, \u201CWhere is the key?\u201D\n\n";
+        QTest::newRow("say, curly quotes") << say << "\u201Cafter you\u201D"
+                                           << ""
+                                           << "> You say, \u201CAfter you.\u201D\n\n";
+        QTest::newRow("say, period") << say << "hello"
+                                     << ""
+                                     << "> You say, \u201CHello.\u201D\n\n";
+        QTest::newRow("say, ellipsis") << say << "well\u2026"
+                                       << ""
+                                       << "> You say, \u201CWell\u2026\u201D\n\n";
+        QTest::newRow("say, only quotes") << say << "\"\""
+                                          << ""
+                                          << "";
+        QTest::newRow("story") << story << "  A storm rises.  "
+                               << "x"
+                               << "\n\nA storm rises.";
+        QTest::newRow("empty") << doIt << "   "
+                               << "x"
+                               << "";
+        QTest::newRow("only a subject") << doIt << "I "
+                                        << ""
+                                        << "";
+    }
+    void frameTurn() {
+        QFETCH(int, kind);
+        QFETCH(QString, input);
+        QFETCH(QString, before);
+        QFETCH(QString, framed);
+        QCOMPARE(QString::fromStdString(
+                     story::frameTurn(TurnKind(kind), input.toStdString(), before.toStdString())),
+                 framed);
+    }
+
+    // An adventure's continuation stops before the player's next turn (once, however
+    // often it is asked for); a story's keeps its settings.
+    void anAdventureStopsBeforeThePlayersTurn() {
+        engine::SamplingOptions s;
+        s.stopStrings = {"THE END"};
+        const auto adventure = continuationSampling(storage::StoryMode::Adventure, s);
+        QCOMPARE(adventure.stopStrings, (std::vector<std::string>{"THE END", "\n>"}));
+        QCOMPARE(continuationSampling(storage::StoryMode::Adventure, adventure).stopStrings,
+                 adventure.stopStrings);
+        QCOMPARE(continuationSampling(storage::StoryMode::Story, s).stopStrings, s.stopStrings);
     }
 };
 

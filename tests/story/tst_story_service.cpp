@@ -2,8 +2,8 @@
 // resuming from the latest saved state, the kept generator, retry after a reopen, the
 // chunk transaction when the database refuses a write; the memory in every window,
 // world info, and the context view (story/context.h) against the generator.
+#include "story_test_requests.h"
 #include "test_support.h"
-#include "tiny_model.h"
 #include "verify_ok.h"
 
 #include "chunk_writer.h"
@@ -44,14 +44,7 @@ class TestStoryService : public QObject {
     }
 
     static story::ContinueRequest request(int64_t story, uint64_t seed, int tokens = 40) {
-        story::ContinueRequest r;
-        r.storyId = story;
-        r.settings = story::defaultSettings();
-        r.settings.sampling.seed = seed;
-        r.settings.sampling.maxTokens = tokens;
-        r.settings.sampling.stopAtEndOfText = false;
-        r.chunkTokens = 8;
-        return r;
+        return baton::test::storyRequest(story, seed, tokens);
     }
 
     // The text with one word more inside it (after its first space past the start).
@@ -82,14 +75,8 @@ private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
-        const QString dir = m_tmp.filePath("recurrent");
-        engine::RecurrenceConfig rec;
-        rec.window = 16;
-        rec.overlap = 4;
-        QVERIFY(baton::test::writeRecurrentFixture(dir, rec));
-        auto model = engine::Model::load(dir.toStdString());
-        BATON_VERIFY_OK(model);
-        m_model = *model;
+        m_model = baton::test::loadRecurrentFixture(m_tmp.filePath("recurrent"));
+        QVERIFY2(m_model, qPrintable(baton::test::missingMessage(baton::test::fixtureDir())));
     }
 
     void init() { m_dbPath = m_tmp.filePath(QString("stories-%1.db").arg(++m_dbs)).toStdString(); }
@@ -320,7 +307,7 @@ private Q_SLOTS:
             return c;
         };
         QVERIFY(writer.save(chunk(" one")));
-        auto& c = db->connection();
+        auto& c = connectionOf(*db);
         c.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON passages BEGIN "
                "SELECT RAISE(ABORT, 'injected failure'); END");
         QVERIFY(!writer.save(chunk(" two")));

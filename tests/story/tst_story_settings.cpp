@@ -25,7 +25,20 @@ private Q_SLOTS:
         // The default is the Balanced preset.
         const Preset& balanced = presets()[kBalancedPreset];
         QCOMPARE(QString(balanced.name), QString("Balanced"));
-        QCOMPARE(defaultSettings().sampling.temperature, balanced.temperature);
+        QVERIFY(matchesPreset(balanced, defaultSettings().sampling));
+        // A preset sets every sampler: what it names, and the rest back to off.
+        baton::engine::SamplingOptions o;
+        o.xtcProbability = 0.5;
+        const Preset& minPDry = presets().back();
+        QCOMPARE(QString(minPDry.name), QString("Min-p + DRY"));
+        applyPreset(minPDry, o);
+        QCOMPARE(o.minP, 0.1);
+        QCOMPARE(o.dryMultiplier, 0.8);
+        QCOMPARE(o.temperature, 1.0);
+        QCOMPARE(o.topP, 1.0);
+        QCOMPARE(o.repetitionPenalty, 1.0);
+        QCOMPARE(o.xtcProbability, 0.0);
+        QVERIFY(matchesPreset(minPDry, o) && !matchesPreset(balanced, o));
     }
 
     void roundTrip() {
@@ -84,6 +97,45 @@ private Q_SLOTS:
         QCOMPARE(s->windows.window, 128);
         // Unknown keys (a newer build's) are ignored.
         QVERIFY(parseSettings(R"({"mirostat": 2, "temperature": 0.3})").ok());
+    }
+
+    // Every sampler of the settings table round-trips; those left off are not written.
+    void everySamplerRoundTrips() {
+        StorySettings s = defaultSettings();
+        s.sampling.minP = 0.1;
+        s.sampling.dryMultiplier = 0.8;
+        s.sampling.dryAllowedLength = 3;
+        s.sampling.mirostat = 2;
+        s.sampling.temperatureLast = 1;
+        s.sampling.repetitionRange = 256;
+        s.sampling.drySequenceBreakers = {"\n", "."};
+        s.sampling.samplerOrder = {"top_k", "min_p", "temperature"};
+        s.sampling.textBias = {{" Darcy", -4.5f}, {"\"=", 2.f}};
+        s.sampling.bannedPhrases = {"shivers down her spine"};
+        const std::string json = settingsJson(s);
+        QVERIFY(json.find("xtc_probability") == std::string::npos);
+        auto back = parseSettings(json);
+        QVERIFY(back.ok());
+        QCOMPARE(back->sampling.minP, 0.1);
+        QCOMPARE(back->sampling.dryMultiplier, 0.8);
+        QCOMPARE(back->sampling.dryAllowedLength, 3);
+        QCOMPARE(back->sampling.mirostat, 2);
+        QCOMPARE(back->sampling.temperatureLast, 1);
+        QCOMPARE(back->sampling.repetitionRange, 256);
+        QCOMPARE(back->sampling.drySequenceBreakers, s.sampling.drySequenceBreakers);
+        QCOMPARE(back->sampling.samplerOrder, s.sampling.samplerOrder);
+        QCOMPARE(back->sampling.textBias.size(), size_t(2));
+        QCOMPARE(back->sampling.bannedPhrases, s.sampling.bannedPhrases);
+        QVERIFY(!parseSettings(R"({"banned_phrases": [""]})").ok());
+        QVERIFY(!parseSettings(R"({"text_bias": {"x": 500}})").ok());
+        QVERIFY(!parseSettings(R"({"text_bias": ["x"]})").ok());
+        QCOMPARE(settingsJson(*back), json);
+        QVERIFY(!parseSettings(R"({"sampler_order": ["top_k", "sideways"]})").ok());
+        QVERIFY(!parseSettings(R"({"sampler_order": ["top_k", "top_k"]})").ok());
+        QVERIFY(!parseSettings(R"({"min_p": 1.5})").ok());
+        QVERIFY(!parseSettings(R"({"mirostat": 1})").ok());
+        QVERIFY(!parseSettings(R"({"typical_p": 0})").ok());
+        QVERIFY(!parseSettings(R"({"dry_sequence_breakers": [""]})").ok());
     }
 
     void badSettingsAreRefusedWithTheirName_data() {

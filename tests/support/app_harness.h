@@ -1,11 +1,11 @@
-// The app as main() builds it, for the GUI suites: the storage thread, the engine and
-// lab engine threads and the main window, on a test database; a read-only second
+// The app as main() builds it, for the GUI suites: the storage thread, the two model
+// queues (story and lab) and the main window, on a test database; a read-only second
 // connection to check what was saved; screenshots into the build tree.
 #pragma once
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 #include <baton/storage/database.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/ui/main_window.h>
 
 #include <QDir>
@@ -19,16 +19,16 @@ namespace baton::test {
 
 struct AppHarness {
     std::unique_ptr<storage::StorageController> storage;
-    std::unique_ptr<engine::EngineController> engine;
-    std::unique_ptr<engine::EngineController> lab;
+    std::unique_ptr<engine::ModelJobs> engine;
+    std::unique_ptr<engine::ModelJobs> lab;
     std::unique_ptr<ui::MainWindow> window;
 
     // Builds and shows the window (1280 x 820, active) with these bundled model folders
     // and opens the database at dbPath. Check QTest::currentTestFailed() after it.
     void start(const QString& dbPath, const QStringList& bundled = {}) {
         storage = std::make_unique<storage::StorageController>();
-        engine = std::make_unique<engine::EngineController>();
-        lab = std::make_unique<engine::EngineController>();
+        engine = std::make_unique<engine::ModelJobs>();
+        lab = std::make_unique<engine::ModelJobs>();
         window = std::make_unique<ui::MainWindow>(*storage, *engine, *lab, bundled);
         window->resize(1280, 820);
         window->show();

@@ -117,4 +117,16 @@ inline bool writeRecurrentFixture(const QString& dir, const engine::RecurrenceCo
     return writeRecurrence(dir.toStdString(), *config, rec, (*tokenizer)->identity(), seed);
 }
 
+// The recurrent fixture the story and server suites continue text with (T 16, o 4),
+// written into `dir` and loaded; null when either fails.
+inline std::shared_ptr<engine::Model> loadRecurrentFixture(const QString& dir) {
+    engine::RecurrenceConfig rec;
+    rec.window = 16;
+    rec.overlap = 4;
+    if (!writeRecurrentFixture(dir, rec))
+        return nullptr;
+    auto model = engine::Model::load(dir.toStdString());
+    return model ? *model : nullptr;
+}
+
 } // namespace baton::test

@@ -1,6 +1,6 @@
-// A LabBackend for the lab presenters' tests: it records every request, the test
-// plays the engine by emitting the backend's signals, and storage requests are
-// answered at once from memory.
+// A LabBackend for the lab presenters' tests: it records every request with its
+// answers, the test plays the engine by calling the answer methods below (modelLoaded,
+// evaluationRow, ...) for a job, and storage requests are answered at once from memory.
 #pragma once
 
 #include "lab_backend.h"
@@ -17,10 +17,11 @@ using ui::LabBackend;
 class FakeLabBackend : public LabBackend {
 public:
     struct Job {
-        QString kind, model;
+        QString kind, model, adapter;
         engine::EvaluateRequest evaluate;
         engine::GenerateRequest generate;
         engine::TrainConfig train;
+        ui::LabAnswers answers;
     };
     std::map<engine::JobId, Job> jobs;
     std::vector<engine::JobId> cancelled;
@@ -32,31 +33,36 @@ public:
     std::vector<storage::MetricPoint> metrics;
     bool failStorage = false;
 
-    engine::JobId loadModel(const QString& folder) override {
+    engine::JobId loadModel(const ui::ModelSource& source, ui::LabAnswers a) override {
         Job j;
         j.kind = "load";
-        j.model = folder;
-        return add(j);
+        j.model = source.folder;
+        j.adapter = source.adapter;
+        return add(j, std::move(a));
     }
-    engine::JobId evaluate(const engine::EvaluateRequest& r) override {
+    engine::JobId evaluate(const engine::EvaluateRequest& r, ui::LabAnswers a) override {
         Job j;
         j.kind = "evaluate";
         j.evaluate = r;
-        return add(j);
+        return add(j, std::move(a));
     }
-    engine::JobId generate(const engine::GenerateRequest& r) override {
+    engine::JobId generate(const engine::GenerateRequest& r, ui::LabAnswers a) override {
         Job j;
         j.kind = "generate";
         j.generate = r;
-        return add(j);
+        return add(j, std::move(a));
     }
-    engine::JobId train(const engine::TrainConfig& c) override {
+    engine::JobId train(const engine::TrainConfig& c, ui::LabAnswers a) override {
         Job j;
         j.kind = "train";
         j.train = c;
-        return add(j);
+        return add(j, std::move(a));
     }
     void cancel(engine::JobId job) override { cancelled.push_back(job); }
+    // Read at once, on the test's thread.
+    void readBooks(const QStringList& paths, Done<const ui::BookFiles&> d) override {
+        d(ui::readBookFiles(paths));
+    }
 
     void storeEvalResult(const storage::EvalResult& r, Failed f) override {
         if (fail(f))
@@ -141,11 +147,49 @@ public:
         return 0;
     }
 
+    // The engine's answers to job `id`, as the app's backend delivers them.
+    void modelLoaded(engine::JobId id, const engine::ModelInfo& info) {
+        call(answers(id).loaded, info);
+    }
+    void evaluationRow(engine::JobId id, const engine::ScoreResult& score, bool withState) {
+        engine::EvaluationRow row;
+        row.score = score;
+        row.withState = withState;
+        call(answers(id).row, row);
+    }
+    void generationProgress(engine::JobId id, const engine::GenerationProgress& g) {
+        call(answers(id).text, g);
+    }
+    void trainingEvent(engine::JobId id, const engine::TrainEvent& e) {
+        call(answers(id).event, e);
+    }
+    void jobProgress(engine::JobId id, double fraction, const QString& message) {
+        if (answers(id).progress)
+            answers(id).progress(fraction, message);
+    }
+    void jobFinished(engine::JobId id, bool ok, const engine::Error& error) {
+        const std::optional<engine::Error> result =
+            ok ? std::nullopt : std::optional<engine::Error>(error);
+        call(answers(id).finished, result);
+    }
+
 private:
-    engine::JobId add(const Job& j) {
+    engine::JobId add(const Job& j, ui::LabAnswers a) {
         const engine::JobId id = m_next++;
         jobs[id] = j;
+        jobs[id].answers = std::move(a);
         return id;
+    }
+    ui::LabAnswers& answers(engine::JobId id) {
+        // An answer to a job never asked for is the test's mistake.
+        if (!jobs.count(id))
+            qFatal("FakeLabBackend: no job %lld", static_cast<long long>(id));
+        return jobs[id].answers;
+    }
+    template <typename F, typename A>
+    static void call(const F& f, const A& arg) {
+        if (f)
+            f(arg);
     }
     bool fail(const Failed& f) {
         if (failStorage && f)

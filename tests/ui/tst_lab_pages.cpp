@@ -19,12 +19,12 @@
 #include "probe_panel.h"
 #include "topics_panel.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 #include <baton/storage/database.h>
 #include <baton/storage/eval_store.h>
 #include <baton/storage/model_store.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/run_store.h>
-#include <baton/storage/storage_controller.h>
 #include <baton/storage/topic_store.h>
 #include <baton/ui/main_window.h>
 
@@ -207,12 +207,12 @@ private Q_SLOTS:
         QVERIFY(test::writeFile(bad, QByteArray("caf\xe9 au lait\n")));
         QSignalSpy failed(panel, &ui::FineTunePanel::failed);
         QSignalSpy books(panel, &ui::FineTunePanel::booksChanged);
-        panel->importBooks({m_book, bad});
-        QCOMPARE(failed.count(), 1);
+        panel->importBooks({m_book, bad}); // read off the GUI thread
+        QTRY_COMPARE(failed.count(), 1);
         QVERIFY(failed.at(0).at(1).value<ui::ErrorText>().detail.contains("latin1.txt"));
         closeErrorDialogs();
-        QVERIFY(books.wait(10000));
-        QCOMPARE(panel->bookCount(), 1);
+        QTRY_COMPARE(panel->bookCount(), 1);
+        QVERIFY(!books.isEmpty());
         QVERIFY(!hint->isVisible());
         QVERIFY(panel->findChild<QListWidget*>(QStringLiteral("bookList"))->isVisible());
 
@@ -234,7 +234,6 @@ private Q_SLOTS:
 
         // Start, cancel at the first step: a checkpoint is kept and Resume is offered.
         QSignalSpy done(panel, &ui::FineTunePanel::runFinished);
-        QSignalSpy events(m_app.lab.get(), &engine::EngineController::trainingEvent);
         QVERIFY(panel->start());
         QTRY_VERIFY(progress->isVisible()); // once the books are read and the run recorded
         QTRY_VERIFY_WITH_TIMEOUT(panel->lossPoints() >= 1, 120000);
@@ -437,8 +436,10 @@ private Q_SLOTS:
         m_app.window->showPage(MainWindow::Page::Write);
         QAction* newStory = m_app.window->findChild<QAction*>("actionNewStory");
         QTRY_VERIFY(newStory->isEnabled());
+        const int64_t before = m_app.window->session()->story().id; // an earlier test's
         newStory->trigger();
-        QTRY_VERIFY(m_app.window->session()->isOpen());
+        QTRY_VERIFY(m_app.window->session()->isOpen() &&
+                    m_app.window->session()->story().id != before);
         m_app.window->findChild<QSpinBox*>("maxTokens")->setValue(60);
         m_app.window->editor()->setFocus();
         QTest::keyClicks(m_app.window->editor(),
@@ -449,7 +450,9 @@ private Q_SLOTS:
         QSignalSpy analysed(topics, &ui::TopicsPanel::analyzed);
         QTest::mouseClick(m_app.window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
                           Qt::LeftButton);
-        QVERIFY(analysed.wait(120000));
+        QVERIFY2(
+            analysed.wait(120000),
+            qPrintable(m_app.window->findChild<QLabel*>(QStringLiteral("topicsStatus"))->text()));
         QVERIFY(topics->inspection().has_value());
         const auto& view = *topics->inspection();
         QVERIFY(view.recurrent);

@@ -29,6 +29,17 @@ engine::ScoreResult row(int T, int o, double nll) {
     return r;
 }
 
+// A catalog entry of this shape (what recurrencePreset reads).
+CatalogModel shaped(const QString& path, int layers, int width, int positions, int vocabulary) {
+    CatalogModel m;
+    m.path = path;
+    m.layers = layers;
+    m.width = width;
+    m.positions = positions;
+    m.vocabulary = vocabulary;
+    return m;
+}
+
 } // namespace
 
 class TestLabPresenters : public QObject {
@@ -95,16 +106,16 @@ private Q_SLOTS:
         info.config.nLayer = 2;
         info.config.nEmbd = 64;
         info.config.vocabSize = 100;
-        Q_EMIT fake.modelLoaded(fake.jobOf("load", 0), info);
-        Q_EMIT fake.jobFinished(fake.jobOf("load", 0), true, {});
-        Q_EMIT fake.evaluationRow(evalA, row(16, 0, 300), true);
-        Q_EMIT fake.evaluationRow(evalA, row(16, 4, 290), true);
-        Q_EMIT fake.evaluationRow(evalA, row(16, 4, 999), false); // state off: not a row
-        Q_EMIT fake.jobFinished(evalA, true, {});
-        Q_EMIT fake.jobFinished(fake.jobOf("load", 1), true, {});
-        Q_EMIT fake.evaluationRow(evalB, row(16, 0, 310), true);
+        fake.modelLoaded(fake.jobOf("load", 0), info);
+        fake.jobFinished(fake.jobOf("load", 0), true, {});
+        fake.evaluationRow(evalA, row(16, 0, 300), true);
+        fake.evaluationRow(evalA, row(16, 4, 290), true);
+        fake.evaluationRow(evalA, row(16, 4, 999), false); // state off: not a row
+        fake.jobFinished(evalA, true, {});
+        fake.jobFinished(fake.jobOf("load", 1), true, {});
+        fake.evaluationRow(evalB, row(16, 0, 310), true);
         QVERIFY(finished.isEmpty());
-        Q_EMIT fake.jobFinished(evalB, true, {});
+        fake.jobFinished(evalB, true, {});
         QCOMPARE(finished.count(), 1);
         QVERIFY(finished.at(0).at(0).toBool());
         QVERIFY(!p.running());
@@ -133,13 +144,13 @@ private Q_SLOTS:
         QSignalSpy failed(&p, &ComparePresenter::failed);
         QSignalSpy finished(&p, &ComparePresenter::finished);
         QVERIFY(p.evaluate({{"/m/a", "/m/b"}, "Text.", "t", "16", "0"}));
-        Q_EMIT fake.jobFinished(fake.jobOf("load", 0), false,
-                                {engine::ErrorCode::TruncatedFile, "truncated"});
+        fake.jobFinished(fake.jobOf("load", 0), false,
+                         {engine::ErrorCode::TruncatedFile, "truncated"});
         QCOMPARE(failed.count(), 1);
         QCOMPARE(fake.cancelled.size(), size_t(3)); // the rest of the run
         for (const auto& [id, j] : fake.jobs)
             if (id != fake.jobOf("load", 0))
-                Q_EMIT fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
+                fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QCOMPARE(failed.count(), 1); // said once
         QCOMPARE(finished.count(), 1);
         QVERIFY(!finished.at(0).at(0).toBool());
@@ -167,11 +178,11 @@ private Q_SLOTS:
         QCOMPARE(b.sampling.maxTokens, 20);
         engine::GenerationProgress g;
         g.text = " upon";
-        Q_EMIT fake.generationProgress(fake.jobOf("generate", 1), g);
+        fake.generationProgress(fake.jobOf("generate", 1), g);
         QCOMPARE(text.last().at(0).toInt(), 1);
         QCOMPARE(text.last().at(1).toString(), QString(" upon"));
         for (const auto& [id, j] : fake.jobs)
-            Q_EMIT fake.jobFinished(id, true, {});
+            fake.jobFinished(id, true, {});
         QCOMPARE(done.count(), 1);
     }
 
@@ -265,7 +276,7 @@ private Q_SLOTS:
         for (int step = 1; step <= 10; ++step) {
             e.step = step;
             e.loss = 5.0 - step * 0.1;
-            Q_EMIT fake.trainingEvent(job, e);
+            fake.trainingEvent(job, e);
         }
         QCOMPARE(p.loss().size(), size_t(10));
         engine::TrainEvent v;
@@ -273,26 +284,88 @@ private Q_SLOTS:
         v.step = 10;
         v.valPerplexity = 80;
         v.valLossNoState = std::log(85.0);
-        Q_EMIT fake.trainingEvent(job, v);
+        fake.trainingEvent(job, v);
         QCOMPARE(p.validation().size(), size_t(1));
         QCOMPARE(p.validationNoState().size(), size_t(1));
         engine::TrainEvent ck;
         ck.kind = engine::TrainEvent::Kind::Checkpoint;
         ck.step = 10;
-        Q_EMIT fake.trainingEvent(job, ck);
+        fake.trainingEvent(job, ck);
         QCOMPARE(fake.metricCalls.size(), size_t(1)); // losses at steps 5 and 10, two vals
         QCOMPARE(fake.metricCalls[0].size(), size_t(4));
         engine::TrainEvent fin;
         fin.kind = engine::TrainEvent::Kind::Done;
         fin.checkpoint = "/runs/my-model/model";
-        Q_EMIT fake.trainingEvent(job, fin);
-        Q_EMIT fake.jobFinished(job, true, {});
+        fake.trainingEvent(job, fin);
+        fake.jobFinished(job, true, {});
         QCOMPARE(done.count(), 1);
         QVERIFY(done.at(0).at(0).toBool());
         QCOMPARE(fake.finished.size(), size_t(1));
         QCOMPARE(std::get<1>(fake.finished[0]), std::string("/runs/my-model/model"));
         QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Completed);
         QCOMPARE(p.finishedModel(), QString("/runs/my-model/model"));
+    }
+
+    void recurrencePresetFollowsTheModelsSize() {
+        const CatalogModel mini = shaped("/m/baton-mini-baseline", 4, 256, 256, 8000);
+        QJsonObject s = recurrencePreset(mini);
+        QCOMPARE(s["base"].toString(), mini.path);
+        QCOMPARE(s["mode"].toString(), QStringLiteral("recurrent"));
+        QCOMPARE(s["scope"].toString(), QStringLiteral("adapter"));
+        QCOMPARE(s["window"].toInt(), 128);
+        QCOMPARE(s["overlap"].toInt(), 0);
+        QCOMPARE(s["bptt_windows"].toInt(), 20);
+        QCOMPARE(s["name"].toString(), QStringLiteral("baton-mini-baseline-recurrence"));
+        s = recurrencePreset(shaped("/m/gpt2", 12, 768, 1024, 50257));
+        QCOMPARE(s["window"].toInt(), 256);
+        QCOMPARE(s["bptt_windows"].toInt(), 8);
+        QCOMPARE(recurrencePreset(shaped("/m/short", 4, 256, 64, 8000))["window"].toInt(), 64);
+    }
+
+    void anAdapterRunTrainsTheModuleAloneAndMeasuresItOnItsBase() {
+        FakeLabBackend fake;
+        FineTunePresenter p(fake, *m_catalog);
+        QSignalSpy status(&p, &FineTunePresenter::status);
+        std::string book;
+        for (int i = 0; i < 50; ++i)
+            book += "A paragraph of the book.\n\n";
+        fake.stored.push_back({1, "Book", "", "sum", book, int64_t(book.size()), 0});
+        p.refresh();
+        p.setRunsFolder(m_tmp.filePath("runs-adapter"));
+        QJsonObject s = recurrencePreset(shaped("/m/base", 4, 256, 256, 8000));
+        s["name"] = QString();
+        QJsonObject baseline = s;
+        baseline["mode"] = "baseline";
+        QVERIFY(!p.start(baseline)); // an adapter is recurrent
+        QVERIFY(status.last().at(0).toString().contains("recurrent"));
+        QVERIFY(p.start(s));
+        const engine::JobId job = fake.jobOf("train");
+        const auto& c = fake.jobs[job].train;
+        QVERIFY(c.adapter);
+        QCOMPARE(c.mode, engine::TrainMode::Recurrent);
+        QCOMPARE(c.scope, engine::TrainScope::Recurrence);
+        QCOMPARE(c.recurrence.slots, kAdapterSlots);
+        QCOMPARE(c.baseModel, std::string("/m/base"));
+        QVERIFY(QString::fromStdString(c.outDir).contains("base-recurrence"));
+        // Before: the base alone; after: the base with the adapter.
+        const engine::JobId before = fake.jobOf("load");
+        QCOMPARE(fake.jobs[before].model, QStringLiteral("/m/base"));
+        QVERIFY(fake.jobs[before].adapter.isEmpty());
+        fake.jobFinished(before, true, {});
+        const engine::JobId eval = fake.jobOf("evaluate");
+        fake.evaluationRow(eval, row(128, 0, 400), true);
+        fake.jobFinished(eval, true, {});
+        QVERIFY(p.heldOutBefore().valid());
+        engine::TrainEvent fin;
+        fin.kind = engine::TrainEvent::Kind::Done;
+        fin.checkpoint = "/runs/base-recurrence/adapter";
+        fake.trainingEvent(job, fin);
+        fake.jobFinished(job, true, {});
+        QCOMPARE(p.finishedModel(), QStringLiteral("/runs/base-recurrence/adapter"));
+        const engine::JobId after = fake.jobOf("load", 1);
+        QVERIFY(after != 0);
+        QCOMPARE(fake.jobs[after].model, QStringLiteral("/m/base"));
+        QCOMPARE(fake.jobs[after].adapter, QStringLiteral("/runs/base-recurrence/adapter"));
     }
 
     void fineTuneCancelsAndResumes() {
@@ -310,18 +383,18 @@ private Q_SLOTS:
         // are cancelled.
         const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
         QVERIFY(load && eval && load < job && eval < job);
-        Q_EMIT fake.jobFinished(load, true, {});
-        Q_EMIT fake.evaluationRow(eval, row(32, 0, 500), true);
-        Q_EMIT fake.jobFinished(eval, true, {});
+        fake.jobFinished(load, true, {});
+        fake.evaluationRow(eval, row(32, 0, 500), true);
+        fake.jobFinished(eval, true, {});
         QVERIFY(p.heldOutBefore().valid());
         engine::TrainEvent step;
         step.kind = engine::TrainEvent::Kind::Step;
         step.step = 1;
         step.totalSteps = 100;
-        Q_EMIT fake.trainingEvent(job, step);
+        fake.trainingEvent(job, step);
         p.cancel();
         QCOMPARE(fake.cancelled, std::vector<engine::JobId>{job});
-        Q_EMIT fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QVERIFY(!p.running());
         QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Cancelled);
         // The run can be resumed while its folder is there.
@@ -381,12 +454,12 @@ private Q_SLOTS:
         QCOMPARE(before.settings.size(), size_t(1));
         QCOMPARE(before.settings[0].window, 32);
         QCOMPARE(before.settings[0].overlap, 8);
-        Q_EMIT fake.jobFinished(load, true, {});
-        Q_EMIT fake.jobProgress(eval, 0.5, QString());
+        fake.jobFinished(load, true, {});
+        fake.jobProgress(eval, 0.5, QString());
         QCOMPARE(progress.last().at(0).toDouble(), 0.5);
-        Q_EMIT fake.evaluationRow(eval, row(32, 8, 400), true);  // perplexity e^4
-        Q_EMIT fake.evaluationRow(eval, row(32, 8, 999), false); // state off: not counted
-        Q_EMIT fake.jobFinished(eval, true, {});
+        fake.evaluationRow(eval, row(32, 8, 400), true);  // perplexity e^4
+        fake.evaluationRow(eval, row(32, 8, 999), false); // state off: not counted
+        fake.jobFinished(eval, true, {});
         QVERIFY(heldOut.count() >= 1);
         QCOMPARE(p.heldOutBefore().tokens, int64_t(100));
         QVERIFY(qAbs(p.heldOutBefore().perplexity() - std::exp(4.0)) < 1e-9);
@@ -397,12 +470,12 @@ private Q_SLOTS:
         e.kind = engine::TrainEvent::Kind::Step;
         e.step = e.totalSteps = 3;
         e.loss = 3;
-        Q_EMIT fake.trainingEvent(train, e);
+        fake.trainingEvent(train, e);
         engine::TrainEvent fin;
         fin.kind = engine::TrainEvent::Kind::Done;
         fin.checkpoint = "/runs/held/model";
-        Q_EMIT fake.trainingEvent(train, fin);
-        Q_EMIT fake.jobFinished(train, true, {});
+        fake.trainingEvent(train, fin);
+        fake.jobFinished(train, true, {});
         // The base model's figure is stored with the run.
         QCOMPARE(fake.metricCalls.size(), size_t(1));
         const auto stored = fake.metricCalls[0];
@@ -418,9 +491,9 @@ private Q_SLOTS:
         QCOMPARE(fake.jobs[eval2].evaluate.text, before.text);
         QCOMPARE(fake.jobs[eval2].evaluate.settings[0].window, 32);
         QCOMPARE(fake.jobs[eval2].evaluate.settings[0].overlap, 8);
-        Q_EMIT fake.jobFinished(load2, true, {});
-        Q_EMIT fake.evaluationRow(eval2, row(32, 8, 300), true); // e^3
-        Q_EMIT fake.jobFinished(eval2, true, {});
+        fake.jobFinished(load2, true, {});
+        fake.evaluationRow(eval2, row(32, 8, 300), true); // e^3
+        fake.jobFinished(eval2, true, {});
         QCOMPARE(done.count(), 1);
         QVERIFY(done.at(0).at(0).toBool());
         QVERIFY(!p.running());
@@ -452,7 +525,7 @@ private Q_SLOTS:
         std::sort(cancelled.begin(), cancelled.end());
         QCOMPARE(cancelled, all); // load, evaluation and training
         for (engine::JobId id : all)
-            Q_EMIT fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
+            fake.jobFinished(id, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QCOMPARE(done.count(), 1);
         QVERIFY(!done.at(0).at(0).toBool());
         QVERIFY(!p.running());
@@ -473,9 +546,9 @@ private Q_SLOTS:
                       {"batch_size", 2},   {"lr", 1e-4},         {"epochs", 1.0}, {"name", "f"}};
         QVERIFY(p.start(s));
         const engine::JobId load = fake.jobOf("load"), eval = fake.jobOf("evaluate");
-        Q_EMIT fake.jobFinished(load, false, {engine::ErrorCode::FileNotFound, "no such folder"});
+        fake.jobFinished(load, false, {engine::ErrorCode::FileNotFound, "no such folder"});
         QCOMPARE(fake.cancelled, std::vector<engine::JobId>{eval});
-        Q_EMIT fake.jobFinished(eval, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        fake.jobFinished(eval, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QVERIFY(!p.heldOutBefore().valid());
         QVERIFY(p.heldOutSummary().isEmpty());
         QVERIFY(log.last().at(0).toString().contains("no such folder"));

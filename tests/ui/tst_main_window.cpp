@@ -20,10 +20,10 @@
 
 #include "connection.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 #include <baton/storage/database.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/state_store.h>
-#include <baton/storage/storage_controller.h>
 #include <baton/storage/story_store.h>
 #include <baton/ui/main_window.h>
 
@@ -304,7 +304,7 @@ private Q_SLOTS:
             " UNION ALL SELECT p.parent_id FROM passages p JOIN chain c ON p.id = c.id WHERE "
             "p.parent_id IS NOT NULL) SELECT s.window_index FROM chain c JOIN recurrent_states "
             "s ON s.passage_id = c.id";
-        auto& c = db->connection();
+        auto& c = connectionOf(*db);
         const int64_t open = c.queryInt("SELECT max(window_index) FROM (" + onPath + ")");
         QVERIFY(open >= 1);
         QVERIFY(c.queryInt("SELECT max(n) FROM (SELECT count(*) n FROM (" + onPath +
@@ -676,49 +676,6 @@ private Q_SLOTS:
         QVERIFY(e.document()->lastBlock().isVisible());
     }
 
-    void frameTurn_data() {
-        QTest::addColumn<int>("kind");
-        QTest::addColumn<QString>("input");
-        QTest::addColumn<QString>("before");
-        QTest::addColumn<QString>("framed");
-        const int doIt = int(ui::TurnKind::Do), say = int(ui::TurnKind::Say),
-                  story = int(ui::TurnKind::Story);
-        QTest::newRow("do") << doIt << "open the door"
-                            << ""
-                            << "> You open the door.\n\n";
-        QTest::newRow("do, I") << doIt << "I look around!"
-                               << "x."
-                               << "\n\n> You look around!\n\n";
-        QTest::newRow("do, you, capital") << doIt << "You Climb"
-                                          << "x\n"
-                                          << "\n> You climb.\n\n";
-        QTest::newRow("do, name") << doIt << "call NASA"
-                                  << "x\n\n"
-                                  << "> You call NASA.\n\n";
-        QTest::newRow("say") << say << "\"where is the key?\""
-                             << ""
-                             << "> You say, \u201CWhere is the key?\u201D\n\n";
-        QTest::newRow("say, period") << say << "hello"
-                                     << ""
-                                     << "> You say, \u201CHello.\u201D\n\n";
-        QTest::newRow("story") << story << "  A storm rises.  "
-                               << "x"
-                               << "\n\nA storm rises.";
-        QTest::newRow("empty") << doIt << "   "
-                               << "x"
-                               << "";
-        QTest::newRow("only a subject") << doIt << "I "
-                                        << ""
-                                        << "";
-    }
-    void frameTurn() {
-        QFETCH(int, kind);
-        QFETCH(QString, input);
-        QFETCH(QString, before);
-        QFETCH(QString, framed);
-        QCOMPARE(ui::frameTurn(ui::TurnKind(kind), input, before), framed);
-    }
-
     void libraryRenamesSearchesAndUndoesADelete() {
         ui::LibraryPanel* library = m_app.window->library();
         action("actionNewStory")->trigger();
@@ -831,7 +788,7 @@ private Q_SLOTS:
             QVERIFY(path[i].text.find("\n>") == std::string::npos);
 
         // A second turn, said.
-        bar->setKind(ui::TurnKind::Say);
+        bar->setKind(story::TurnKind::Say);
         QTest::keyClicks(input, QStringLiteral("hello?"));
         QTest::keyClick(input, Qt::Key_Return);
         waitIdle();

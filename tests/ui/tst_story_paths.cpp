@@ -3,7 +3,8 @@
 // storage thread) with the same seeds and settings ends with identical passages, tree,
 // recorded generations and saved states, byte for byte. The steps: continue, continue
 // (resuming from the saved state), retry (an alternative to the last generation, read
-// from the database), continue.
+// from the database), continue. An adventure's continuation stops before the player's
+// next turn in both (the story layer's rule, not the app's).
 //
 // The app keeps its generator between continuations of an open story (no re-reading);
 // the CLI, a new process each time, resumes from the saved state and reads the text
@@ -20,12 +21,12 @@
 
 #include "story_session.h"
 
-#include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
+#include <baton/engine/qt/model_jobs.h>
 #include <baton/storage/database.h>
 #include <baton/storage/generation_store.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/state_store.h>
-#include <baton/storage/storage_controller.h>
 #include <baton/storage/story_store.h>
 #include <baton/story/settings.h>
 
@@ -123,11 +124,12 @@ class TestStoryPaths : public QObject {
     int64_t m_cliStory = 0;
 
     // A story with the model, the settings and one user passage; returns its id.
-    int64_t makeStory(const QString& dbPath) {
+    int64_t makeStory(const QString& dbPath, storage::StoryMode mode = storage::StoryMode::Story) {
         auto db = storage::Database::open(dbPath.toStdString());
         if (!db)
             return -1;
         storage::Story s;
+        s.mode = mode;
         s.title = "Two roads";
         s.memory = "The keeper is called Ada.";
         s.authorsNote = "Stormy.";
@@ -142,24 +144,49 @@ class TestStoryPaths : public QObject {
         return *id;
     }
 
+    // The steps through baton-cli, one process per step, on the story in dbPath.
+    static void runCli(const QString& dbPath, int64_t story, const std::vector<Step>& steps) {
+        for (const Step& step : steps) {
+            QStringList args{"--db",
+                             dbPath,
+                             "story",
+                             "generate",
+                             QString::number(story),
+                             "--chunk-tokens",
+                             QString::number(kChunkTokens),
+                             "--threads",
+                             "1",
+                             "--quiet",
+                             "--seed",
+                             QString::number(step.seed)};
+            if (step.retry)
+                args << "--retry";
+            const auto r = baton::test::cli(args);
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+        }
+    }
+
     // The steps through StorySession on a new database; reopen: a new session for every
     // step, as if the app had been restarted (no kept generator). Returns the
     // database's path ("" on failure).
-    QString runApp(const QString& name, bool reopen) {
+    QString runApp(const QString& name, bool reopen,
+                   const std::vector<Step>& steps = std::vector<Step>(std::begin(kSteps),
+                                                                      std::end(kSteps)),
+                   storage::StoryMode mode = storage::StoryMode::Story) {
         const QString dbPath = m_tmp.filePath(name);
-        const int64_t id = makeStory(dbPath);
+        const int64_t id = makeStory(dbPath, mode);
         if (id != m_cliStory) {
             QTest::qFail("the app's story was not made", __FILE__, __LINE__);
             return {};
         }
         storage::StorageController storage;
-        engine::EngineController engine;
+        engine::ModelJobs engine;
         QSignalSpy opened(&storage, &storage::StorageController::opened);
         storage.open(dbPath);
         if (!opened.wait(10000))
             return {};
-        QSignalSpy loaded(&engine, &engine::EngineController::modelLoaded);
-        engine.loadModel(m_model);
+        QSignalSpy loaded(&engine, &engine::ModelJobs::modelLoaded);
+        engine.load(this, m_model, {}, {});
         if (!loaded.wait(60000))
             return {};
 
@@ -168,7 +195,7 @@ class TestStoryPaths : public QObject {
         auto settings = story::parseSettings(m_settings);
         if (!settings)
             return {};
-        for (const Step& step : kSteps) {
+        for (const Step& step : steps) {
             if (reopen || !session) { // a new session: as if the app had been restarted
                 session = std::make_unique<ui::StorySession>(storage, engine);
                 session->setDatabasePath(dbPath);
@@ -201,7 +228,7 @@ class TestStoryPaths : public QObject {
         return flushed.wait(10000) ? dbPath : QString();
     }
 
-    std::string describe(const QString& dbPath, bool withBlobs) {
+    std::string describe(const QString& dbPath, bool withBlobs) const {
         auto db = storage::Database::open(dbPath.toStdString());
         if (!db)
             return "cannot open " + dbPath.toStdString();
@@ -233,24 +260,8 @@ private Q_SLOTS:
         m_cliDb = m_tmp.filePath("cli.db");
         m_cliStory = makeStory(m_cliDb);
         QVERIFY(m_cliStory > 0);
-        for (const Step& step : kSteps) {
-            QStringList args{"--db",
-                             m_cliDb,
-                             "story",
-                             "generate",
-                             QString::number(m_cliStory),
-                             "--chunk-tokens",
-                             QString::number(kChunkTokens),
-                             "--threads",
-                             "1",
-                             "--quiet",
-                             "--seed",
-                             QString::number(step.seed)};
-            if (step.retry)
-                args << "--retry";
-            const auto r = baton::test::cli(args);
-            QVERIFY2(r.exitCode == 0, r.err.constData());
-        }
+        runCli(m_cliDb, m_cliStory, {std::begin(kSteps), std::end(kSteps)});
+        QVERIFY(!QTest::currentTestFailed());
         const std::string cli = describe(m_cliDb, true);
         // Four generations, the third an alternative to the second: a branch point.
         QVERIFY2(cli.find("generation 4 parent") != std::string::npos, cli.c_str());
@@ -276,6 +287,32 @@ private Q_SLOTS:
         const std::string difference =
             firstDifference(describe(app, false), describe(m_cliDb, false));
         QVERIFY2(difference.empty(), difference.c_str());
+    }
+
+    // An adventure: baton-cli and the app continue it alike, and both stop before the
+    // player's next turn (the stop is recorded with each generation).
+    void anAdventureStopsBeforeThePlayersTurnInEveryClient() {
+        const std::vector<Step> steps{{false, 21}, {false, 22}};
+        const QString cliDb = m_tmp.filePath("adventure-cli.db");
+        QCOMPARE(makeStory(cliDb, storage::StoryMode::Adventure), m_cliStory);
+        runCli(cliDb, m_cliStory, steps);
+        QVERIFY(!QTest::currentTestFailed());
+        const QString app = runApp("adventure-app.db", true, steps, storage::StoryMode::Adventure);
+        QVERIFY(!app.isEmpty());
+        const std::string cli = describe(cliDb, true);
+        const std::string difference = firstDifference(describe(app, true), cli);
+        QVERIFY2(difference.empty(), difference.c_str());
+        // Every recorded generation (one line per passage it wrote) ran with the stop.
+        const std::string stop = "\"stop\":[\"\\n>\"]";
+        QVERIFY2(cli.find("generation 2 parent") != std::string::npos, cli.c_str());
+        std::istringstream lines(cli);
+        int generations = 0;
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind("  generation ", 0) == 0) {
+                ++generations;
+                QVERIFY2(line.find(stop) != std::string::npos, line.c_str());
+            }
+        QVERIFY(generations >= int(steps.size()));
     }
 };
 

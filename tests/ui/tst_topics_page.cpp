@@ -9,9 +9,9 @@
 #include "topic_fit_check.h"
 #include "topics_panel.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 #include <baton/engine/topics.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/storage/qt/storage_controller.h>
 
 #include <QLabel>
 #include <QProgressBar>
@@ -29,7 +29,7 @@ class TestTopicsPage : public QObject {
     Q_OBJECT
     QTemporaryDir m_tmp;
     std::unique_ptr<storage::StorageController> m_storage;
-    std::unique_ptr<engine::EngineController> m_engine, m_lab;
+    std::unique_ptr<engine::ModelJobs> m_engine, m_lab;
     std::unique_ptr<ui::TopicsPanel> m_panel;
 
     template <typename T>
@@ -63,8 +63,8 @@ private Q_SLOTS:
         QSignalSpy opened(m_storage.get(), &storage::StorageController::opened);
         m_storage->open(m_tmp.filePath(QStringLiteral("topics.db")));
         QVERIFY(opened.wait(10000));
-        m_engine = std::make_unique<engine::EngineController>();
-        m_lab = std::make_unique<engine::EngineController>();
+        m_engine = std::make_unique<engine::ModelJobs>();
+        m_lab = std::make_unique<engine::ModelJobs>();
         m_panel = std::make_unique<ui::TopicsPanel>(*m_storage, *m_engine, *m_lab);
         m_panel->setTopicsFolder(m_tmp.filePath(QStringLiteral("topics")));
         m_panel->resize(1280, 800);

@@ -91,7 +91,7 @@ private Q_SLOTS:
         QTRY_VERIFY(child<QAction>("actionNewStory")->isEnabled());
         child<QAction>("actionNewStory")->trigger();
         QTRY_VERIFY(session()->isOpen());
-        child<QSpinBox>("seed")->setValue(7);
+        child<QLineEdit>("seed")->setText(QStringLiteral("7"));
         child<QSpinBox>("maxTokens")->setValue(120);
         raiseDock("notesDock");
         child<QPlainTextEdit>("memoryEdit")
@@ -102,6 +102,8 @@ private Q_SLOTS:
         m_app.window->findChild<ui::StoryNotesPanel*>()->flush();
         raiseDock("worldInfoDock");
         auto* lore = m_app.window->findChild<ui::WorldInfoPanel*>();
+        // (Add entry is enabled once the story's entries are read, as a writer sees it.)
+        QTRY_VERIFY(child<QPushButton>("addLore")->isEnabled());
         QTest::mouseClick(child<QPushButton>("addLore"), Qt::LeftButton);
         QTRY_COMPARE(lore->entries().size(), size_t(1));
         child<QLineEdit>("loreKeys")->setText(QStringLiteral("Kellynch, Sir Walter"));
@@ -140,6 +142,8 @@ private Q_SLOTS:
     void anEntryThatCanNeverFitIsFlagged() {
         raiseDock("worldInfoDock");
         auto* lore = m_app.window->findChild<ui::WorldInfoPanel*>();
+        // (Add entry is enabled once the story's entries are read, as a writer sees it.)
+        QTRY_VERIFY(child<QPushButton>("addLore")->isEnabled());
         QTest::mouseClick(child<QPushButton>("addLore"), Qt::LeftButton);
         QTRY_COMPARE(lore->entries().size(), size_t(2));
         child<QLineEdit>("loreKeys")->setText(QStringLiteral("Bath"));

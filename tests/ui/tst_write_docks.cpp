@@ -148,7 +148,7 @@ private Q_SLOTS:
     // too tall for a 1280 x 800 screen), whatever that screen is.
     void theWindowOpensInsideTheScreen() {
         storage::StorageController storage;
-        engine::EngineController engine, lab;
+        engine::ModelJobs engine, lab;
         ui::MainWindow window(storage, engine, lab, {});
         const QRect screen = window.screen()->availableGeometry();
         QVERIFY(window.minimumSizeHint().width() <= screen.width() &&

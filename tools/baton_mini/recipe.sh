@@ -7,9 +7,10 @@
 #   tools/baton_mini/recipe.sh [STAGE...]
 #
 # Stages (default: all, in order): split pretrain finetune small variants probe overlap
-# eval package; `release` runs only the two fine-tunes the shipped pair comes from;
-# `synthetic` runs the synthetic memory task's design sweep (issue 41; needs no corpus
-# split or base model). Every stage can be interrupted and run again: finished runs and
+# eval package; `release` runs only the two fine-tunes the shipped pair comes from,
+# `adapter` the recurrence-adapter study (after `release`'s setup, see adapter_runs),
+# and `synthetic` the synthetic memory task's design sweep (needs no corpus split or
+# base model). Every stage can be interrupted and run again: finished runs and
 # evaluations are skipped, unfinished runs resume from their latest checkpoint.
 #
 # Environment:
@@ -66,8 +67,8 @@ split() {
 train() {
   local out=$1 t=${THREADS_OVERRIDE:-$threads}
   shift
-  if [[ -f $out/model/config.json ]]; then
-    echo "done already: $out/model"
+  if [[ -f $out/model/config.json || -f $out/adapter/adapter.json ]]; then
+    echo "done already: $out"
     return
   fi
   mkdir -p "$(dirname "$out")"
@@ -77,9 +78,10 @@ train() {
   else
     "$cli" train --out "$out" --threads "$t" --json-progress "$@" 2>>"$out.log" >>"$out.progress.jsonl"
   fi
-  [[ -f $out/model/config.json ]] || { echo "error: $out did not finish (see $out.log)" >&2; exit 1; }
+  [[ -f $out/model/config.json || -f $out/adapter/adapter.json ]] ||
+    { echo "error: $out did not finish (see $out.log)" >&2; exit 1; }
   echo "$((SECONDS - start))" >>"$out.seconds"
-  echo "finished: $out/model"
+  echo "finished: $out"
 }
 
 # Runs the trainings given as "OUT|ARGS" strings two at a time, one thread each (on a
@@ -208,6 +210,51 @@ overlap_runs() {
 release() {
   parallel_pairs "$ft/t128-baseline-s1|$common128 --mode baseline --overlap 0 --seed 1" \
     "$ft/t128-slots4-s1|$common128 --mode recurrent --overlap 0 --seed 1 --slots 4"
+}
+
+# Recurrence adapters (train --adapter): the recurrence module alone (four slots), trained
+# on the frozen baseline twin of a seed with that seed's batches, against the full
+# recurrent fine-tune of the same seed. The twins are the release stage's runs for every
+# seed in ADAPTER_SEEDS (default 1 2); seed 1's pair is the shipped one (the runs are
+# deterministic: copying resources/models/baton-mini-baseline to
+# RUNS/finetune/t128-baseline-s1/model and baton-mini to t128-slots4-s1/model saves
+# running them again). Then, on the test book, each seed's adapter and its full
+# fine-tune paired with the seed's twin, window by window.
+adapter_seeds=(${ADAPTER_SEEDS:-1 2})
+adapter_runs() {
+  local first=() later=() seed
+  finished() { [[ -f $1/model/config.json || -f $1/adapter/adapter.json ]]; }
+  for seed in "${adapter_seeds[@]}"; do
+    local twin=$ft/t128-baseline-s$seed full=$ft/t128-slots4-s$seed adapter=$ft/t128-adapter-s$seed
+    local on_twin=${common128/"--base $base"/"--base $twin/model"}
+    local job="$adapter|$on_twin --mode recurrent --adapter --overlap 0 --seed $seed --slots 4"
+    # A seed's adapter waits for its twin; the full fine-tunes fill the second round.
+    if finished "$twin"; then
+      finished "$adapter" || first+=("$job")
+    else
+      first+=("$twin|$common128 --mode baseline --overlap 0 --seed $seed")
+      later+=("$job")
+    fi
+    finished "$full" || later=("$full|$common128 --mode recurrent --overlap 0 --seed $seed --slots 4" "${later[@]}")
+  done
+  ((${#first[@]} == 0)) || parallel_pairs "${first[@]}"
+  ((${#later[@]} == 0)) || parallel_pairs "${later[@]}"
+  # Two design switches of the study, tried on the adapter (seed 1, judged on the
+  # validation book by the runs' own logs: val_loss against val_loss_no_state).
+  local variants=() v
+  for v in "lr10:--module-lr-scale 10" "plainffn:--plain-ffn"; do
+    local out=$ft/t128-adapter-${v%%:*}-s1 twin=$ft/t128-baseline-s1
+    local on_twin=${common128/"--base $base"/"--base $twin/model"}
+    finished "$out" || variants+=("$out|$on_twin --mode recurrent --adapter --overlap 0 --seed 1 --slots 4 ${v#*:}")
+  done
+  ((${#variants[@]} == 0)) || parallel_pairs "${variants[@]}"
+  for seed in "${adapter_seeds[@]}"; do
+    local twin=$ft/t128-baseline-s$seed/model
+    ev "eval-adapter-s$seed" eval --model "$twin" --adapter "$ft/t128-adapter-s$seed/adapter" \
+      --paired-with "$twin" --window 128 --overlap 0 --state on,off "$test_file"
+    ev "eval-adapter-full-s$seed" eval --model "$ft/t128-slots4-s$seed/model" \
+      --paired-with "$twin" --window 128 --overlap 0 --state on,off "$test_file"
+  done
 }
 
 # ---- the synthetic memory task (issue 41): can the state carry a fact at all? ----
@@ -356,6 +403,7 @@ for s in "${stages[@]}"; do
   overlap) overlap_runs ;;
   release) release ;;
   synthetic) synthetic ;;
+  adapter) adapter_runs ;;
   eval) evaluate ;;
   package) package ;;
   *) echo "error: unknown stage $s" >&2; exit 2 ;;

@@ -4,61 +4,8 @@
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
 
 namespace baton::ui {
-
-namespace {
-
-bool endsSentence(const QString& s) {
-    static const QString marks = QStringLiteral(".!?…\"'”’");
-    return !s.isEmpty() && marks.contains(s.back());
-}
-
-QString withPeriod(const QString& s) {
-    return endsSentence(s) ? s : s + QLatin1Char('.');
-}
-
-} // namespace
-
-QString frameTurn(TurnKind kind, const QString& input, const QString& before) {
-    QString text = input.simplified();
-    if (text.isEmpty())
-        return {};
-    QString lead;
-    if (!before.isEmpty()) {
-        int newlines = 0;
-        for (int i = int(before.size()) - 1; i >= 0 && before.at(i) == QLatin1Char('\n'); --i)
-            ++newlines;
-        lead = QString(qMax(0, 2 - newlines), QLatin1Char('\n'));
-    }
-    switch (kind) {
-    case TurnKind::Story:
-        return lead + text;
-    case TurnKind::Say: {
-        static const QRegularExpression quotes(QStringLiteral("^[\"“”']+|[\"“”']+$"));
-        text.remove(quotes);
-        text = text.trimmed();
-        if (text.isEmpty())
-            return {};
-        text[0] = text.at(0).toUpper();
-        return lead + QStringLiteral("> You say, \u201C%1\u201D\n\n").arg(withPeriod(text));
-    }
-    case TurnKind::Do:
-    default: {
-        // "I look", "you look", "look" -> "You look".
-        static const QRegularExpression subject(QStringLiteral("^(i|you)(\\s+|$)"),
-                                                QRegularExpression::CaseInsensitiveOption);
-        text.remove(subject);
-        if (text.isEmpty())
-            return {};
-        // A verb starts lower case (but "I" and names in capitals stay).
-        if (text.size() > 1 && text.at(0).isUpper() && text.at(1).isLower())
-            text[0] = text.at(0).toLower();
-        return lead + QStringLiteral("> You %1\n\n").arg(withPeriod(text));
-    }
-    }
-}
 
 AdventureBar::AdventureBar(QWidget* parent)
     : QWidget(parent) {

@@ -1,8 +1,9 @@
 // Adventure mode's input: Do / Say / Story, a line for the player's words, Send,
-// and Undo turn / Retry turn. frameTurn() puts the player's words in the second
-// person on a line of their own that starts with '>', as text adventures print
-// them; the model then writes what happens, and stops before the next '>' line.
+// and Undo turn / Retry turn. The rules (how a turn is framed, where the model stops)
+// are the story layer's (story/adventure.h), the same for baton-cli.
 #pragma once
+
+#include <baton/story/adventure.h>
 
 #include <QString>
 #include <QWidget>
@@ -13,21 +14,7 @@ class QPushButton;
 
 namespace baton::ui {
 
-enum class TurnKind { Do, Say, Story };
-
-// The text a turn adds to a story whose text ends with `before`: a blank line first
-// (unless the story is empty or already ends with one), then
-//   Do "open the door"       -> "> You open the door.\n\n"
-//   Do "I look around"       -> "> You look around.\n\n"
-//   Say "where is the key"   -> "> You say, \"Where is the key.\"\n\n"  (punctuation kept)
-//   Story "A storm rises."   -> "A storm rises."  (the model continues the paragraph)
-// Empty (after trimming) input gives "".
-QString frameTurn(TurnKind kind, const QString& input, const QString& before);
-
-// What the model must not write in an adventure: the player's next action.
-inline const char* adventureStopString() {
-    return "\n>";
-}
+using story::TurnKind;
 
 class AdventureBar : public QWidget {
     Q_OBJECT
@@ -43,7 +30,7 @@ public:
     void focusInput();
 
 Q_SIGNALS:
-    void sendRequested(baton::ui::TurnKind kind, QString input);
+    void sendRequested(baton::story::TurnKind kind, QString input);
     void undoTurnRequested();
     void retryTurnRequested();
 

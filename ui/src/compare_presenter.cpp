@@ -38,31 +38,29 @@ ComparePresenter::ComparePresenter(LabBackend& backend, const ModelCatalog& cata
     , m_backend(backend)
     , m_catalog(catalog) {
     qRegisterMetaType<std::vector<StoredText>>();
-    connect(&m_backend, &LabBackend::modelLoaded, this,
-            [this](engine::JobId job, const engine::ModelInfo& info) {
-                const auto it = m_jobs.find(job);
-                if (it != m_jobs.end())
-                    m_configs.insert(it->model, info.config);
-            });
-    connect(&m_backend, &LabBackend::evaluationRow, this,
-            [this](engine::JobId job, const engine::ScoreResult& row, bool withState) {
-                if (withState)
-                    onRow(job, row);
-            });
-    connect(&m_backend, &LabBackend::jobProgress, this,
-            [this](engine::JobId job, double fraction, const QString&) {
-                const auto it = m_jobs.find(job);
-                if (it == m_jobs.end() || it->kind != Pending::Evaluate || m_evalJobs == 0)
-                    return;
-                Q_EMIT progress((m_evalDone + fraction) / m_evalJobs);
-            });
-    connect(&m_backend, &LabBackend::generationProgress, this,
-            [this](engine::JobId job, const engine::GenerationProgress& p) {
-                const auto it = m_jobs.find(job);
-                if (it != m_jobs.end() && it->kind == Pending::Continue)
-                    Q_EMIT continuationText(it->side, QString::fromStdString(p.text));
-            });
-    connect(&m_backend, &LabBackend::jobFinished, this, &ComparePresenter::onFinished);
+}
+
+engine::JobId ComparePresenter::send(const Pending& p,
+                                     const std::function<engine::JobId(LabAnswers)>& ask) {
+    auto id = std::make_shared<engine::JobId>(0);
+    LabAnswers a;
+    a.loaded = [this, p](const engine::ModelInfo& info) { m_configs.insert(p.model, info.config); };
+    a.row = [this, id](const engine::EvaluationRow& row) {
+        if (row.withState)
+            onRow(*id, row.score);
+    };
+    a.progress = [this, p](double fraction, const QString&) {
+        if (p.kind == Pending::Evaluate && m_evalJobs > 0)
+            Q_EMIT progress((m_evalDone + fraction) / m_evalJobs);
+    };
+    a.text = [this, p](const engine::GenerationProgress& g) {
+        if (p.kind == Pending::Continue)
+            Q_EMIT continuationText(p.side, QString::fromStdString(g.text));
+    };
+    a.finished = [this, id](const std::optional<engine::Error>& error) { onFinished(*id, error); };
+    *id = ask(std::move(a));
+    m_jobs.insert(*id, p);
+    return *id;
 }
 
 QString ComparePresenter::modelName(const QString& path) const {
@@ -127,8 +125,9 @@ bool ComparePresenter::evaluate(const CompareRequest& request) {
     req.text = utf8.toStdString();
     req.settings = settings;
     for (const QString& m : models) {
-        m_jobs.insert(m_backend.loadModel(m), Pending{m, Pending::Load, 0});
-        m_jobs.insert(m_backend.evaluate(req), Pending{m, Pending::Evaluate, 0});
+        send({m, Pending::Load, 0},
+             [&](LabAnswers a) { return m_backend.loadModel(m_catalog.source(m), a); });
+        send({m, Pending::Evaluate, 0}, [&](LabAnswers a) { return m_backend.evaluate(req, a); });
     }
     QString text = tr("Evaluating %1 on %2 (%3)…")
                        .arg(countText(qint64(settings.size()), tr("1 setting"), tr("%1 settings")))
@@ -174,15 +173,16 @@ bool ComparePresenter::continueBoth(const QString& prompt,
         const ContinuationSetting& s = settings[size_t(side)];
         Q_EMIT continuationStarted(side, prompt);
         engine::GenerateRequest req;
-        req.text = prompt.toStdString();
-        req.startOfText = true;
+        req.prompt = prompt.toStdString(); // after start-of-text, as every caller reads it
         req.sampling.temperature = 0.8;
         req.sampling.topP = 0.95;
         req.sampling.seed = kContinuationSeed; // the same draws for both settings
         req.sampling.maxTokens = tokens;
         req.windows = {s.window, s.overlap};
-        m_jobs.insert(m_backend.loadModel(s.model), Pending{s.model, Pending::Load, side});
-        m_jobs.insert(m_backend.generate(req), Pending{s.model, Pending::Continue, side});
+        send({s.model, Pending::Load, side},
+             [&](LabAnswers a) { return m_backend.loadModel(m_catalog.source(s.model), a); });
+        send({s.model, Pending::Continue, side},
+             [&](LabAnswers a) { return m_backend.generate(req, a); });
     }
     Q_EMIT status(tr("Continuing the prompt under both settings (same seed)…"));
     Q_EMIT busyChanged(true);
@@ -214,7 +214,7 @@ void ComparePresenter::onRow(engine::JobId job, const engine::ScoreResult& row) 
     Q_EMIT rowsChanged();
 }
 
-void ComparePresenter::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
+void ComparePresenter::onFinished(engine::JobId job, const std::optional<engine::Error>& failure) {
     const auto it = m_jobs.find(job);
     if (it == m_jobs.end())
         return;
@@ -222,7 +222,8 @@ void ComparePresenter::onFinished(engine::JobId job, bool ok, const engine::Erro
     m_jobs.erase(it);
     if (p.kind == Pending::Evaluate)
         ++m_evalDone;
-    if (!ok) {
+    const engine::Error error = failure.value_or(engine::Error{});
+    if (failure) {
         if (!m_failed && error.code != engine::ErrorCode::Cancelled)
             Q_EMIT failed(p.kind == Pending::Load
                               ? tr("%1 could not be loaded").arg(modelName(p.model))

@@ -89,8 +89,11 @@ private:
         enum Kind { Load, Evaluate, Continue } kind = Load;
         int side = 0; // continuations: 0 = A, 1 = B
     };
+    // Asks the backend for a job (ask) with answers for what `p` is; keeps its id while
+    // it runs.
+    engine::JobId send(const Pending& p, const std::function<engine::JobId(LabAnswers)>& ask);
     void onRow(engine::JobId job, const engine::ScoreResult& row);
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onFinished(engine::JobId job, const std::optional<engine::Error>& failure);
     LabBackend::Failed reportAs(const QString& what);
 
     LabBackend& m_backend;

@@ -88,6 +88,11 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     m_scope->setObjectName(QStringLiteral("fineTuneScope"));
     m_scope->addItem(tr("All weights"), QStringLiteral("all"));
     m_scope->addItem(tr("The recurrence module only"), QStringLiteral("recurrence"));
+    m_scope->addItem(tr("A recurrence adapter"), QStringLiteral("adapter"));
+    m_scope->setToolTip(
+        tr("All weights: a new model. The module only: a new model whose base weights are "
+           "frozen. An adapter: the module alone (four state slots), saved as a small folder "
+           "that loads onto this base model, which stays as it is; it needs a baseline base."));
     m_window = new QSpinBox;
     m_window->setObjectName(QStringLiteral("fineTuneWindow"));
     m_window->setRange(8, 4096);
@@ -238,7 +243,7 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
         const QString keep = m_base->currentData().toString();
         m_base->clear();
         for (const CatalogModel& m : m_catalog.models()) {
-            if (!m.present)
+            if (!m.present || m.isAdapter())
                 continue;
             m_base->addItem(shownModelName(m.name), m.path);
             m_base->setItemData(m_base->count() - 1,
@@ -336,6 +341,17 @@ void FineTunePanel::importBooks(const QStringList& files) {
 
 int FineTunePanel::bookCount() const {
     return m_books->count();
+}
+
+void FineTunePanel::prepareRecurrence(const QString& base) {
+    const auto m = m_catalog.byPath(base);
+    if (!m || running())
+        return;
+    setSettings(recurrencePreset(*m));
+    m_stats->setText(
+        tr("Adding recurrence to %1: an adapter trained on your books, with settings for the "
+           "model's size. Add books, then press Start.")
+            .arg(m->name));
 }
 
 bool FineTunePanel::start() {

@@ -49,6 +49,9 @@ public:
     // The form's fields, as stored with a run.
     QJsonObject settings() const;
     void setSettings(const QJsonObject& settings);
+    // "Add recurrence…" on the Models page: the form set for a recurrence adapter on this
+    // base model (recurrencePreset); the books and Start stay the writer's.
+    void prepareRecurrence(const QString& base);
 
     bool start();
     void cancel();

@@ -3,25 +3,21 @@
 #include "model_catalog.h"
 #include "panel_util.h"
 
-#include <baton/engine/books.h>
 #include <baton/engine/text.h>
 
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cmath>
 
 namespace baton::ui {
 
 namespace {
-
-constexpr qint64 kMaxBookBytes = 256ll << 20;
 
 QString formatDuration(double seconds) {
     if (!(seconds >= 0) || seconds > 1e7)
@@ -35,6 +31,25 @@ QString formatDuration(double seconds) {
 }
 
 } // namespace
+
+QJsonObject recurrencePreset(const CatalogModel& base) {
+    // Parameters, roughly: the blocks and the token table.
+    const double params =
+        12.0 * base.layers * double(base.width) * base.width + double(base.vocabulary) * base.width;
+    QJsonObject s;
+    s[QStringLiteral("base")] = base.path;
+    s[QStringLiteral("mode")] = QStringLiteral("recurrent");
+    s[QStringLiteral("scope")] = QStringLiteral("adapter");
+    s[QStringLiteral("window")] = base.positions >= 1024 ? 256 : std::min(128, base.positions);
+    s[QStringLiteral("overlap")] = 0;
+    s[QStringLiteral("bptt_windows")] = params < 50e6 ? 20 : 8;
+    s[QStringLiteral("batch_size")] = 2;
+    s[QStringLiteral("lr")] = 3e-4;
+    s[QStringLiteral("epochs")] = 2.0;
+    s[QStringLiteral("name")] =
+        QStringLiteral("%1-recurrence").arg(QFileInfo(base.path).fileName());
+    return s;
+}
 
 std::pair<std::string, std::string> splitForValidation(const std::string& text) {
     size_t cut = text.size() * 9 / 10;
@@ -73,25 +88,7 @@ double HeldOutScore::perplexity() const {
 FineTunePresenter::FineTunePresenter(LabBackend& backend, ModelCatalog& catalog, QObject* parent)
     : QObject(parent)
     , m_backend(backend)
-    , m_catalog(catalog) {
-    connect(&m_backend, &LabBackend::trainingEvent, this, &FineTunePresenter::onEvent);
-    connect(&m_backend, &LabBackend::jobFinished, this, &FineTunePresenter::onFinished);
-    // The held-out measurements: their rows and their progress.
-    connect(&m_backend, &LabBackend::evaluationRow, this,
-            [this](engine::JobId job, const engine::ScoreResult& row, bool withState) {
-                if (!withState ||
-                    m_measureJobs.value(job, MeasureJob::Load) != MeasureJob::Evaluate)
-                    return;
-                m_measuring.nll += row.nllSum;
-                m_measuring.tokens += row.scoredTokens;
-            });
-    connect(&m_backend, &LabBackend::jobProgress, this,
-            [this](engine::JobId job, double fraction, const QString&) {
-                if (m_measureEvals > 0 &&
-                    m_measureJobs.value(job, MeasureJob::Load) == MeasureJob::Evaluate)
-                    Q_EMIT progress((m_measureDone + fraction) / m_measureEvals);
-            });
-}
+    , m_catalog(catalog) {}
 
 LabBackend::Failed FineTunePresenter::reportAs(const QString& what) {
     return [this, what](const storage::StorageError& error) {
@@ -129,59 +126,19 @@ void FineTunePresenter::refresh() {
 }
 
 void FineTunePresenter::importBooks(const QStringList& files) {
-    std::vector<storage::Book> books;
-    QStringList refused;
-    for (const QString& path : files) {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) {
-            refused << tr("%1: %2").arg(QFileInfo(path).fileName(), f.errorString());
-            continue;
+    m_backend.readBooks(files, [this](const BookFiles& read) {
+        if (!read.refused.isEmpty()) {
+            ErrorText e;
+            e.message = tr("Only UTF-8 text, Markdown or DRM-free EPUB files can be used as "
+                           "books. Nothing was changed for these files:");
+            e.detail = read.refused.join(QLatin1Char('\n'));
+            Q_EMIT failed(tr("Some files were not added"), e);
         }
-        if (f.size() > kMaxBookBytes) {
-            refused << tr("%1: larger than %2")
-                           .arg(QFileInfo(path).fileName(), formatBytes(kMaxBookBytes));
-            continue;
-        }
-        const QByteArray bytes = f.readAll();
-        storage::Book b;
-        b.title = QFileInfo(path).completeBaseName().toStdString();
-        if (engine::isEpubFile(path.toStdString())) { // chapters in reading order, no markup
-            const auto book = engine::readEpub(path.toStdString());
-            if (!book) {
-                refused << tr("%1: %2").arg(QFileInfo(path).fileName(),
-                                            QString::fromStdString(book.error().message));
-                continue;
-            }
-            b.title = book->title;
-            b.text = book->text;
-        } else {
-            const std::optional<QString> text = decodeUtf8(bytes);
-            if (!text) {
-                refused << tr("%1: not UTF-8 text").arg(QFileInfo(path).fileName());
-                continue;
-            }
-            if (text->trimmed().isEmpty()) {
-                refused << tr("%1: empty").arg(QFileInfo(path).fileName());
-                continue;
-            }
-            b.text = bytes.toStdString();
-        }
-        b.sourcePath = QFileInfo(path).absoluteFilePath().toStdString();
-        b.checksum =
-            QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
-        books.push_back(std::move(b));
-    }
-    if (!refused.isEmpty()) {
-        ErrorText e;
-        e.message = tr("Only UTF-8 text, Markdown or DRM-free EPUB files can be used as books. "
-                       "Nothing was changed for these files:");
-        e.detail = refused.join(QLatin1Char('\n'));
-        Q_EMIT failed(tr("Some files were not added"), e);
-    }
-    if (books.empty())
-        return;
-    m_backend.addBooks(
-        books, [this](bool) { refresh(); }, reportAs(tr("The books could not be saved")));
+        if (read.books.empty())
+            return;
+        m_backend.addBooks(
+            read.books, [this](bool) { refresh(); }, reportAs(tr("The books could not be saved")));
+    });
 }
 
 void FineTunePresenter::removeBooks(const std::vector<int64_t>& ids) {
@@ -205,11 +162,25 @@ bool FineTunePresenter::start(const QJsonObject& settings) {
         return refuse(tr("The overlap must be smaller than the window."));
     if (m_runsFolder.isEmpty())
         return refuse(tr("No folder for runs: open a story database first."));
+    const auto base = m_catalog.byPath(settings.value(QStringLiteral("base")).toString());
+    if (settings.value(QStringLiteral("scope")).toString() == QLatin1String("adapter")) {
+        if (settings.value(QStringLiteral("mode")).toString() != QLatin1String("recurrent"))
+            return refuse(tr("A recurrence adapter is trained in recurrent mode."));
+        if (base && (base->recurrent || base->isAdapter()))
+            return refuse(tr("%1 carries a recurrence module already: an adapter adds one to a "
+                             "baseline model. Train all weights or the module only instead.")
+                              .arg(base->name));
+    }
+    if (base && base->isAdapter())
+        return refuse(
+            tr("%1 is a recurrence adapter: fine-tune its base model instead.").arg(base->name));
     QJsonObject s = settings;
     QString name = s.value(QStringLiteral("name")).toString();
     if (name.isEmpty())
         name = QStringLiteral("%1-%2").arg(QFileInfo(s.value("base").toString()).fileName(),
-                                           s.value("mode").toString());
+                                           s.value("scope").toString() == QLatin1String("adapter")
+                                               ? QStringLiteral("recurrence")
+                                               : s.value("mode").toString());
     name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
     s[QStringLiteral("name")] = name;
     const QString outDir =
@@ -225,8 +196,8 @@ bool FineTunePresenter::start(const QJsonObject& settings) {
     }
     s[QStringLiteral("books")] = ids;
     storage::TrainingRun run;
-    if (auto m = m_catalog.byPath(s.value("base").toString()))
-        run.modelId = m->id;
+    if (base)
+        run.modelId = base->id;
     run.configJson = QJsonDocument(s).toJson(QJsonDocument::Compact).toStdString();
     run.status = storage::RunStatus::Running;
     m_before = {};
@@ -258,10 +229,13 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     c.baseModel = s.value(QStringLiteral("base")).toString().toStdString();
     const bool recurrent = s.value(QStringLiteral("mode")).toString() == QLatin1String("recurrent");
     c.mode = recurrent ? engine::TrainMode::Recurrent : engine::TrainMode::Baseline;
-    c.scope =
-        recurrent && s.value(QStringLiteral("scope")).toString() == QLatin1String("recurrence")
-            ? engine::TrainScope::Recurrence
-            : engine::TrainScope::All;
+    const QString scope = s.value(QStringLiteral("scope")).toString();
+    c.adapter = recurrent && scope == QLatin1String("adapter");
+    c.scope = recurrent && (scope == QLatin1String("recurrence") || c.adapter)
+                  ? engine::TrainScope::Recurrence
+                  : engine::TrainScope::All;
+    if (c.adapter)
+        c.recurrence.slots = kAdapterSlots;
     // Each book cut near 90%: the start to train on, the rest held out for validation,
     // so that a run on a single book still measures held-out perplexity. A resumed run
     // finds them in its folder.
@@ -285,6 +259,8 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     c.saveDtype = "f32";
     m_runId = runId;
     m_runName = s.value(QStringLiteral("name")).toString();
+    m_runBase = QString::fromStdString(c.baseModel);
+    m_runAdapter = c.adapter;
     m_finished.clear();
     m_stepped = false;
     m_cancelling = false;
@@ -294,8 +270,13 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     m_heldOut = heldOutTexts(books);
     m_heldOutWindows = {c.window, c.overlap};
     if (!m_heldOut.empty() && !m_before.valid())
-        measure(QString::fromStdString(c.baseModel), false);
-    m_job = m_backend.train(c);
+        measure({m_runBase, {}}, false);
+    LabAnswers train;
+    train.event = [this](const engine::TrainEvent& e) { onEvent(e); };
+    train.finished = [this](const std::optional<engine::Error>& error) {
+        onTrainFinished(!error, error.value_or(engine::Error{}));
+    };
+    m_job = m_backend.train(c, std::move(train));
     if (m_measureJobs.isEmpty())
         Q_EMIT status(resume ? tr("Resuming %1…").arg(m_runName)
                              : tr("Starting %1…").arg(m_runName));
@@ -373,9 +354,7 @@ void FineTunePresenter::clearCharts() {
     Q_EMIT chartsChanged();
 }
 
-void FineTunePresenter::onEvent(engine::JobId job, const engine::TrainEvent& e) {
-    if (job != m_job)
-        return;
+void FineTunePresenter::onEvent(const engine::TrainEvent& e) {
     using Kind = engine::TrainEvent::Kind;
     switch (e.kind) {
     case Kind::Info:
@@ -432,13 +411,6 @@ void FineTunePresenter::onEvent(engine::JobId job, const engine::TrainEvent& e) 
     }
 }
 
-void FineTunePresenter::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (m_measureJobs.contains(job))
-        onMeasureFinished(job, ok, error);
-    else if (job == m_job && job != 0)
-        onTrainFinished(ok, error);
-}
-
 void FineTunePresenter::onTrainFinished(bool ok, const engine::Error& error) {
     m_job = 0;
     const bool cancelled = !ok && error.code == engine::ErrorCode::Cancelled;
@@ -453,11 +425,13 @@ void FineTunePresenter::onTrainFinished(bool ok, const engine::Error& error) {
         m_runId, points, finished.toStdString(), runStatus, message, [this](bool) { refresh(); },
         reportAs(tr("The run could not be recorded")));
     if (ok) {
-        m_catalog.add(finished, m_runName, QString());
-        Q_EMIT logLine(tr("Model saved in %1").arg(finished));
+        m_catalog.add(finished, m_runName, QString(), m_runAdapter ? m_runBase : QString());
+        Q_EMIT logLine(m_runAdapter ? tr("Adapter saved in %1 (on %2)").arg(finished, m_runBase)
+                                    : tr("Model saved in %1").arg(finished));
         // The fine-tuned model on the same held-out text, with the same windows.
         if (!m_heldOut.empty() && m_before.valid()) {
-            measure(finished, true);
+            measure(m_runAdapter ? ModelSource{m_runBase, finished} : ModelSource{finished, {}},
+                    true);
             Q_EMIT chartsChanged();
             Q_EMIT stateChanged();
             return;
@@ -484,19 +458,41 @@ void FineTunePresenter::endRun(bool ok) {
     Q_EMIT runFinished(ok);
 }
 
-void FineTunePresenter::measure(const QString& model, bool after) {
+void FineTunePresenter::measure(const ModelSource& model, bool after) {
     m_measuringAfter = after;
     m_measuring = {};
     m_measureFailed = false;
     m_measureError.clear();
     m_measureEvals = int(m_heldOut.size());
     m_measureDone = 0;
-    m_measureJobs.insert(m_backend.loadModel(model), MeasureJob::Load);
+    // Answers for a measurement job of `kind`; its id is filled in once asked for.
+    auto answers = [this](MeasureJob kind, std::shared_ptr<engine::JobId> id) {
+        LabAnswers a;
+        a.row = [this](const engine::EvaluationRow& row) {
+            if (!row.withState)
+                return;
+            m_measuring.nll += row.score.nllSum;
+            m_measuring.tokens += row.score.scoredTokens;
+        };
+        a.progress = [this, kind](double fraction, const QString&) {
+            if (m_measureEvals > 0 && kind == MeasureJob::Evaluate)
+                Q_EMIT progress((m_measureDone + fraction) / m_measureEvals);
+        };
+        a.finished = [this, id](const std::optional<engine::Error>& error) {
+            onMeasureFinished(*id, !error, error.value_or(engine::Error{}));
+        };
+        return a;
+    };
+    auto loadId = std::make_shared<engine::JobId>(0);
+    *loadId = m_backend.loadModel(model, answers(MeasureJob::Load, loadId));
+    m_measureJobs.insert(*loadId, MeasureJob::Load);
     for (const std::string& text : m_heldOut) {
         engine::EvaluateRequest r;
         r.text = text;
         r.settings = {m_heldOutWindows};
-        m_measureJobs.insert(m_backend.evaluate(r), MeasureJob::Evaluate);
+        auto id = std::make_shared<engine::JobId>(0);
+        *id = m_backend.evaluate(r, answers(MeasureJob::Evaluate, id));
+        m_measureJobs.insert(*id, MeasureJob::Evaluate);
     }
     Q_EMIT status(after ? tr("%1 is trained; measuring it on the held-out text…").arg(m_runName)
                         : tr("Measuring the base model on the held-out text before training…"));

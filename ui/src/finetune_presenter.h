@@ -29,6 +29,18 @@
 namespace baton::ui {
 
 class ModelCatalog;
+struct CatalogModel;
+struct ModelSource;
+
+// "Add recurrence…": the settings a recurrence adapter on `base` starts from (scope
+// "adapter": the module alone, four state slots, the base frozen). Windows of 128 (256
+// for a model with 1,024 positions or more, which leaves room for the story's memory
+// and world info), disjoint; sequences of 20 windows for a model of baton-mini's size,
+// 8 for larger ones (shorter steps, more of them on a writer's few books); batch 2,
+// learning rate 3e-4 (baton-mini's measured recipe), two passes over the books.
+QJsonObject recurrencePreset(const CatalogModel& base);
+// The state slots of an adapter made in the app.
+constexpr int kAdapterSlots = 4;
 
 // A book cut at a paragraph break near 90% of its length: the start to train on, the
 // rest to validate on.
@@ -65,7 +77,9 @@ public:
     const std::vector<storage::Book>& books() const { return m_books; }
 
     // Settings: the form's fields as stored with a run ("base", "mode", "scope",
-    // "window", "overlap", "bptt_windows", "batch_size", "lr", "epochs", "name").
+    // "window", "overlap", "bptt_windows", "batch_size", "lr", "epochs", "name"). Scope
+    // "adapter" (recurrent mode, a baseline base) trains a recurrence adapter: the
+    // finished folder is registered as an adapter on the base.
     bool start(const QJsonObject& settings);
     void cancel();
     bool resume();
@@ -101,12 +115,12 @@ Q_SIGNALS:
 private:
     void launch(const QJsonObject& settings, const QString& outDir, bool resume, qint64 runId,
                 const std::vector<storage::Book>& books);
-    void onEvent(engine::JobId job, const engine::TrainEvent& event);
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onEvent(const engine::TrainEvent& event);
+
     void onTrainFinished(bool ok, const engine::Error& error);
     void clearCharts();
     // Queues the load of `model` and an evaluation of each held-out text.
-    void measure(const QString& model, bool after);
+    void measure(const ModelSource& model, bool after);
     void onMeasureFinished(engine::JobId job, bool ok, const engine::Error& error);
     // The run ends (after the measurement that follows training, if any).
     void endRun(bool ok);
@@ -119,6 +133,8 @@ private:
     engine::JobId m_job = 0;
     qint64 m_runId = 0;
     QString m_runName;
+    QString m_runBase; // the run's base model folder
+    bool m_runAdapter = false;
     storage::TrainingRun m_resumable;
     QString m_finished;
     std::vector<QPointF> m_loss, m_valPpl, m_valPplNoState;

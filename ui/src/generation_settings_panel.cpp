@@ -1,5 +1,7 @@
 #include "generation_settings_panel.h"
 
+#include <baton/engine/sampling.h>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -7,9 +9,12 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
-#include <QRandomGenerator>
+#include <QRegularExpressionValidator>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace baton::ui {
@@ -54,19 +59,7 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     m_preset->setObjectName(QStringLiteral("preset"));
     m_preset->addItems(presetNames());
     m_preset->addItem(tr("Custom"));
-    m_temperature = doubleSpin(0.0, 2.0, 0.05, 2, QStringLiteral("temperature"));
-    m_temperature->setToolTip(tr("0 always takes the likeliest word; higher values take more "
-                                 "risks."));
-    m_topK = intSpin(0, 1000, QStringLiteral("topK"));
-    m_topK->setSpecialValueText(tr("off"));
-    m_topK->setToolTip(tr("Sample only from the k likeliest tokens (off: from all)."));
-    m_topP = doubleSpin(0.05, 1.0, 0.01, 2, QStringLiteral("topP"));
-    m_topP->setToolTip(tr("Sample from the smallest set of tokens holding this much "
-                          "probability."));
-    m_repetition = doubleSpin(1.0, 2.0, 0.01, 2, QStringLiteral("repetitionPenalty"));
-    m_repetition->setToolTip(tr("Makes tokens of the open window less likely to repeat "
-                                "(1: no penalty)."));
-    m_maxTokens = intSpin(1, 100000, QStringLiteral("maxTokens"));
+    m_maxTokens = intSpin(1, 1000000, QStringLiteral("maxTokens"));
     m_maxTokens->setValue(200);
     m_maxTokens->setToolTip(tr("The most tokens one generation writes."));
     m_trimSentences = new QCheckBox(tr("End on a whole sentence"));
@@ -79,24 +72,100 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     m_fixedSeed->setToolTip(tr("The same seed, settings and text give the same continuation. "
                                "Unchecked: a new seed every time, so Retry writes something "
                                "new."));
-    m_seed = intSpin(0, 2147483647, QStringLiteral("seed"));
+    m_seed = new QLineEdit(QStringLiteral("0"));
+    m_seed->setObjectName(QStringLiteral("seed"));
+    m_seed->setValidator(
+        new QRegularExpressionValidator(QRegularExpression(QStringLiteral("[0-9]{1,19}")), m_seed));
     m_seed->setEnabled(false);
     auto* seedRow = new QHBoxLayout;
     seedRow->setContentsMargins(0, 0, 0, 0);
     seedRow->addWidget(m_seed, 1);
     seedRow->addWidget(m_fixedSeed);
 
+    // The samplers, from the table, in their groups.
     auto* sampler = new QGroupBox(tr("Sampling"));
     auto* form = new QFormLayout(sampler);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    auto* repetition = new QGroupBox(tr("Repetition"));
+    auto* rform = new QFormLayout(repetition);
+    auto* more = new QGroupBox(tr("More samplers"));
+    more->setObjectName(QStringLiteral("moreSamplers"));
+    auto* mform = new QFormLayout(more);
     form->addRow(tr("Preset"), m_preset);
-    form->addRow(tr("Temperature"), m_temperature);
-    form->addRow(tr("Top-k"), m_topK);
-    form->addRow(tr("Top-p"), m_topP);
-    form->addRow(tr("Repetition penalty"), m_repetition);
+    for (const engine::SamplerSetting& setting : engine::samplerSettings()) {
+        QFormLayout* target = setting.group == engine::SettingGroup::Basic        ? form
+                              : setting.group == engine::SettingGroup::Repetition ? rform
+                                                                                  : mform;
+        QWidget* control = makeControl(setting);
+        m_controls.push_back({&setting, control});
+        auto* label = new QLabel(tr(setting.label));
+        label->setToolTip(control->toolTip());
+        target->addRow(label, control);
+    }
+    m_samplerOrder = new QLineEdit;
+    m_samplerOrder->setObjectName(QStringLiteral("samplerOrder"));
+    m_samplerOrder->setPlaceholderText(tr("Baton's chain"));
+    m_samplerOrder->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("[a-z_, ]{0,200}")), m_samplerOrder));
+    m_samplerOrder->setToolTip(
+        tr("The truncations and the temperature in the order they run, separated by "
+           "commas; a sampler not named does not run, and the penalties always come "
+           "first. Names: %1. Empty: Baton's order (the temperature first unless "
+           "Temperature last is on).")
+            .arg(QString::fromStdString([] {
+                std::string all;
+                for (const std::string& n : engine::samplerStageNames())
+                    all += (all.empty() ? "" : ", ") + n;
+                return all;
+            }())));
+    m_bannedPhrases = new QPlainTextEdit;
+    m_bannedPhrases->setObjectName(QStringLiteral("bannedPhrases"));
+    m_bannedPhrases->setPlaceholderText(tr("One per line"));
+    m_bannedPhrases->setTabChangesFocus(true);
+    m_bannedPhrases->setFixedHeight(qMax(m_bannedPhrases->minimumSizeHint().height(),
+                                         m_bannedPhrases->fontMetrics().lineSpacing() * 3 + 12));
+    m_bannedPhrases->setToolTip(
+        tr("Texts the model never writes (one per line, case ignored): when one would "
+           "appear, the model goes back to where it began and writes something else."));
+    auto* bannedLabel = new QLabel(tr("Banned phrases"));
+    bannedLabel->setToolTip(m_bannedPhrases->toolTip());
+    rform->addRow(bannedLabel);
+    rform->addRow(m_bannedPhrases); // the whole width: phrases are long
+    m_textBias = new QPlainTextEdit;
+    m_textBias->setObjectName(QStringLiteral("textBias"));
+    m_textBias->setPlaceholderText(tr(" Darcy=-5"));
+    m_textBias->setTabChangesFocus(true);
+    m_textBias->setFixedHeight(m_bannedPhrases->height());
+    m_textBias->setToolTip(
+        tr("One per line, TEXT=X: X (-100 to 100) is added to the likelihood of every token "
+           "of TEXT; -100 bans them. Keep the space before a word: \" Darcy=-5\"."));
+    m_textBiasError = new QLabel;
+    m_textBiasError->setObjectName(QStringLiteral("textBiasError"));
+    m_textBiasError->setWordWrap(true);
+    m_textBiasError->setVisible(false);
+    auto* biasLabel = new QLabel(tr("Logit bias"));
+    biasLabel->setToolTip(m_textBias->toolTip());
+    mform->addRow(biasLabel);
+    mform->addRow(m_textBias);
+    mform->addRow(m_textBiasError);
+    auto* orderLabel = new QLabel(tr("Sampler order"));
+    orderLabel->setToolTip(m_samplerOrder->toolTip());
+    mform->addRow(orderLabel, m_samplerOrder);
     form->addRow(tr("Max tokens"), m_maxTokens);
     form->addRow(QString(), m_trimSentences);
     form->addRow(tr("Seed"), seedRow);
+    auto* showMore = new QToolButton;
+    showMore->setObjectName(QStringLiteral("showMoreSamplers"));
+    showMore->setText(tr("More samplers"));
+    showMore->setCheckable(true);
+    showMore->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    showMore->setArrowType(Qt::RightArrow);
+    showMore->setToolTip(tr("Typical-p, tail-free, top-a, top-n-sigma, XTC, dynamic "
+                            "temperature, Mirostat"));
+    more->setVisible(false);
+    connect(showMore, &QToolButton::toggled, this, [more, showMore](bool on) {
+        more->setVisible(on);
+        showMore->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+    });
 
     m_window = intSpin(1, 1, QStringLiteral("window"));
     m_window->setToolTip(tr("T: the tokens the model sees at once. A recurrent model carries "
@@ -137,24 +206,50 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     cform->addRow(tr("World info"), m_loreBudget);
 
     // The forms' labels share one width, so their fields line up.
-    const int labelWidth = QFontMetrics(font()).horizontalAdvance(tr("Repetition penalty")) + 4;
-    for (QFormLayout* f : {form, wform, cform})
+    int labelWidth = 0;
+    for (QFormLayout* f : {form, rform, mform, wform, cform})
+        for (int row = 0; row < f->rowCount(); ++row)
+            if (auto* label =
+                    qobject_cast<QLabel*>(f->itemAt(row, QFormLayout::LabelRole)
+                                              ? f->itemAt(row, QFormLayout::LabelRole)->widget()
+                                              : nullptr))
+                labelWidth =
+                    qMax(labelWidth, QFontMetrics(font()).horizontalAdvance(label->text()));
+    labelWidth += 4;
+    for (QFormLayout* f : {form, rform, mform, wform, cform})
+        f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    for (QFormLayout* f : {form, rform, mform, wform, cform})
         for (int row = 0; row < f->rowCount(); ++row)
             if (QLayoutItem* item = f->itemAt(row, QFormLayout::LabelRole); item && item->widget())
                 item->widget()->setMinimumWidth(labelWidth);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(sampler);
+    layout->addWidget(repetition);
+    layout->addWidget(showMore, 0, Qt::AlignLeft);
+    layout->addWidget(more);
     layout->addWidget(windows);
     layout->addWidget(context);
     layout->addStretch(1);
 
     connect(m_preset, qOverload<int>(&QComboBox::activated), this,
             &GenerationSettingsPanel::applyPreset);
-    for (auto* s : {m_temperature, m_topP, m_repetition})
-        connect(s, &QDoubleSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
-    for (auto* s : {m_topK, m_maxTokens, m_seed, m_overlap, m_loreBudget})
+    for (auto* s : {m_maxTokens, m_overlap, m_loreBudget})
         connect(s, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
+    connect(m_seed, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
+    connect(m_samplerOrder, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
+    connect(m_bannedPhrases, &QPlainTextEdit::textChanged, this,
+            &GenerationSettingsPanel::onEdited);
+    connect(m_textBias, &QPlainTextEdit::textChanged, this, [this] {
+        QStringList bad;
+        textBiasLines(m_textBias->toPlainText(), &bad);
+        m_textBiasError->setText(bad.isEmpty() ? QString()
+                                               : tr("Not used (needs TEXT=X, X from -100 to "
+                                                    "100): line %1")
+                                                     .arg(bad.join(QStringLiteral(", "))));
+        m_textBiasError->setVisible(!bad.isEmpty());
+        onEdited();
+    });
     connect(m_memoryLayout, qOverload<int>(&QComboBox::currentIndexChanged), this,
             &GenerationSettingsPanel::onEdited);
     connect(m_window, &QSpinBox::valueChanged, this, [this](int t) {
@@ -170,15 +265,109 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     setModel(std::nullopt);
 }
 
+QWidget* GenerationSettingsPanel::makeControl(const engine::SamplerSetting& setting) {
+    const QString name = QString::fromLatin1(setting.key);
+    const QString tip = tr(setting.help);
+    QWidget* w = nullptr;
+    if (setting.whole == &engine::SamplingOptions::mirostat) {
+        auto* box = new QComboBox;
+        box->addItem(tr("off"), 0);
+        box->addItem(tr("Mirostat v2"), 2);
+        connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this,
+                &GenerationSettingsPanel::onEdited);
+        w = box;
+    } else if (setting.integer && setting.lo == 0 && setting.hi == 1) {
+        auto* box = new QCheckBox;
+        connect(box, &QCheckBox::toggled, this, &GenerationSettingsPanel::onEdited);
+        w = box;
+    } else if (setting.integer) {
+        auto* spin = intSpin(int(setting.lo), int(setting.hi), name);
+        if (setting.lo == 0) // 0 turns it off, or for a range means the whole window
+            spin->setSpecialValueText(QString::fromLatin1(setting.key).endsWith("range")
+                                          ? tr("whole window")
+                                          : tr("off"));
+        connect(spin, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
+        w = spin;
+    } else {
+        // The whole range, to three decimals (an open lower end starts one step in).
+        const double step = setting.hi > 5 ? 0.05 : 0.01;
+        auto* spin =
+            doubleSpin(setting.loOpen ? setting.lo + 0.001 : setting.lo, setting.hi, step, 3, name);
+        connect(spin, &QDoubleSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
+        w = spin;
+    }
+    w->setObjectName(name);
+    w->setToolTip(tip);
+    return w;
+}
+
+double GenerationSettingsPanel::valueOf(const SamplerControl& c) {
+    if (auto* box = qobject_cast<QComboBox*>(c.widget))
+        return box->currentData().toDouble();
+    if (auto* box = qobject_cast<QCheckBox*>(c.widget))
+        return box->isChecked() ? 1 : 0;
+    if (auto* spin = qobject_cast<QSpinBox*>(c.widget))
+        return spin->value();
+    return static_cast<QDoubleSpinBox*>(c.widget)->value();
+}
+
+void GenerationSettingsPanel::display(const SamplerControl& c, double value) {
+    if (auto* box = qobject_cast<QComboBox*>(c.widget))
+        box->setCurrentIndex(qMax(0, box->findData(int(value))));
+    else if (auto* box = qobject_cast<QCheckBox*>(c.widget))
+        box->setChecked(value != 0);
+    else if (auto* spin = qobject_cast<QSpinBox*>(c.widget))
+        spin->setValue(int(value));
+    else
+        static_cast<QDoubleSpinBox*>(c.widget)->setValue(value);
+}
+
+// The lines TEXT=X of the logit bias box (the last '=' separates; the text is kept as
+// typed, leading space included); `bad` gets the numbers of the lines that are not.
+std::vector<std::pair<std::string, float>>
+GenerationSettingsPanel::textBiasLines(const QString& text, QStringList* bad) {
+    std::vector<std::pair<std::string, float>> out;
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (int i = 0; i < lines.size(); ++i) {
+        const QString& line = lines[i];
+        if (line.trimmed().isEmpty())
+            continue;
+        const int eq = int(line.lastIndexOf(QLatin1Char('=')));
+        bool ok = false;
+        const double x = eq > 0 ? line.mid(eq + 1).trimmed().toDouble(&ok) : 0.0;
+        if (ok && std::abs(x) <= 100)
+            out.emplace_back(line.left(eq).toStdString(), float(x));
+        else if (bad)
+            *bad << QString::number(i + 1);
+    }
+    return out;
+}
+
+engine::SamplingOptions GenerationSettingsPanel::controlsSampling() const {
+    engine::SamplingOptions o = m_loaded.sampling;
+    for (size_t i = 0; i < m_controls.size(); ++i) {
+        const double shown = valueOf(m_controls[i]);
+        if (i < m_shown.size() && shown == m_shown[i])
+            continue; // the stored value, as it was
+        m_controls[i].setting->set(o, shown);
+    }
+    return o;
+}
+
+void GenerationSettingsPanel::rememberShown() {
+    m_shown.clear();
+    for (const SamplerControl& c : m_controls)
+        m_shown.push_back(valueOf(c));
+}
+
 void GenerationSettingsPanel::applyPreset(int index) {
     if (index < 0 || index >= presetCount())
         return;
     m_applying = true;
-    const story::Preset& p = story::presets()[size_t(index)];
-    m_temperature->setValue(p.temperature);
-    m_topK->setValue(p.topK);
-    m_topP->setValue(p.topP);
-    m_repetition->setValue(p.repetitionPenalty);
+    story::applyPreset(story::presets()[size_t(index)], m_loaded.sampling);
+    for (const SamplerControl& c : m_controls)
+        display(c, c.setting->get(m_loaded.sampling));
+    rememberShown();
     m_preset->setCurrentIndex(index);
     m_applying = false;
     Q_EMIT changed();
@@ -188,14 +377,11 @@ void GenerationSettingsPanel::onEdited() {
     if (m_applying)
         return;
     // The preset whose values these are, else Custom.
+    const engine::SamplingOptions o = controlsSampling();
     int match = presetCount();
-    for (int i = 0; i < presetCount(); ++i) {
-        const story::Preset& p = story::presets()[size_t(i)];
-        if (qFuzzyCompare(m_temperature->value(), p.temperature) && m_topK->value() == p.topK &&
-            qFuzzyCompare(m_topP->value(), p.topP) &&
-            qFuzzyCompare(m_repetition->value(), p.repetitionPenalty))
+    for (int i = 0; i < presetCount(); ++i)
+        if (story::matchesPreset(story::presets()[size_t(i)], o))
             match = i;
-    }
     m_preset->setCurrentIndex(match);
     Q_EMIT changed();
 }
@@ -238,17 +424,22 @@ void GenerationSettingsPanel::resetWindows() {
 
 story::StorySettings GenerationSettingsPanel::settings() const {
     story::StorySettings s = m_loaded;
-    s.sampling.temperature = m_temperature->value();
-    s.sampling.topK = m_topK->value();
-    s.sampling.topP = m_topP->value();
-    s.sampling.repetitionPenalty = m_repetition->value();
+    s.sampling = controlsSampling();
     s.sampling.maxTokens = m_maxTokens->value();
     s.fixedSeed = m_fixedSeed->isChecked();
     s.trimSentences = m_trimSentences->isChecked();
     s.memory = story::MemoryLayout(m_memoryLayout->currentData().toInt());
     s.loreBudget = m_loreBudget->value();
-    s.sampling.seed =
-        s.fixedSeed ? uint64_t(m_seed->value()) : QRandomGenerator::global()->generate64() >> 1;
+    s.sampling.seed = s.fixedSeed ? m_seed->text().toULongLong() : engine::drawSeed();
+    s.sampling.samplerOrder.clear(); // a name the engine does not know is refused there
+    for (const QString& name : m_samplerOrder->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
+        if (!name.trimmed().isEmpty())
+            s.sampling.samplerOrder.push_back(name.trimmed().toStdString());
+    s.sampling.textBias = textBiasLines(m_textBias->toPlainText(), nullptr);
+    s.sampling.bannedPhrases.clear();
+    for (const QString& line : m_bannedPhrases->toPlainText().split(QLatin1Char('\n')))
+        if (!line.trimmed().isEmpty())
+            s.sampling.bannedPhrases.push_back(line.toStdString());
     s.windows = {};
     if (m_window->isEnabled()) {
         s.windows.window = m_window->value();
@@ -265,13 +456,12 @@ std::string GenerationSettingsPanel::toJson() const {
 }
 
 void GenerationSettingsPanel::load(const story::StorySettings& settings) {
-    m_loaded = settings;
     applyPreset(kBalanced);
+    m_loaded = settings;
     m_applying = true;
-    m_temperature->setValue(settings.sampling.temperature);
-    m_topK->setValue(settings.sampling.topK);
-    m_topP->setValue(settings.sampling.topP);
-    m_repetition->setValue(settings.sampling.repetitionPenalty);
+    for (const SamplerControl& c : m_controls)
+        display(c, c.setting->get(settings.sampling));
+    rememberShown();
     m_maxTokens->setValue(settings.sampling.maxTokens);
     m_fixedSeed->setChecked(settings.fixedSeed);
     m_trimSentences->setChecked(settings.trimSentences);
@@ -279,8 +469,19 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     m_memoryLayout->setCurrentIndex(m_memoryLayout->findData(int(settings.memory)));
     m_loreBudget->setValue(settings.loreBudget);
     if (settings.fixedSeed)
-        m_seed->setValue(
-            int(std::min<uint64_t>(settings.sampling.seed, uint64_t(m_seed->maximum()))));
+        m_seed->setText(QString::number(qulonglong(settings.sampling.seed)));
+    QStringList order;
+    for (const std::string& name : settings.sampling.samplerOrder)
+        order << QString::fromStdString(name);
+    m_samplerOrder->setText(order.join(QStringLiteral(", ")));
+    QStringList banned;
+    for (const std::string& phrase : settings.sampling.bannedPhrases)
+        banned << QString::fromStdString(phrase);
+    m_bannedPhrases->setPlainText(banned.join(QLatin1Char('\n')));
+    QStringList biases;
+    for (const auto& [text, bias] : settings.sampling.textBias)
+        biases << QString::fromStdString(text) + QLatin1Char('=') + QString::number(double(bias));
+    m_textBias->setPlainText(biases.join(QLatin1Char('\n')));
     m_applying = false;
     resetWindows();
     if (m_window->isEnabled() && settings.windows.window > 0) {

@@ -1,22 +1,30 @@
-// The generation settings (a dock): sampler (temperature, top-k, top-p, repetition
-// penalty, max tokens, seed) with presets; the window T and overlap o, which default
-// to the loaded model's; where the memory is read and the world-info budget. A story keeps its
-// settings as JSON through the story module's codec (story/settings.h), the same that baton-cli
-// story generate reads.
+// The generation settings (a dock): the samplers with presets, made from the sampler
+// settings table (engine/sampler_settings.h: each control's range and tooltip), in three
+// groups: the basic ones (temperature, top-k, top-p, min-p, max tokens, seed), the
+// repetition penalties, and more samplers behind a button; the window T and overlap o,
+// which default to the loaded model's; where the memory is read and the world-info
+// budget. A control's range is its setting's whole range, so a stored value is never
+// clamped. A story keeps its settings as JSON through the story module's codec
+// (story/settings.h), the same that baton-cli story generate reads.
 #pragma once
 
 #include <baton/engine/model_info.h>
+#include <baton/engine/sampler_settings.h>
 #include <baton/story/settings.h>
 
+#include <QStringList>
 #include <QWidget>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 
@@ -49,15 +57,35 @@ private:
     void onEdited();
     void resetWindows();
 
+    // One control per setting of the table: a spin box, a check box for a 0/1 setting,
+    // a combo box for Mirostat (off or v2).
+    struct SamplerControl {
+        const engine::SamplerSetting* setting;
+        QWidget* widget;
+    };
+    QWidget* makeControl(const engine::SamplerSetting& setting);
+    static double valueOf(const SamplerControl& c);
+    static void display(const SamplerControl& c, double value);
+    engine::SamplingOptions controlsSampling() const;
+    // The TEXT=X lines of the logit bias box; `bad` gets the line numbers it cannot read.
+    static std::vector<std::pair<std::string, float>> textBiasLines(const QString& text,
+                                                                    QStringList* bad);
+
     QComboBox* m_preset;
-    QDoubleSpinBox* m_temperature;
-    QSpinBox* m_topK;
-    QDoubleSpinBox* m_topP;
-    QDoubleSpinBox* m_repetition;
+    std::vector<SamplerControl> m_controls;
+    // What each control showed right after the stored values were put in it: while it
+    // still shows that, the stored value stands (a spin box rounds to its decimals and
+    // to its minimum), so the panel never saves back a value it only displayed.
+    std::vector<double> m_shown;
+    void rememberShown();
     QSpinBox* m_maxTokens;
     QCheckBox* m_fixedSeed;
     QCheckBox* m_trimSentences;
-    QSpinBox* m_seed;
+    QLineEdit* m_seed;               // any 64-bit seed a story may hold
+    QLineEdit* m_samplerOrder;       // comma-separated stage names; empty: Baton's chain
+    QPlainTextEdit* m_bannedPhrases; // one per line
+    QPlainTextEdit* m_textBias;      // TEXT=X per line
+    QLabel* m_textBiasError;         // the lines it cannot read
     QSpinBox* m_window;
     QSpinBox* m_overlap;
     QComboBox* m_memoryLayout;

@@ -2,34 +2,120 @@
 
 namespace baton::ui {
 
-FacadeLabBackend::FacadeLabBackend(engine::EngineController& lab,
+FacadeLabBackend::FacadeLabBackend(engine::ModelJobs& lab, engine::ModelJobs& files,
                                    storage::StorageController& storage, QObject* parent)
     : LabBackend(parent)
     , m_lab(lab)
-    , m_storage(storage) {
-    using EC = engine::EngineController;
-    connect(&m_lab, &EC::modelLoaded, this, &LabBackend::modelLoaded);
-    connect(&m_lab, &EC::jobProgress, this, &LabBackend::jobProgress);
-    connect(&m_lab, &EC::evaluationRow, this, &LabBackend::evaluationRow);
-    connect(&m_lab, &EC::generationProgress, this, &LabBackend::generationProgress);
-    connect(&m_lab, &EC::trainingEvent, this, &LabBackend::trainingEvent);
-    connect(&m_lab, &EC::jobFinished, this, &LabBackend::jobFinished);
+    , m_files(files)
+    , m_storage(storage) {}
+
+namespace {
+
+engine::ModelJobs::Failed failedOf(const LabAnswers& a) {
+    return [finished = a.finished](const engine::Error& e) {
+        if (finished)
+            finished(e);
+    };
 }
 
-engine::JobId FacadeLabBackend::loadModel(const QString& folder) {
-    return m_lab.loadModel(folder);
+std::function<void(bool)> succeededOf(const LabAnswers& a) {
+    return [finished = a.finished](bool) {
+        if (finished)
+            finished(std::nullopt);
+    };
 }
-engine::JobId FacadeLabBackend::evaluate(const engine::EvaluateRequest& request) {
-    return m_lab.evaluate(request);
+
+// A report handler that tolerates an answer the caller left out.
+template <typename R>
+std::function<void(R)> forward(const std::function<void(const R&)>& to) {
+    return [to](R value) {
+        if (to)
+            to(value);
+    };
 }
-engine::JobId FacadeLabBackend::generate(const engine::GenerateRequest& request) {
-    return m_lab.generate(request);
+
+} // namespace
+
+engine::JobId FacadeLabBackend::loadModel(const ModelSource& source, LabAnswers a) {
+    return m_lab.load(
+        this, source.folder, source.options(),
+        [a](const engine::ModelInfo& info) {
+            if (a.loaded)
+                a.loaded(info);
+            succeededOf(a)(true);
+        },
+        failedOf(a), a.progress);
 }
-engine::JobId FacadeLabBackend::train(const engine::TrainConfig& config) {
-    return m_lab.train(config);
+
+engine::JobId FacadeLabBackend::evaluate(const engine::EvaluateRequest& request, LabAnswers a) {
+    return m_lab.stream<bool, engine::EvaluationRow>(
+        this,
+        [request](engine::JobContext& c,
+                  const std::function<void(engine::EvaluationRow)>& row) -> engine::Result<bool> {
+            auto model = c.requireModel();
+            if (!model)
+                return model.error();
+            if (auto r = engine::evaluate(**model, request, row, c.cancel(), c.progressReporter());
+                !r)
+                return r.error();
+            return true;
+        },
+        forward(a.row), succeededOf(a), failedOf(a), a.progress);
 }
+
+engine::JobId FacadeLabBackend::generate(const engine::GenerateRequest& request, LabAnswers a) {
+    return m_lab.stream<bool, engine::GenerationProgress>(
+        this,
+        [request](
+            engine::JobContext& c,
+            const std::function<void(engine::GenerationProgress)>& text) -> engine::Result<bool> {
+            auto model = c.requireModel();
+            if (!model)
+                return model.error();
+            engine::GenerationStream stream(c, text);
+            auto r = engine::generateFrom(
+                *model, request,
+                [&stream](const engine::GenerationEvent& e) { return stream.onEvent(e); },
+                c.cancel());
+            stream.finish();
+            if (!r)
+                return r.error();
+            return true;
+        },
+        forward(a.text), succeededOf(a), failedOf(a));
+}
+
+engine::JobId FacadeLabBackend::train(const engine::TrainConfig& config, LabAnswers a) {
+    return m_lab.stream<bool, engine::TrainEvent>(
+        this,
+        [config](engine::JobContext& c,
+                 const std::function<void(engine::TrainEvent)>& event) -> engine::Result<bool> {
+            auto r = engine::train(
+                config,
+                [&event](const engine::TrainEvent& e) {
+                    event(e);
+                    return true;
+                },
+                c.cancel());
+            if (!r)
+                return r.error();
+            if (r->cancelled)
+                return engine::makeError(engine::ErrorCode::Cancelled,
+                                         "training cancelled; the last checkpoint can be resumed");
+            return true;
+        },
+        forward(a.event), succeededOf(a), failedOf(a));
+}
+
 void FacadeLabBackend::cancel(engine::JobId job) {
     m_lab.cancel(job);
+}
+
+void FacadeLabBackend::readBooks(const QStringList& paths, Done<const BookFiles&> done) {
+    m_files.run<BookFiles>(
+        this,
+        [paths](engine::JobContext&) -> engine::Result<BookFiles> { return readBookFiles(paths); },
+        [done](const BookFiles& read) { done(read); });
 }
 
 void FacadeLabBackend::storeEvalResult(const storage::EvalResult& result, Failed failed) {

@@ -1,19 +1,40 @@
 // What the lab pages' presenters (Compare overlaps, Fine-tune) ask of the engine and
-// the storage. The app passes FacadeLabBackend, over the lab EngineController and the
-// StorageController; the presenters' tests pass fakes. Answers and signals arrive on
-// the caller's thread.
+// the storage. The app passes FacadeLabBackend, over the lab's model queue
+// (engine::ModelJobs), a queue for reading files and the StorageController; the
+// presenters' tests pass fakes. Answers arrive on the caller's thread, each to the
+// request that asked.
 #pragma once
 
-#include <baton/engine/engine_controller.h>
+#include "book_files.h"
+#include "model_catalog.h"
+
+#include <baton/engine/generation_stream.h>
+#include <baton/engine/generator.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/engine/scoring.h>
+#include <baton/engine/training.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 
 #include <QObject>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace baton::ui {
+
+// What a lab job answers, on the caller's thread: the reports its kind makes as it goes
+// (a load's model, an evaluation's rows, a generation's text, a training's events,
+// progress), then `finished` once, last (no error: it succeeded).
+struct LabAnswers {
+    std::function<void(const engine::ModelInfo&)> loaded;
+    std::function<void(const engine::EvaluationRow&)> row;
+    std::function<void(const engine::GenerationProgress&)> text;
+    std::function<void(const engine::TrainEvent&)> event;
+    std::function<void(double fraction, const QString& message)> progress;
+    std::function<void(const std::optional<engine::Error>& error)> finished;
+};
 
 class LabBackend : public QObject {
     Q_OBJECT
@@ -24,12 +45,17 @@ public:
 
     using QObject::QObject;
 
-    // The lab engine.
-    virtual engine::JobId loadModel(const QString& folder) = 0;
-    virtual engine::JobId evaluate(const engine::EvaluateRequest& request) = 0;
-    virtual engine::JobId generate(const engine::GenerateRequest& request) = 0;
-    virtual engine::JobId train(const engine::TrainConfig& config) = 0;
+    // The lab engine: its jobs run one at a time in the order they were asked for, so an
+    // evaluation asked for after a load scores the model it loaded.
+    // A model folder, or an adapter's base with the adapter (ModelCatalog::source).
+    virtual engine::JobId loadModel(const ModelSource& source, LabAnswers answers) = 0;
+    virtual engine::JobId evaluate(const engine::EvaluateRequest& request, LabAnswers answers) = 0;
+    virtual engine::JobId generate(const engine::GenerateRequest& request, LabAnswers answers) = 0;
+    virtual engine::JobId train(const engine::TrainConfig& config, LabAnswers answers) = 0;
     virtual void cancel(engine::JobId job) = 0;
+
+    // Book files read off the GUI thread (readBookFiles), then `done`.
+    virtual void readBooks(const QStringList& paths, Done<const BookFiles&> done) = 0;
 
     // The storage.
     virtual void storeEvalResult(const storage::EvalResult& result, Failed failed) = 0;
@@ -48,27 +74,23 @@ public:
     virtual void finishRun(qint64 runId, const std::vector<storage::MetricPoint>& points,
                            const std::string& checkpoint, storage::RunStatus status,
                            const std::string& message, Done<bool> done, Failed failed) = 0;
-
-Q_SIGNALS:
-    void modelLoaded(baton::engine::JobId job, baton::engine::ModelInfo info);
-    void jobProgress(baton::engine::JobId job, double fraction, QString message);
-    void evaluationRow(baton::engine::JobId job, baton::engine::ScoreResult row, bool withState);
-    void generationProgress(baton::engine::JobId job, baton::engine::GenerationProgress progress);
-    void trainingEvent(baton::engine::JobId job, baton::engine::TrainEvent event);
-    void jobFinished(baton::engine::JobId job, bool ok, baton::engine::Error error);
 };
 
 class FacadeLabBackend : public LabBackend {
     Q_OBJECT
 public:
-    FacadeLabBackend(engine::EngineController& lab, storage::StorageController& storage,
-                     QObject* parent = nullptr);
+    // files: the queue book files are read on; not `lab`, where a fine-tune holds the
+    // queue for hours (the app passes the writing model's queue, idle between
+    // continuations).
+    FacadeLabBackend(engine::ModelJobs& lab, engine::ModelJobs& files,
+                     storage::StorageController& storage, QObject* parent = nullptr);
 
-    engine::JobId loadModel(const QString& folder) override;
-    engine::JobId evaluate(const engine::EvaluateRequest& request) override;
-    engine::JobId generate(const engine::GenerateRequest& request) override;
-    engine::JobId train(const engine::TrainConfig& config) override;
+    engine::JobId loadModel(const ModelSource& source, LabAnswers answers) override;
+    engine::JobId evaluate(const engine::EvaluateRequest& request, LabAnswers answers) override;
+    engine::JobId generate(const engine::GenerateRequest& request, LabAnswers answers) override;
+    engine::JobId train(const engine::TrainConfig& config, LabAnswers answers) override;
     void cancel(engine::JobId job) override;
+    void readBooks(const QStringList& paths, Done<const BookFiles&> done) override;
     void storeEvalResult(const storage::EvalResult& result, Failed failed) override;
     void evalResults(Done<std::vector<storage::EvalResult>> done, Failed failed) override;
     void books(Done<std::vector<storage::Book>> done, Failed failed) override;
@@ -86,7 +108,8 @@ public:
                    const std::string& message, Done<bool> done, Failed failed) override;
 
 private:
-    engine::EngineController& m_lab;
+    engine::ModelJobs& m_lab;
+    engine::ModelJobs& m_files;
     storage::StorageController& m_storage;
 };
 

@@ -2,7 +2,7 @@
 
 #include "story_list_model.h"
 
-#include <baton/storage/storage_controller.h>
+#include <baton/storage/qt/storage_controller.h>
 
 #include <QAction>
 #include <QApplication>

@@ -5,8 +5,8 @@
 // delete, or when the window closes), so Undo needs no copy of it.
 #pragma once
 
+#include <baton/storage/qt/storage_controller.h> // the metatypes of the signals
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h> // the metatypes of the signals
 
 #include <QHash>
 #include <QWidget>

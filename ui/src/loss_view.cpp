@@ -4,7 +4,8 @@
 #include "story_editor.h"
 #include "window_ruler.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/engine/scoring.h>
 
 #include <QTextDocument>
 
@@ -13,7 +14,7 @@
 
 namespace baton::ui {
 
-LossView::LossView(engine::EngineController& engine, StoryEditor& editor, WindowRuler& ruler,
+LossView::LossView(engine::ModelJobs& engine, StoryEditor& editor, WindowRuler& ruler,
                    QObject* parent)
     : QObject(parent)
     , m_engine(engine)
@@ -23,27 +24,45 @@ LossView::LossView(engine::EngineController& engine, StoryEditor& editor, Window
         if (!m_text.isNull() && m_editor.storyText() != m_text)
             drop(tr("The text changed: Ctrl+L measures it again"));
     });
-    connect(&m_engine, &engine::EngineController::tokenLosses, this,
-            [this](engine::JobId job, const engine::TokenLosses& l) {
-                onTokenLosses(job, l.byteEnd, l.nll, l.windows.window, l.windows.overlap);
-            });
-    connect(&m_engine, &engine::EngineController::jobFinished, this,
-            [this](engine::JobId job, bool ok, const engine::Error& error) {
-                if (job != m_job || ok)
-                    return;
-                drop(QString());
-                if (error.code != engine::ErrorCode::Cancelled)
-                    Q_EMIT failed(tr("The story could not be scored"), describeEngineError(error));
-            });
 }
 
 void LossView::measure(const QString& text, const engine::WindowSettings& windows) {
+    if (m_job)
+        m_engine.cancel(m_job);
     engine::EvaluateRequest req;
     req.text = text.toStdString();
     req.settings = {windows};
     req.keepPerToken = true;
     m_text = text;
-    m_job = m_engine.evaluate(req);
+    const quint64 ticket = ++m_ticket;
+    m_job = m_engine.run<engine::TokenLosses>(
+        this,
+        [req](engine::JobContext& c) -> engine::Result<engine::TokenLosses> {
+            auto model = c.requireModel();
+            if (!model)
+                return model.error();
+            engine::TokenLosses losses;
+            auto r = engine::evaluate(
+                **model, req, [&](engine::EvaluationRow row) { losses = std::move(row.losses); },
+                c.cancel(), c.progressReporter());
+            if (!r)
+                return r.error();
+            return losses;
+        },
+        [this, ticket](const engine::TokenLosses& l) {
+            if (ticket != m_ticket)
+                return;
+            m_job = 0;
+            onTokenLosses(l.byteEnd, l.nll, l.windows.window, l.windows.overlap);
+        },
+        [this, ticket](const engine::Error& error) {
+            if (ticket != m_ticket)
+                return;
+            m_job = 0;
+            drop(QString());
+            if (error.code != engine::ErrorCode::Cancelled)
+                Q_EMIT failed(tr("The story could not be scored"), describeEngineError(error));
+        });
     Q_EMIT statusMessage(tr("Scoring the story in windows…"), 0);
     Q_EMIT shownChanged(true);
 }
@@ -53,6 +72,7 @@ void LossView::drop(const QString& why) {
     if (m_job)
         m_engine.cancel(m_job);
     m_job = 0;
+    ++m_ticket; // what the cancelled job still answers is not shown
     m_editor.clearLossRanges();
     m_ruler.setLoss({});
     if (!why.isEmpty())
@@ -60,11 +80,8 @@ void LossView::drop(const QString& why) {
     Q_EMIT shownChanged(false);
 }
 
-void LossView::onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
-                             const std::vector<float>& nll, int window, int overlap) {
-    if (job != m_job)
-        return;
-    m_job = 0;
+void LossView::onTokenLosses(const std::vector<int64_t>& byteEnd, const std::vector<float>& nll,
+                             int window, int overlap) {
     // Byte offsets of the UTF-8 text -> character positions in the editor.
     const std::vector<int> charAt = charIndexOfBytes(m_text);
     auto charOf = [&](int64_t byte) {

@@ -14,7 +14,7 @@
 #include <vector>
 
 namespace baton::engine {
-class EngineController;
+class ModelJobs;
 }
 
 namespace baton::ui {
@@ -25,7 +25,7 @@ class WindowRuler;
 class LossView : public QObject {
     Q_OBJECT
 public:
-    LossView(engine::EngineController& engine, StoryEditor& editor, WindowRuler& ruler,
+    LossView(engine::ModelJobs& engine, StoryEditor& editor, WindowRuler& ruler,
              QObject* parent = nullptr);
 
     // Scores `text` (the editor's) in these windows, then shows the result.
@@ -40,14 +40,15 @@ Q_SIGNALS:
     void failed(QString what, baton::ui::ErrorText error);
 
 private:
-    void onTokenLosses(quint64 job, const std::vector<int64_t>& byteEnd,
-                       const std::vector<float>& nll, int window, int overlap);
+    void onTokenLosses(const std::vector<int64_t>& byteEnd, const std::vector<float>& nll,
+                       int window, int overlap);
 
-    engine::EngineController& m_engine;
+    engine::ModelJobs& m_engine;
     StoryEditor& m_editor;
     WindowRuler& m_ruler;
     quint64 m_job = 0;
-    QString m_text; // the text the shown losses belong to
+    quint64 m_ticket = 0; // the measurement whose answer is shown
+    QString m_text;       // the text the shown losses belong to
 };
 
 } // namespace baton::ui

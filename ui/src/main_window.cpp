@@ -12,9 +12,9 @@
 #include "topics_panel.h"
 #include "write_page.h"
 
-#include <baton/engine/engine_controller.h>
 #include <baton/engine/model.h>
-#include <baton/storage/storage_controller.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/storage/qt/storage_controller.h>
 
 #include <QAction>
 #include <QCloseEvent>
@@ -64,9 +64,8 @@ QString formatCount(int64_t n) {
 
 } // namespace
 
-MainWindow::MainWindow(storage::StorageController& storage, engine::EngineController& engine,
-                       engine::EngineController& lab, const QStringList& bundledModels,
-                       QWidget* parent)
+MainWindow::MainWindow(storage::StorageController& storage, engine::ModelJobs& engine,
+                       engine::ModelJobs& lab, const QStringList& bundledModels, QWidget* parent)
     : QMainWindow(parent)
     , m_storage(storage)
     , m_engine(engine)
@@ -81,7 +80,7 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     if (const auto weights = engine::parseWeightFormat(
             QSettings().value(QStringLiteral("model/weights")).toString().toStdString()))
         m_models->setWeights(*weights);
-    m_labBackend = new FacadeLabBackend(m_lab, m_storage, this);
+    m_labBackend = new FacadeLabBackend(m_lab, m_engine, m_storage, this);
     m_compare = new ComparePanel(*m_catalog, *m_labBackend);
     m_compare->setStoryTextProvider([this] { return m_write->storyText(); });
     m_fineTune = new FineTunePanel(*m_catalog, *m_labBackend);
@@ -105,6 +104,10 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
     });
     connect(m_models, &ModelsPanel::useRequested, this, &MainWindow::useModelForWriting);
     connect(m_fineTune, &FineTunePanel::useRequested, this, &MainWindow::useModelForWriting);
+    connect(m_models, &ModelsPanel::addRecurrenceRequested, this, [this](const QString& base) {
+        showPage(Page::FineTune);
+        m_fineTune->prepareRecurrence(base);
+    });
     connect(m_models, &ModelsPanel::failed, this, &MainWindow::showError);
     connect(m_models, &ModelsPanel::weightsChanged, this, [this](engine::WeightFormat weights) {
         QSettings().setValue(QStringLiteral("model/weights"),
@@ -197,36 +200,14 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::EngineContro
                 }
             });
 
-    // Engine: the model.
-    connect(&m_engine, &engine::EngineController::jobProgress, this,
-            [this](engine::JobId job, double fraction, const QString& message) {
-                if (job == m_loadJob)
-                    statusBar()->showMessage(
-                        tr("Loading the model… %1% %2").arg(int(fraction * 100)).arg(message));
-            });
-    connect(&m_engine, &engine::EngineController::modelLoaded, this,
-            [this](engine::JobId, const engine::ModelInfo& info) {
-                QSettings().setValue(QStringLiteral("model/path"),
-                                     QString::fromStdString(info.path));
+    // Engine: the model (whoever loaded it).
+    connect(&m_engine, &engine::ModelJobs::modelLoaded, this,
+            [this](const engine::ModelInfo& info) {
                 m_write->onModelLoaded(info);
-                m_models->setActivePath(QString::fromStdString(info.path));
+                m_models->setActivePath(catalogPath(info));
                 updateModelLabel();
                 statusBar()->showMessage(tr("Model loaded"), 5000);
                 Q_EMIT modelReady();
-            });
-    connect(&m_engine, &engine::EngineController::jobFinished, this,
-            [this](engine::JobId job, bool ok, const engine::Error& error) {
-                if (job != m_loadJob)
-                    return;
-                m_loadJob = 0;
-                m_write->setModelLoading(false);
-                m_openModelAction->setEnabled(true);
-                if (!ok) {
-                    statusBar()->clearMessage();
-                    showError(tr("The model could not be opened"), describeEngineError(error));
-                    return;
-                }
-                applyWeights(); // the choice may have changed while it loaded
             });
     updateModelLabel();
     // 1280 x 820, or less to open inside a smaller screen (main() restores the size the
@@ -371,14 +352,49 @@ void MainWindow::openDatabase(const QString& path) {
     m_openRequest = m_storage.open(path);
 }
 
-void MainWindow::loadModel(const QString& folder) {
-    if (m_loadJob && folder == m_loadingPath)
+void MainWindow::loadModel(const QString& path) {
+    if (m_loadJob && path == m_loadingPath)
         return; // already on its way
-    m_loadingPath = folder;
-    m_loadJob = m_engine.loadModel(folder, m_models->weights());
+    // An adapter loads onto its base.
+    const ModelSource source = m_catalog->source(path);
+    if (source.folder.isEmpty()) {
+        showError(tr("The model could not be opened"),
+                  {tr("%1 is a recurrence adapter that is not in the model list, so its base "
+                      "model is not known. Import it in Models to choose its base.")
+                       .arg(path),
+                   {}});
+        return;
+    }
+    m_loadingPath = path;
+    const quint64 ticket = ++m_loadTicket;
+    // Only the latest load's end counts (an earlier one may still finish first).
+    auto finished = [this, ticket](const std::optional<engine::Error>& error) {
+        if (ticket != m_loadTicket)
+            return;
+        m_loadJob = 0;
+        m_write->setModelLoading(false);
+        m_openModelAction->setEnabled(true);
+        if (error) {
+            statusBar()->clearMessage();
+            showError(tr("The model could not be opened"), describeEngineError(*error));
+            return;
+        }
+        applyWeights(); // the choice may have changed while it loaded
+    };
+    engine::LoadOptions weights;
+    weights.weights = m_models->weights();
+    m_loadJob = m_engine.load(
+        this, source.folder, source.options(weights),
+        [finished](const engine::ModelInfo&) { finished(std::nullopt); },
+        [finished](const engine::Error& e) { finished(e); },
+        [this, ticket](double fraction, const QString& message) {
+            if (ticket == m_loadTicket)
+                statusBar()->showMessage(
+                    tr("Loading the model… %1% %2").arg(int(fraction * 100)).arg(message));
+        });
     m_write->setModelLoading(true);
     m_openModelAction->setEnabled(false);
-    statusBar()->showMessage(tr("Loading the model from %1…").arg(folder));
+    statusBar()->showMessage(tr("Loading the model from %1…").arg(path));
 }
 
 void MainWindow::applyWeights() {
@@ -391,7 +407,7 @@ void MainWindow::applyWeights() {
             8000);
         return;
     }
-    loadModel(QString::fromStdString(m->path));
+    loadModel(catalogPath(*m));
 }
 
 void MainWindow::setNoModelHint(const QString& text) {
@@ -417,7 +433,8 @@ void MainWindow::updateModelLabel() {
         m_write->updateActions();
         return;
     }
-    const QString name = QFileInfo(QString::fromStdString(m->path)).fileName();
+    const auto entry = m_catalog->byPath(catalogPath(*m));
+    const QString name = modelName(*m, entry ? entry->name : QString());
     m_modelLabel->setText(
         tr("%1 · %2 parameters%3%4")
             .arg(name, formatCount(m->parameterCount),
@@ -428,7 +445,10 @@ void MainWindow::updateModelLabel() {
                            QString::fromLatin1(engine::weightFormatName(m->weights))));
     m_modelLabel->setToolTip(
         tr("%1\n%2 layers, %3 wide, %4 heads, %5 positions; identity %6")
-            .arg(QString::fromStdString(m->path))
+            .arg(QString::fromStdString(m->path) +
+                 (m->adapter.empty() ? QString()
+                                     : tr("\nwith the recurrence adapter %1")
+                                           .arg(QString::fromStdString(m->adapter))))
             .arg(m->config.nLayer)
             .arg(m->config.nEmbd)
             .arg(m->config.nHead)

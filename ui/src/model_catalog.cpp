@@ -4,6 +4,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 namespace baton::ui {
 
@@ -18,6 +20,12 @@ QString formatBytes(qint64 bytes) {
 QString CatalogModel::summary() const {
     if (!present)
         return ModelCatalog::tr("missing: %1").arg(path);
+    if (isAdapter())
+        return ModelCatalog::tr("recurrence adapter on %1 · T %2, o %3 · %4")
+            .arg(QFileInfo(adapterBase).fileName())
+            .arg(window)
+            .arg(overlap)
+            .arg(formatBytes(bytes));
     QString s = ModelCatalog::tr("%1 layers × %2").arg(layers).arg(width);
     s += recurrent ? ModelCatalog::tr(" · recurrent, T %1, o %2").arg(window).arg(overlap)
                    : ModelCatalog::tr(" · baseline");
@@ -25,10 +33,14 @@ QString CatalogModel::summary() const {
     return s;
 }
 
-CatalogModel readModelFolder(const QString& folder) {
-    const engine::ModelFolderSummary probe = engine::probeModelFolder(folder.toStdString());
+CatalogModel readModelFolder(const QString& folder, const QString& adapterBase) {
+    const engine::ModelFolderSummary probe =
+        adapterBase.isEmpty()
+            ? engine::probeModelFolder(folder.toStdString())
+            : engine::probeModelFolder(adapterBase.toStdString(), folder.toStdString());
     CatalogModel m;
     m.path = folder;
+    m.adapterBase = adapterBase;
     m.name = QFileInfo(folder).fileName();
     m.present = probe.present;
     if (!probe.present)
@@ -68,9 +80,14 @@ void ModelCatalog::refresh() {
         [this](std::vector<storage::RegisteredModel> list) {
             m_models.clear();
             for (const auto& r : list) {
-                CatalogModel m = readModelFolder(QString::fromStdString(r.path));
+                const QJsonObject config =
+                    QJsonDocument::fromJson(QByteArray::fromStdString(r.configJson)).object();
+                CatalogModel m =
+                    readModelFolder(QString::fromStdString(r.path),
+                                    config.value(QStringLiteral("adapter_base")).toString());
                 m.id = r.id;
                 m.name = QString::fromStdString(r.name);
+                m.identity = QString::fromStdString(r.checksum);
                 m.isDefault = r.isDefault;
                 for (const QString& b : m_bundled)
                     m.bundled = m.bundled || QDir(b).absolutePath() == m.path;
@@ -97,6 +114,30 @@ std::optional<CatalogModel> ModelCatalog::byPath(const QString& path) const {
     return std::nullopt;
 }
 
+ModelSource ModelCatalog::source(const QString& path) const {
+    if (auto m = byPath(path); m && m->isAdapter())
+        return {m->adapterBase, m->path};
+    if (QFileInfo::exists(QDir(path).filePath(QStringLiteral("adapter.json"))))
+        return {QString(), QDir(path).absolutePath()};
+    return {path, QString()};
+}
+
+QString catalogPath(const engine::ModelInfo& info) {
+    return QString::fromStdString(info.adapter.empty() ? info.path : info.adapter);
+}
+
+QString modelName(const engine::ModelInfo& info, const QString& adapterName) {
+    const QString base = QFileInfo(QString::fromStdString(info.path)).fileName();
+    if (info.adapter.empty())
+        return base;
+    // Else the adapter's folder, or its run's when it is OUT/adapter.
+    QFileInfo adapter(QString::fromStdString(info.adapter));
+    QString name = adapterName.isEmpty() ? adapter.fileName() : adapterName;
+    if (name == QLatin1String("adapter"))
+        name = adapter.dir().dirName();
+    return ModelCatalog::tr("%1 + recurrence (%2)").arg(base, name);
+}
+
 std::optional<CatalogModel> ModelCatalog::defaultModel() const {
     for (const auto& m : m_models)
         if (m.isDefault && m.present)
@@ -107,10 +148,19 @@ std::optional<CatalogModel> ModelCatalog::defaultModel() const {
     return std::nullopt;
 }
 
-void ModelCatalog::add(const QString& folder, const QString& name, const QString& identity) {
+void ModelCatalog::add(const QString& folder, const QString& name, const QString& identity,
+                       const QString& adapterBase) {
+    storage::RegisteredModel m;
+    m.path = QDir(folder).absolutePath().toStdString();
+    m.name = name.toStdString();
+    m.checksum = identity.toStdString();
+    if (!adapterBase.isEmpty())
+        m.configJson = QJsonDocument(QJsonObject{{QStringLiteral("adapter_base"),
+                                                  QDir(adapterBase).absolutePath()}})
+                           .toJson(QJsonDocument::Compact)
+                           .toStdString();
     m_storage.registerModel(
-        QDir(folder).absolutePath().toStdString(), name.toStdString(), identity.toStdString(), this,
-        [this](int64_t) { refresh(); }, reportAs(tr("The model could not be registered")));
+        m, this, [this](int64_t) { refresh(); }, reportAs(tr("The model could not be registered")));
 }
 
 void ModelCatalog::setDefault(qint64 id) {

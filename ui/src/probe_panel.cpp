@@ -57,7 +57,7 @@ QString stateLabel(engine::StateSource s, bool recurrent) {
 
 } // namespace
 
-ProbePanel::ProbePanel(storage::StorageController& storage, engine::EngineController& engine,
+ProbePanel::ProbePanel(storage::StorageController& storage, engine::ModelJobs& engine,
                        QWidget* parent)
     : QWidget(parent)
     , m_storage(storage)
@@ -116,20 +116,6 @@ ProbePanel::ProbePanel(storage::StorageController& storage, engine::EngineContro
 
     connect(m_run, &QPushButton::clicked, this, &ProbePanel::run);
     connect(m_cancel, &QPushButton::clicked, this, &ProbePanel::cancel);
-    using EC = engine::EngineController;
-    connect(&m_engine, &EC::jobProgress, this,
-            [this](engine::JobId job, double f, const QString& message) {
-                if (job != m_job)
-                    return;
-                m_progress->setValue(int(f * 1000));
-                m_status->setText(tr("Probing %1: %2").arg(m_label, message));
-            });
-    connect(&m_engine, &EC::probed, this,
-            [this](engine::JobId job, const engine::ProbeResult& result) {
-                if (job == m_job)
-                    showResult(result);
-            });
-    connect(&m_engine, &EC::jobFinished, this, &ProbePanel::onFinished);
     updateButtons();
 }
 
@@ -235,7 +221,30 @@ void ProbePanel::start(std::vector<std::string> texts, const QString& label) {
     options.states = {engine::StateSource::On, engine::StateSource::Off, engine::StateSource::Mean,
                       engine::StateSource::Shuffled};
     m_label = label;
-    m_job = m_engine.probe(texts, options);
+    m_job = m_engine.run<engine::ProbeResult>(
+        this,
+        [texts = std::move(texts),
+         options](engine::JobContext& c) mutable -> engine::Result<engine::ProbeResult> {
+            auto model = c.requireModel();
+            if (!model)
+                return model.error();
+            options.cancel = c.cancel();
+            options.progress = [&c](int64_t done, int64_t total) {
+                c.progress(total > 0 ? double(done) / double(total) : 1.0,
+                           "episode " + std::to_string(done) + " of " + std::to_string(total));
+                return !c.cancelled();
+            };
+            return engine::runProbe(**model, texts, options);
+        },
+        [this](const engine::ProbeResult& result) {
+            showResult(result);
+            onFinished({});
+        },
+        [this](const engine::Error& error) { onFinished(error); },
+        [this](double f, const QString& message) {
+            m_progress->setValue(int(f * 1000));
+            m_status->setText(tr("Probing %1: %2").arg(m_label, message));
+        });
     m_progress->setValue(0);
     m_status->setText(tr("Probing %1…").arg(label));
     updateButtons();
@@ -247,15 +256,16 @@ void ProbePanel::cancel() {
         m_engine.cancel(m_job);
 }
 
-void ProbePanel::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != m_job)
-        return;
+void ProbePanel::onFinished(const std::optional<engine::Error>& failure) {
     m_job = 0;
     updateButtons();
-    if (ok) {
+    if (!failure) {
         m_progress->setValue(1000);
         Q_EMIT probed();
-    } else if (error.code == engine::ErrorCode::Cancelled) {
+        return;
+    }
+    const engine::Error& error = *failure;
+    if (error.code == engine::ErrorCode::Cancelled) {
         m_status->setText(tr("Cancelled."));
     } else if (error.code == engine::ErrorCode::InvalidArgument) {
         // Too short a text for the distances: the engine's reason is the advice.

@@ -10,9 +10,10 @@
 
 #include "error_text.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/probe.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 
 #include <QWidget>
 
@@ -34,7 +35,7 @@ class BarChart;
 class ProbePanel : public QWidget {
     Q_OBJECT
 public:
-    ProbePanel(storage::StorageController& storage, engine::EngineController& engine,
+    ProbePanel(storage::StorageController& storage, engine::ModelJobs& engine,
                QWidget* parent = nullptr);
 
     // The open story's text (nullopt: none open).
@@ -62,12 +63,12 @@ protected:
 
 private:
     void start(std::vector<std::string> texts, const QString& label);
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onFinished(const std::optional<engine::Error>& failure);
     void showResult(const engine::ProbeResult& result);
     void updateButtons();
 
     storage::StorageController& m_storage;
-    engine::EngineController& m_engine;
+    engine::ModelJobs& m_engine;
     std::function<std::optional<std::string>()> m_story;
 
     QComboBox* m_source = nullptr;

@@ -1,6 +1,6 @@
 #include "server_panel.h"
 
-#include "engine_model_host.h"
+#include "model_catalog.h"
 #include "panel_util.h"
 
 #include <baton/server/server.h>
@@ -18,7 +18,7 @@
 
 namespace baton::ui {
 
-ServerPanel::ServerPanel(engine::EngineController& engine, QWidget* parent)
+ServerPanel::ServerPanel(engine::ModelJobs& engine, QWidget* parent)
     : QWidget(parent)
     , m_engine(engine) {
     setObjectName(QStringLiteral("serverPanel"));
@@ -87,7 +87,7 @@ ServerPanel::ServerPanel(engine::EngineController& engine, QWidget* parent)
         else
             startServer();
     });
-    connect(&m_engine, &engine::EngineController::modelLoaded, this, &ServerPanel::updateStatus);
+    connect(&m_engine, &engine::ModelJobs::modelLoaded, this, &ServerPanel::updateStatus);
     updateStatus();
 }
 
@@ -120,11 +120,10 @@ bool ServerPanel::startServer() {
         m_status->setText(QString::fromStdString(ok.error().message));
         return false;
     }
-    m_host = std::make_unique<EngineModelHost>(m_engine);
-    m_host->refresh();
-    auto server = std::make_unique<server::Server>(*m_host, options);
+    // The server's requests are jobs of the writing model's queue, in one line with the
+    // story editor's generations.
+    auto server = std::make_unique<server::Server>(m_engine.queue(), options);
     if (auto started = server->start(); !started) {
-        m_host.reset();
         m_status->setText(QString::fromStdString(started.error().message));
         return false;
     }
@@ -140,9 +139,7 @@ bool ServerPanel::startServer() {
 void ServerPanel::stopServer() {
     if (!m_server)
         return;
-    m_host->close(); // no server thread may wait for this (the GUI) thread while it stops
-    m_server.reset();
-    m_host.reset();
+    m_server.reset(); // cancels what it runs and what waits in the queue
     m_refresh->stop();
     updateStatus();
 }
@@ -158,9 +155,9 @@ void ServerPanel::updateStatus() {
                        static_cast<QWidget*>(m_key)})
         w->setEnabled(!on);
     const auto& model = m_engine.model();
-    m_model->setText(model ? tr("Model: %1 (the writing model; load another in Models)")
-                                 .arg(QFileInfo(QString::fromStdString(model->path)).fileName())
-                           : tr("Model: none loaded yet (requests get 503 until one is)"));
+    m_model->setText(
+        model ? tr("Model: %1 (the writing model; load another in Models)").arg(modelName(*model))
+              : tr("Model: none loaded yet (requests get 503 until one is)"));
     if (!on) {
         m_served->clear();
         if (!m_status->text().startsWith(QStringLiteral("Listening")))

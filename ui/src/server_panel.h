@@ -7,7 +7,7 @@
 // queue's changes in between.
 #pragma once
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 
 #include <QWidget>
 
@@ -26,12 +26,10 @@ class Server;
 
 namespace baton::ui {
 
-class EngineModelHost;
-
 class ServerPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit ServerPanel(engine::EngineController& engine, QWidget* parent = nullptr);
+    explicit ServerPanel(engine::ModelJobs& engine, QWidget* parent = nullptr);
     ~ServerPanel() override; // stops the server
 
     // Starts with the fields' settings; false (and the reason shown) when it cannot.
@@ -46,8 +44,7 @@ public:
 private:
     void updateStatus();
 
-    engine::EngineController& m_engine;
-    std::unique_ptr<EngineModelHost> m_host;
+    engine::ModelJobs& m_engine;
     std::unique_ptr<server::Server> m_server;
     QLineEdit* m_address = nullptr;
     QSpinBox* m_port = nullptr;

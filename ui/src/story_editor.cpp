@@ -1,10 +1,14 @@
 #include "story_editor.h"
 
 #include <algorithm>
+#include <memory>
 
+#include <QContextMenuEvent>
 #include <QFontDatabase>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
@@ -39,6 +43,13 @@ QString toDisplayText(const std::string& text) {
     s.replace(QChar::ParagraphSeparator, QLatin1Char('\n'));
     s.replace(QChar::LineSeparator, QLatin1Char('\n'));
     return s;
+}
+
+int displayLength(const std::vector<storage::Passage>& path, size_t count) {
+    int n = 0;
+    for (size_t i = 0; i < count && i < path.size(); ++i)
+        n += int(toDisplayText(path[i].text).size());
+    return n;
 }
 
 StoryEditor::StoryEditor(QWidget* parent)
@@ -276,6 +287,67 @@ qint64 StoryEditor::passageAt(int pos) const {
     QTextCursor c(document());
     c.setPosition(pos + 1);
     return c.charFormat().property(kPassageProperty).toLongLong();
+}
+
+int StoryEditor::passageStart(qint64 passageId) const {
+    int start = 0;
+    for (qint64 id : m_order) {
+        if (id == passageId)
+            return start;
+        start += int(m_savedTexts.at(id).size());
+    }
+    return -1;
+}
+
+bool StoryEditor::requestAlternatives(int pos, const QPoint& globalPos) {
+    const qint64 passage = passageAt(pos);
+    if (m_edited || isReadOnly() || passage == 0 || authorAt(pos) != storage::PassageAuthor::Model)
+        return false;
+    const int start = passageStart(passage);
+    if (start < 0)
+        return false;
+    Q_EMIT alternativesRequested(passage, pos - start, globalPos);
+    return true;
+}
+
+int StoryEditor::charAt(const QPoint& point) const {
+    // The nearest boundary, and the character on the side of it the point is on.
+    const QTextCursor c = cursorForPosition(point);
+    const int pos = c.position();
+    return pos > 0 && cursorRect(c).x() > point.x() ? pos - 1 : pos;
+}
+
+void StoryEditor::mousePressEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton && event->modifiers() == Qt::ControlModifier &&
+        requestAlternatives(charAt(event->position().toPoint()),
+                            event->globalPosition().toPoint())) {
+        event->accept();
+        return;
+    }
+    QTextEdit::mousePressEvent(event);
+}
+
+void StoryEditor::contextMenuEvent(QContextMenuEvent* event) {
+    std::unique_ptr<QMenu> menu(createStandardContextMenu(event->pos()));
+    // Under the mouse, or at the text cursor when the menu key opened it.
+    const int pos = event->reason() == QContextMenuEvent::Mouse ? charAt(event->pos())
+                                                                : textCursor().position();
+    const qint64 passage = passageAt(pos);
+    if (passage != 0 && authorAt(pos) == storage::PassageAuthor::Model) {
+        // After the tab: the menu's shortcut column.
+        auto* action = new QAction(tr("Token Alternatives…\tCtrl+Click"), menu.get());
+        action->setObjectName(QStringLiteral("tokenAlternativesAction"));
+        action->setEnabled(!m_edited && !isReadOnly());
+        action->setStatusTip(m_edited ? tr("Save your edits first")
+                                      : tr("What the model might have written here instead"));
+        const QPoint global = event->globalPos();
+        connect(action, &QAction::triggered, this,
+                [this, pos, global] { requestAlternatives(pos, global); });
+        QAction* first = menu->actions().isEmpty() ? nullptr : menu->actions().first();
+        menu->insertAction(first, action);
+        menu->insertSeparator(first);
+    }
+    menu->exec(event->globalPos());
 }
 
 std::vector<story::PassageEdit> StoryEditor::pendingEdits() const {

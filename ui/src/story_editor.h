@@ -24,6 +24,8 @@ namespace baton::ui {
 // The text a passage shows in the editor (line breaks, \r\n, \r, U+2028 and U+2029,
 // normalised to \n): its length is what the editor counts.
 QString toDisplayText(const std::string& text);
+// The shown length of the first `count` passages of a path.
+int displayLength(const std::vector<storage::Passage>& path, size_t count);
 
 class StoryEditor : public QTextEdit {
     Q_OBJECT
@@ -58,6 +60,12 @@ public:
     storage::PassageAuthor authorAt(int pos) const;
     // The passage the character at pos belongs to (0: typed, or not yet saved).
     qint64 passageAt(int pos) const;
+    // Where a shown passage's text begins (-1: not shown).
+    int passageStart(qint64 passageId) const;
+    // Asks for the token alternatives of the generated text at pos (what Ctrl+click and
+    // the context menu's "Token Alternatives" do): false, and nothing asked, unless pos
+    // is in saved model text and no edit of saved text is pending.
+    bool requestAlternatives(int pos, const QPoint& globalPos);
 
     // Saved text the user changed and the owner has not saved yet: one entry per
     // changed passage, in story order (a passage whose text was all deleted has an
@@ -89,6 +97,9 @@ Q_SIGNALS:
     // Undo / Redo with nothing left in the document's own undo stack: the story's.
     void storyUndoRequested();
     void storyRedoRequested();
+    // The token alternatives at character `offset` of a saved passage's text (as shown),
+    // for a menu at globalPos.
+    void alternativesRequested(qint64 passageId, int offset, QPoint globalPos);
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
@@ -96,12 +107,16 @@ protected:
     bool canInsertFromMimeData(const QMimeData* source) const override;
     void insertFromMimeData(const QMimeData* source) override;
     void resizeEvent(QResizeEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
 
 private:
     void insertAt(int pos, const QString& text, const QTextCharFormat& format);
     // The format of text the user types at `pos`: the user's, in the passage there.
     QTextCharFormat typingFormat(int pos) const;
     void updateColumn();
+    // The character under a point of the viewport (the nearest boundary's side of it).
+    int charAt(const QPoint& point) const;
     void moveToEnd();
     int documentLength() const;
     void onContentsChange(int position, int removed, int added);

@@ -1,10 +1,13 @@
-// File > Import story: a book file (UTF-8 text, Markdown or a DRM-free EPUB) read off
-// the GUI thread by the story module's importBook (the same as baton-cli story import:
-// an EPUB's title and chapters, a Markdown heading as the title, hard-wrapped text
-// joined into paragraphs), answered on the GUI thread.
+// File > Import story: a book file (UTF-8 text, Markdown or a DRM-free EPUB) read by
+// the story module's importBook (the same as baton-cli story import: an EPUB's title
+// and chapters, a Markdown heading as the title, hard-wrapped text joined into
+// paragraphs), as a job on the writing model's queue (off the GUI thread; between
+// continuations), answered on the GUI thread.
 #pragma once
 
 #include "error_text.h"
+
+#include <baton/engine/qt/model_jobs.h>
 
 #include <QObject>
 #include <QString>
@@ -16,8 +19,8 @@ namespace baton::ui {
 class StoryImporter : public QObject {
     Q_OBJECT
 public:
-    explicit StoryImporter(QObject* parent = nullptr);
-    // Reads `path` on a worker thread; one import at a time (false while one runs).
+    explicit StoryImporter(engine::ModelJobs& jobs, QObject* parent = nullptr);
+    // Reads `path`; one import at a time (false while one runs).
     bool import(const QString& path);
     bool busy() const { return m_busy; }
 
@@ -26,6 +29,7 @@ Q_SIGNALS:
     void failed(QString what, baton::ui::ErrorText error);
 
 private:
+    engine::ModelJobs& m_jobs;
     bool m_busy = false;
 };
 

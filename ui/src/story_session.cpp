@@ -16,13 +16,6 @@ namespace baton::ui {
 
 namespace {
 
-int displayLength(const std::vector<storage::Passage>& path, size_t count) {
-    int n = 0;
-    for (size_t i = 0; i < count && i < path.size(); ++i)
-        n += int(toDisplayText(path[i].text).size());
-    return n;
-}
-
 // One step of the story's undo history. The step has already happened when it is
 // pushed, so the stack's first redo() does nothing.
 // `live` (a typed passage's step): while false, the step does nothing.
@@ -53,7 +46,7 @@ private:
 
 } // namespace
 
-StorySession::StorySession(storage::StorageController& storage, engine::EngineController& engine,
+StorySession::StorySession(storage::StorageController& storage, engine::ModelJobs& engine,
                            QObject* parent)
     : QObject(parent)
     , m_storage(storage)
@@ -61,7 +54,6 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
     qRegisterMetaType<ErrorText>();
     m_undo = new QUndoStack(this);
     using SC = storage::StorageController;
-    using EC = engine::EngineController;
     connect(&m_storage, &SC::storyLoaded, this,
             [this](quint64 request, const storage::Story& story,
                    const std::vector<storage::Passage>& path) {
@@ -87,28 +79,7 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
             return; // stopped meanwhile
         story::ContinueRequest r = std::move(*m_pending);
         m_pending.reset();
-        auto workspace = m_workspace;
-        auto outcome = std::make_shared<Outcome>();
-        m_outcome = outcome;
-        m_lastResult = {};
-        m_job = m_engine.runGeneration(
-            [workspace, r, outcome](
-                const std::shared_ptr<const engine::Model>& model,
-                const std::function<bool(const engine::GenerationEvent&)>& on,
-                const engine::CancelToken& cancel) -> engine::Result<engine::GenerationResult> {
-                auto service = workspace->service();
-                story::Result<story::ContinueResult> done =
-                    service ? (*service)->continueStory(model, r, on, cancel)
-                            : story::Result<story::ContinueResult>(service.error());
-                if (!done) {
-                    outcome->error = done.error();
-                    return done.error().engine
-                               ? *done.error().engine
-                               : engine::Error{engine::ErrorCode::Internal, done.error().message};
-                }
-                outcome->result = *done;
-                return done->generation;
-            });
+        startGeneration(std::move(r));
         setPhase(Phase::Generating);
     });
     auto done = [this](quint64 request) { m_writes.remove(request); };
@@ -123,28 +94,11 @@ StorySession::StorySession(storage::StorageController& storage, engine::EngineCo
     connect(&m_storage, &SC::storyUpdated, this, [done](quint64 r, qint64) { done(r); });
     connect(&m_storage, &SC::passageEdited, this, [done](quint64 r, qint64) { done(r); });
     connect(&m_storage, &SC::failed, this, &StorySession::onStorageFailed);
-
-    connect(&m_engine, &EC::generationProgress, this,
-            [this](engine::JobId job, const engine::GenerationProgress& p) {
-                if (job != m_job)
-                    return;
-                if (!p.text.empty() && m_genStory == m_story.id)
-                    Q_EMIT streamed(toDisplayText(p.text));
-                const engine::ModelInfo* model = m_engine.model() ? &*m_engine.model() : nullptr;
-                const int window = model ? engine::resolveWindows(*model, m_windows).window : 0;
-                Q_EMIT windowProgress(p.windowIndex, p.windowFill, window, p.tokensPerSecond);
-            });
-    connect(&m_engine, &EC::generationDone, this,
-            [this](engine::JobId job, const engine::GenerationDone& d) {
-                if (job == m_job)
-                    m_lastResult = d.result;
-            });
-    connect(&m_engine, &EC::jobFinished, this, &StorySession::onJobFinished);
 }
 
 void StorySession::requestContext(const story::StorySettings& settings,
                                   const QString& pendingText) {
-    if (!isOpen() || !m_workspace || busy())
+    if (!isOpen() || !m_stories || busy())
         return;
     m_contextWanted = ContextRequest{settings, pendingText.toStdString()};
     m_contextWanted->settings.sampling.maxTokens = 0;
@@ -157,31 +111,84 @@ void StorySession::runContextJob() {
         return;
     const ContextRequest wanted = std::move(*m_contextWanted);
     m_contextWanted.reset();
-    auto workspace = m_workspace;
-    auto outcome = std::make_shared<std::optional<story::Result<story::ContextView>>>();
-    m_contextOutcome = outcome;
+    auto stories = m_stories;
     const qint64 id = m_story.id;
-    m_contextJob = m_engine.runGeneration(
-        [workspace, outcome, id,
-         wanted](const std::shared_ptr<const engine::Model>& model,
-                 const std::function<bool(const engine::GenerationEvent&)>&,
-                 const engine::CancelToken&) -> engine::Result<engine::GenerationResult> {
-            auto service = workspace->service();
-            if (!service) {
-                *outcome = service.error();
-                return engine::GenerationResult{};
-            }
-            auto plan = story::planContinuation((*service)->database(), *model, id, wanted.settings,
-                                                wanted.pending);
-            *outcome = plan ? story::describeContext(*plan, *model)
-                            : story::Result<story::ContextView>(plan.error());
-            return engine::GenerationResult{};
+    using Laid = story::Result<story::ContextView>;
+    m_contextJob = m_engine.run<Laid>(
+        this,
+        [stories, id, wanted](engine::JobContext& c) -> engine::Result<Laid> {
+            if (auto model = c.requireModel(); !model)
+                return model.error();
+            auto service = stories->service();
+            if (!service)
+                return Laid(service.error());
+            auto plan = story::planContinuation((*service)->database(), *c.model(), id,
+                                                wanted.settings, wanted.pending);
+            return plan ? story::describeContext(*plan, *c.model()) : Laid(plan.error());
+        },
+        [this](const Laid& view) {
+            contextDone();
+            if (view)
+                Q_EMIT contextReady(*view);
+            else
+                Q_EMIT contextFailed(QString::fromStdString(view.error().message));
+        },
+        [this](const engine::Error& error) {
+            contextDone();
+            Q_EMIT contextFailed(QString::fromStdString(error.message));
         });
 }
 
+void StorySession::contextDone() {
+    m_contextJob = 0;
+    if (m_contextWanted) // asked again meanwhile
+        m_contextFlush = m_storage.flush();
+}
+
+void StorySession::startGeneration(story::ContinueRequest r) {
+    auto stories = m_stories;
+    m_lastResult = {};
+    const engine::WindowSettings windows = m_windows;
+    using Continued = story::Result<story::ContinueResult>;
+    m_job = m_engine.stream<Continued, engine::GenerationProgress>(
+        this,
+        [stories, r](engine::JobContext& c,
+                     const std::function<void(engine::GenerationProgress)>& report)
+            -> engine::Result<Continued> {
+            if (auto model = c.requireModel(); !model)
+                return model.error();
+            auto service = stories->service();
+            if (!service)
+                return Continued(service.error());
+            engine::GenerationStream stream(c, report);
+            Continued done = (*service)->continueStory(
+                c.model(), r, [&](const engine::GenerationEvent& e) { return stream.onEvent(e); },
+                c.cancel());
+            stream.finish();
+            return done;
+        },
+        [this, windows](const engine::GenerationProgress& p) {
+            if (!p.text.empty() && m_genStory == m_story.id)
+                Q_EMIT streamed(toDisplayText(p.text));
+            const int window =
+                m_engine.model() ? engine::resolveWindows(*m_engine.model(), windows).window : 0;
+            Q_EMIT windowProgress(p.windowIndex, p.windowFill, window, p.tokensPerSecond);
+        },
+        [this](const Continued& done) { onGenerationDone(done); },
+        [this](const engine::Error& error) {
+            m_job = 0;
+            finishGeneration([this, error] {
+                if (error.code != engine::ErrorCode::Cancelled)
+                    Q_EMIT failed(tr("The model could not continue the story"),
+                                  describeEngineError(error));
+            });
+        });
+    setPhase(Phase::Generating);
+}
+
 void StorySession::setDatabasePath(const QString& path) {
-    if (!m_workspace || m_workspace->databasePath() != path.toStdString())
-        m_workspace = std::make_shared<story::StoryWorkspace>(path.toStdString());
+    if (!m_stories || m_stories->databasePath() != path.toStdString())
+        m_stories = std::make_shared<story::StoryServiceOnFile>(path.toStdString());
 }
 
 void StorySession::setPhase(Phase phase) {
@@ -215,7 +222,7 @@ void StorySession::computeRetryPoint(const std::vector<storage::Passage>& path) 
 bool StorySession::begin(const story::StorySettings& settings) {
     if (!isOpen() || busy())
         return false;
-    if (!m_workspace) {
+    if (!m_stories) {
         Q_EMIT failed(tr("Nothing to write to"), {tr("No story database is open."), {}});
         return false;
     }
@@ -238,11 +245,8 @@ bool StorySession::begin(const story::StorySettings& settings) {
 bool StorySession::generate(const QString& userText, const story::StorySettings& settings) {
     if (!begin(settings))
         return false;
-    story::ContinueRequest r;
-    r.storyId = m_story.id;
+    story::ContinueRequest r = continuation(settings);
     r.userText = userText.toStdString();
-    r.settings = settings;
-    r.chunkTokens = m_chunkTokens;
     start(std::move(r), tr("generation"));
     return true;
 }
@@ -251,12 +255,17 @@ void StorySession::retry(const story::StorySettings& settings) {
     if (!canRetry() || !begin(settings))
         return;
     Q_EMIT truncated(m_retryChars);
+    story::ContinueRequest r = continuation(settings);
+    r.retry = true;
+    start(std::move(r), tr("retry"));
+}
+
+story::ContinueRequest StorySession::continuation(const story::StorySettings& settings) const {
     story::ContinueRequest r;
     r.storyId = m_story.id;
-    r.retry = true;
     r.settings = settings;
     r.chunkTokens = m_chunkTokens;
-    start(std::move(r), tr("retry"));
+    return r;
 }
 
 void StorySession::start(story::ContinueRequest request, const QString& stepName) {
@@ -267,45 +276,26 @@ void StorySession::start(story::ContinueRequest request, const QString& stepName
     m_flushRequest = m_storage.flush();
 }
 
-void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != 0 && job == m_contextJob) {
-        m_contextJob = 0;
-        const auto outcome = std::move(m_contextOutcome);
-        if (!ok || !outcome || !*outcome)
-            Q_EMIT contextFailed(QString::fromStdString(error.message));
-        else if (!**outcome)
-            Q_EMIT contextFailed(QString::fromStdString((**outcome).error().message));
-        else
-            Q_EMIT contextReady(***outcome);
-        if (m_contextWanted) // asked again meanwhile
-            m_contextFlush = m_storage.flush();
-        return;
-    }
-    if (job != m_job)
-        return;
+void StorySession::onGenerationDone(const story::Result<story::ContinueResult>& done) {
     m_job = 0;
-    const auto outcome = std::move(m_outcome);
-    if (!ok || !outcome || !outcome->result) {
-        finishGeneration([this, error, outcome] {
-            if (outcome && outcome->error) {
-                const story::Error& e = *outcome->error;
-                if (e.storage)
-                    Q_EMIT failed(tr("The story could not be read or saved"),
-                                  describeStorageError(*e.storage));
-                else if (e.engine && e.engine->code != engine::ErrorCode::Cancelled)
-                    Q_EMIT failed(tr("The model could not continue the story"),
-                                  describeEngineError(*e.engine));
-                else if (!e.engine)
-                    Q_EMIT failed(tr("The story cannot be continued"),
-                                  {QString::fromStdString(e.message), {}});
-            } else if (error.code != engine::ErrorCode::Cancelled) {
+    if (!done) {
+        const story::Error e = done.error();
+        finishGeneration([this, e] {
+            if (e.storage)
+                Q_EMIT failed(tr("The story could not be read or saved"),
+                              describeStorageError(*e.storage));
+            else if (e.engine && e.engine->code != engine::ErrorCode::Cancelled)
                 Q_EMIT failed(tr("The model could not continue the story"),
-                              describeEngineError(error));
-            }
+                              describeEngineError(*e.engine));
+            else if (!e.engine)
+                Q_EMIT failed(tr("The story cannot be continued"),
+                              {QString::fromStdString(e.message), {}});
         });
         return;
     }
-    const story::ContinueResult& r = *outcome->result;
+    const story::ContinueResult& r = *done;
+    m_lastResult = r.generation;
+
     m_resumedFrom = r.resumedFromPassage;
     m_encodedChars = qint64(toDisplayText(r.readText).size());
     if (!r.notice.empty())
@@ -329,6 +319,9 @@ void StorySession::onJobFinished(engine::JobId job, bool ok, const engine::Error
         break;
     case engine::StopReason::StopString:
         why = tr("stop string");
+        break;
+    case engine::StopReason::BannedPhrase:
+        why = tr("a banned phrase kept coming back");
         break;
     default:
         why = tr("max tokens");

@@ -1,8 +1,8 @@
 // The open story and its generation (a presenter: no widgets), a thin Qt adapter of
-// the story module: a generation is story::StoryService::continueStory run on the
-// engine thread (EngineController::runGeneration) over the session's own connection
-// to the story database (story::StoryWorkspace), exactly what baton-cli and the server
-// run. It saves the typed text, resumes from the latest saved state of the current
+// the story module: a generation is story::StoryService::continueStory run as one job
+// of the writing model's queue (engine::ModelJobs::stream) over the session's own
+// connection to the story database (story::StoryServiceOnFile), exactly what baton-cli
+// runs. It saves the typed text, resumes from the latest saved state of the current
 // path, and saves every chunk with the state after it as it streams, so a kill loses
 // at most the chunk being generated. Retry rewrites exactly the last generation (the
 // generations are recorded), also after the story was reopened. Before a generation
@@ -19,12 +19,14 @@
 #include "error_text.h"
 #include "story_editor.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/generation_stream.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 #include <baton/story/context.h>
 #include <baton/story/settings.h>
 #include <baton/story/story_service.h>
+#include <baton/story/token_choices.h>
 
 #include <QHash>
 #include <QList>
@@ -47,7 +49,7 @@ class StorySession : public QObject {
 public:
     enum class Phase { Idle, Preparing, Generating, Stopping };
 
-    StorySession(storage::StorageController& storage, engine::EngineController& engine,
+    StorySession(storage::StorageController& storage, engine::ModelJobs& engine,
                  QObject* parent = nullptr);
 
     // The story database's file: continuations open their own connection to it.
@@ -81,6 +83,19 @@ public:
     // Saves typed text as a user passage at the end of the path without generating
     // (autosave of a draft; one undo step).
     void saveTyped(const QString& text);
+
+    // The token alternatives recorded with a saved passage that still describe its text
+    // (story/token_choices.h), for `done` on this thread (not called once context is
+    // gone); `problem` says why there are none when they could not be read.
+    using ChoicesDone =
+        std::function<void(std::vector<story::TokenChoice> choices, QString problem)>;
+    void loadChoices(qint64 passageId, QObject* context, ChoicesDone done);
+    // Branches at a token of a passage on the current path with one of its alternatives
+    // and continues from there (story::ContinueRequest::branch; one undo step): the
+    // editor drops what follows the token and shows the alternative. `choices`: the
+    // passage's, from loadChoices. False when it cannot start.
+    bool branchAt(const story::TokenBranch& at, const std::vector<story::TokenChoice>& choices,
+                  const story::StorySettings& settings);
 
     // The current path, as last read.
     const std::vector<storage::Passage>& path() const { return m_path; }
@@ -146,20 +161,20 @@ private:
         QString text;
         std::shared_ptr<bool> step;
     };
-    // What the engine thread's continuation leaves for the GUI thread; read only after
-    // its job has finished.
-    struct Outcome {
-        std::optional<story::ContinueResult> result;
-        std::optional<story::Error> error;
-    };
 
     void setPhase(Phase phase);
     // Checks the model and the windows before a generation starts.
     bool begin(const story::StorySettings& settings);
+    // A continuation of the open story with these settings (what generate, retry and
+    // branchAt then add to).
+    story::ContinueRequest continuation(const story::StorySettings& settings) const;
     // Flushes the storage thread's writes, then runs the continuation.
     void start(story::ContinueRequest request, const QString& stepName);
-    void onJobFinished(engine::JobId job, bool ok, const engine::Error& error);
+    // Runs the continuation as one job of the model's queue.
+    void startGeneration(story::ContinueRequest request);
+    void onGenerationDone(const story::Result<story::ContinueResult>& done);
     void runContextJob();
+    void contextDone();
     // Names an untitled story from its opening words once it has some.
     void nameFromOpening();
     void onStorageFailed(quint64 request, const storage::StorageError& error);
@@ -188,14 +203,13 @@ private:
     void applyEdits(const std::vector<story::PassageEdit>& edits, bool forward);
 
     storage::StorageController& m_storage;
-    engine::EngineController& m_engine;
-    std::shared_ptr<story::StoryWorkspace> m_workspace;
+    engine::ModelJobs& m_engine;
+    std::shared_ptr<story::StoryServiceOnFile> m_stories;
     storage::Story m_story;
     Phase m_phase = Phase::Idle;
     qint64 m_genStory = 0;            // the story the running generation writes to
     engine::WindowSettings m_windows; // what it asked for (0: the model's)
     engine::JobId m_job = 0;
-    std::shared_ptr<Outcome> m_outcome;
     quint64 m_loadRequest = 0;
     quint64 m_flushRequest = 0;
     std::optional<story::ContinueRequest> m_pending; // waits for the flush
@@ -223,7 +237,6 @@ private:
     std::optional<ContextRequest> m_contextWanted;
     quint64 m_contextFlush = 0;
     engine::JobId m_contextJob = 0;
-    std::shared_ptr<std::optional<story::Result<story::ContextView>>> m_contextOutcome;
 };
 
 } // namespace baton::ui

@@ -6,8 +6,8 @@
 // through alternatives.
 #pragma once
 
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 
 #include <QWidget>
 

@@ -52,8 +52,8 @@ QTableWidget* makeTable(const QString& name, const QStringList& headers) {
 
 } // namespace
 
-TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineController& engine,
-                         engine::EngineController& lab, QWidget* parent)
+TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::ModelJobs& engine,
+                         engine::ModelJobs& lab, QWidget* parent)
     : QWidget(parent)
     , m_storage(storage)
     , m_engine(engine)
@@ -181,35 +181,6 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::EngineCont
     });
     connect(m_fit, &QPushButton::clicked, this, &TopicsPanel::fit);
     connect(m_fitCancel, &QPushButton::clicked, this, &TopicsPanel::cancelFit);
-    using EC = engine::EngineController;
-    connect(&m_engine, &EC::jobProgress, this,
-            [this](engine::JobId job, double f, const QString& m) {
-                if (job != m_inspectJob)
-                    return;
-                m_progress->setValue(int(f * 1000));
-                m_status->setText(m);
-            });
-    connect(&m_engine, &EC::topicsInspected, this,
-            [this](engine::JobId job, const engine::TopicsInspection& view) {
-                if (job == m_inspectJob)
-                    show(view);
-            });
-    connect(&m_engine, &EC::jobFinished, this, &TopicsPanel::onFinished);
-    connect(&m_lab, &EC::jobProgress, this, [this](engine::JobId job, double f, const QString& m) {
-        if (job != m_fitJob)
-            return;
-        m_fitProgress->setValue(int(f * 1000));
-        setFitStatus(tr("Fitting %1 on %2: %3")
-                         .arg(m_fitLabel, countText(m_fitBooks, tr("1 book"), tr("%1 books")), m));
-    });
-    connect(&m_lab, &EC::topicsFitted, this,
-            [this](engine::JobId job, const QString&, int topics, int vocabulary) {
-                if (job != m_fitJob)
-                    return;
-                m_fitTopicsFound = topics;
-                m_fitVocabulary = vocabulary;
-            });
-    connect(&m_lab, &EC::jobFinished, this, &TopicsPanel::onFitFinished);
     connect(m_probe, &ProbePanel::failed, this, &TopicsPanel::failed);
     updateButtons();
 }
@@ -302,7 +273,23 @@ void TopicsPanel::analyze() {
     r.continuationByte = story->continuationByte;
     r.windows = story->windows;
     r.topicModelPath = path.toStdString();
-    m_inspectJob = m_engine.inspectTopics(r);
+    m_inspectJob = m_engine.run<engine::TopicsInspection>(
+        this,
+        [r](engine::JobContext& c) -> engine::Result<engine::TopicsInspection> {
+            auto model = c.requireModel();
+            if (!model)
+                return model.error();
+            return engine::inspectTopics(**model, r, c.cancel(), c.progressReporter());
+        },
+        [this](const engine::TopicsInspection& view) {
+            show(view);
+            onInspected({});
+        },
+        [this](const engine::Error& error) { onInspected(error); },
+        [this](double f, const QString& m) {
+            m_progress->setValue(int(f * 1000));
+            m_status->setText(m);
+        });
     m_progress->setValue(0);
     m_status->setText(tr("Reading the story's topics…"));
     updateButtons();
@@ -315,18 +302,16 @@ void TopicsPanel::cancel() {
     m_probe->cancel();
 }
 
-void TopicsPanel::onFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != m_inspectJob)
-        return;
+void TopicsPanel::onInspected(const std::optional<engine::Error>& error) {
     m_inspectJob = 0;
-    if (ok) {
+    if (!error) {
         m_progress->setValue(1000);
         Q_EMIT analyzed();
-    } else if (error.code == engine::ErrorCode::Cancelled) {
+    } else if (error->code == engine::ErrorCode::Cancelled) {
         m_status->setText(tr("Cancelled."));
     } else {
         m_status->setText(tr("The story could not be analysed."));
-        Q_EMIT failed(tr("The story's topics could not be read"), describeEngineError(error));
+        Q_EMIT failed(tr("The story's topics could not be read"), describeEngineError(*error));
     }
     updateButtons();
 }

@@ -16,9 +16,10 @@
 #include "error_text.h"
 #include "topic_fit_check.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
+#include <baton/engine/topics.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/storage/records.h>
-#include <baton/storage/storage_controller.h>
 
 #include <QWidget>
 
@@ -42,8 +43,8 @@ class ProbePanel;
 class TopicsPanel : public QWidget {
     Q_OBJECT
 public:
-    TopicsPanel(storage::StorageController& storage, engine::EngineController& engine,
-                engine::EngineController& lab, QWidget* parent = nullptr);
+    TopicsPanel(storage::StorageController& storage, engine::ModelJobs& engine,
+                engine::ModelJobs& lab, QWidget* parent = nullptr);
 
     // What the page analyses: the open story's text, where its latest generation
     // begins (a byte offset, -1: none) and the windows it is written with; nullopt
@@ -81,13 +82,12 @@ Q_SIGNALS:
     void failed(QString what, baton::ui::ErrorText error);
 
 private:
-    void onFinished(engine::JobId job, bool ok, const engine::Error& error);
-    void onFitFinished(engine::JobId job, bool ok, const engine::Error& error);
+    void onInspected(const std::optional<engine::Error>& error);
+    void onFitFailed(const engine::Error& error);
     void show(const engine::TopicsInspection& view);
     void updateButtons();
-    // The fitted model checked on a worker thread, then registered or refused.
-    void checkFit();
-    void onFitChecked(const std::optional<TopicFitCheck>& check, const QString& error);
+    // The fitted model (checked in the fit's job): registered, or refused.
+    void onFitChecked(const TopicFitCheck& check);
     void registerFit(const TopicFitCheck& check, const QString& warning);
     void endFit(bool kept);
     // Cancels the fit: its job, or, while the books are read, the fit before it starts.
@@ -97,8 +97,8 @@ private:
     static QString fitFirstHint();
 
     storage::StorageController& m_storage;
-    engine::EngineController& m_engine;
-    engine::EngineController& m_lab;
+    engine::ModelJobs& m_engine;
+    engine::ModelJobs& m_lab;
     std::function<std::optional<StoryText>()> m_provider;
     QString m_folder;
     std::vector<storage::TopicModelRecord> m_models;
@@ -130,7 +130,7 @@ private:
     QString m_fitPath, m_fitLabel;
     QString m_pendingSelect; // the topic model to select when the list is read
     int m_fitBooks = 0;
-    int m_fitTopicsFound = 0, m_fitVocabulary = 0; // what the engine reported
+
     std::optional<engine::TopicsInspection> m_inspection;
 };
 

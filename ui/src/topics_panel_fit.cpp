@@ -6,18 +6,15 @@
 
 #include <baton/engine/topics.h>
 
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
-#include <QThread>
 
 namespace baton::ui {
 
@@ -70,11 +67,44 @@ void TopicsPanel::fit() {
                 return;
             }
             m_fitBooks = int(texts.size());
-            engine::TopicsRequest r;
-            r.texts = std::move(texts);
-            r.options = options;
-            r.outPath = file.toStdString();
-            m_fitJob = m_lab.fitTopics(r);
+            // The fit on the lab engine; the saved model read back and checked there too.
+            const std::string path = file.toStdString();
+            m_fitJob = m_lab.run<TopicFitCheck>(
+                this,
+                [texts = std::move(texts), options,
+                 path](engine::JobContext& c) -> engine::Result<TopicFitCheck> {
+                    auto model = engine::fitLda(
+                        texts, options,
+                        [&c](const engine::LdaProgress& p) {
+                            c.progress(double(p.iteration) / double(p.iterations),
+                                       "sweep " + std::to_string(p.iteration) + " of " +
+                                           std::to_string(p.iterations));
+                            return !c.cancelled();
+                        },
+                        c.cancel());
+                    if (!model)
+                        return model.error();
+                    if (auto saved = model->save(path); !saved)
+                        return saved.error();
+                    auto back = engine::TopicModel::load(path);
+                    if (!back)
+                        return engine::makeError(back.error().code,
+                                                 "the fitted model could not be read back: " +
+                                                     back.error().message);
+                    return checkTopicModel(*back);
+                },
+                [this](const TopicFitCheck& check) {
+                    m_fitJob = 0;
+                    m_fitProgress->setValue(1000);
+                    onFitChecked(check);
+                },
+                [this](const engine::Error& error) { onFitFailed(error); },
+                [this](double f, const QString& m) {
+                    m_fitProgress->setValue(int(f * 1000));
+                    setFitStatus(tr("Fitting %1 on %2: %3")
+                                     .arg(m_fitLabel,
+                                          countText(m_fitBooks, tr("1 book"), tr("%1 books")), m));
+                });
             m_fitProgress->setValue(0);
             setFitStatus(tr("Fitting %1 on %2…")
                              .arg(m_fitLabel, countText(m_fitBooks, tr("1 book"), tr("%1 books"))));
@@ -94,59 +124,18 @@ void TopicsPanel::cancelFit() {
         m_fitCancelled = true; // said when the books are read; the fit never starts
 }
 
-void TopicsPanel::onFitFinished(engine::JobId job, bool ok, const engine::Error& error) {
-    if (job != m_fitJob)
-        return;
+void TopicsPanel::onFitFailed(const engine::Error& error) {
     m_fitJob = 0;
-    if (!ok) {
-        endFit(false);
-        if (error.code == engine::ErrorCode::Cancelled) {
-            setFitStatus(tr("Cancelled; nothing was saved."));
-        } else {
-            setFitStatus(tr("The fit failed."), Tone::Warning);
-            Q_EMIT failed(tr("The topic model could not be fitted"), describeEngineError(error));
-        }
-        return;
+    endFit(false);
+    if (error.code == engine::ErrorCode::Cancelled) {
+        setFitStatus(tr("Cancelled; nothing was saved."));
+    } else {
+        setFitStatus(tr("The fit failed."), Tone::Warning);
+        Q_EMIT failed(tr("The topic model could not be fitted"), describeEngineError(error));
     }
-    m_fitProgress->setValue(1000);
-    checkFit();
 }
 
-void TopicsPanel::checkFit() {
-    // Reading the saved model back and comparing its topics is file work: off this thread.
-    updateButtons();
-    setFitStatus(tr("Checking the %1 topics of %2…").arg(m_fitTopicsFound).arg(m_fitLabel));
-    QPointer<TopicsPanel> self(this);
-    const std::string path = m_fitPath.toStdString();
-    QThread* thread = QThread::create([self, path] {
-        std::optional<TopicFitCheck> check;
-        QString error;
-        if (auto model = engine::TopicModel::load(path))
-            check = checkTopicModel(*model);
-        else
-            error = QString::fromStdString(model.error().message);
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, check = std::move(check), error] {
-                if (self)
-                    self->onFitChecked(check, error);
-            },
-            Qt::QueuedConnection);
-    });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    thread->start();
-}
-
-void TopicsPanel::onFitChecked(const std::optional<TopicFitCheck>& check, const QString& error) {
-    if (!check) {
-        endFit(false);
-        setFitStatus(tr("The fitted model could not be read back; nothing was registered."),
-                     Tone::Warning);
-        Q_EMIT failed(tr("The topic model could not be checked"),
-                      {tr("The fitted model in %1 could not be read back.").arg(m_fitPath), error});
-        return;
-    }
-    const TopicFitCheck& c = *check;
+void TopicsPanel::onFitChecked(const TopicFitCheck& c) {
     const QString vocabulary = countText(c.vocabulary, tr("1 word"), tr("%1 words"));
     const QString advice =
         c.suggestedTopics() > 0

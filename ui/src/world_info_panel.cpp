@@ -2,7 +2,7 @@
 
 #include "panel_util.h"
 
-#include <baton/storage/storage_controller.h>
+#include <baton/storage/qt/storage_controller.h>
 #include <baton/story/lore.h>
 
 #include <QCheckBox>
@@ -271,7 +271,7 @@ void WorldInfoPanel::setCosts(const std::vector<story::LoreCost>& costs, int bud
     m_loading = false;
     m_budget->setText(budget < 0 ? QString()
                                  : tr("All entries that fire share %1 tokens of every "
-                                      "window (Generation > World info).")
+                                      "window (Generation > Context > World info).")
                                        .arg(budget));
     m_budget->setVisible(budget >= 0 && !m_entries.empty());
     showCost();
@@ -285,7 +285,7 @@ void WorldInfoPanel::showCost() {
     } else if (!cost->second.fits) {
         m_cost->setText(tr("<b>%1 tokens: longer than the world-info budget of %2, so it can "
                            "never be read.</b> Shorten it, or raise the budget "
-                           "(Generation > World info) or the window.")
+                           "(Generation > Context > World info) or the window.")
                             .arg(cost->second.tokens)
                             .arg(m_budgetTokens));
     } else {

@@ -5,6 +5,7 @@
 #include "generation_settings_panel.h"
 #include "library_panel.h"
 #include "loss_view.h"
+#include "model_catalog.h"
 #include "notice_bar.h"
 #include "story_editor.h"
 #include "story_importer.h"
@@ -15,10 +16,9 @@
 #include "world_info_panel.h"
 #include "write_actions.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 #include <baton/engine/windows.h>
-#include <baton/storage/storage_controller.h>
-#include <baton/story/import.h>
+#include <baton/storage/qt/storage_controller.h>
 
 #include <QAction>
 #include <QApplication>
@@ -30,7 +30,6 @@
 #include <QLabel>
 #include <QMainWindow>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSettings>
 #include <QSplitter>
 #include <QTextDocument>
@@ -53,7 +52,7 @@ QString noStoryHint() {
 
 } // namespace
 
-WritePage::WritePage(storage::StorageController& storage, engine::EngineController& engine,
+WritePage::WritePage(storage::StorageController& storage, engine::ModelJobs& engine,
                      QMainWindow& window)
     : QWidget(&window)
     , m_storage(storage)
@@ -64,7 +63,7 @@ WritePage::WritePage(storage::StorageController& storage, engine::EngineControll
     m_settings = new GenerationSettingsPanel;
     m_tree = new StoryTreePanel(storage);
     m_notes = new StoryNotesPanel;
-    m_importer = new StoryImporter(this);
+    m_importer = new StoryImporter(m_engine, this);
     m_worldInfo = new WorldInfoPanel(storage);
     m_context = new ContextPanel;
     m_adventure = new AdventureBar;
@@ -201,7 +200,7 @@ void WritePage::connectParts() {
                 storage::Story s;
                 s.title = title.toStdString();
                 if (m_engine.model())
-                    s.modelPath = m_engine.model()->path;
+                    s.modelPath = catalogPath(*m_engine.model()).toStdString();
                 s.settingsJson = m_settings->toJson();
                 m_library->createStory(s, text);
                 Q_EMIT statusMessage(tr("Imported %1").arg(QFileInfo(path).fileName()), 5000);
@@ -249,9 +248,10 @@ void WritePage::connectParts() {
                 // The story continues with the model it was written with.
                 const QString storyModel = QString::fromStdString(story.modelPath);
                 const QString current =
-                    m_engine.model() ? QString::fromStdString(m_engine.model()->path) : QString();
+                    m_engine.model() ? catalogPath(*m_engine.model()) : QString();
                 if (!storyModel.isEmpty() && storyModel != current &&
-                    QFileInfo::exists(storyModel + QStringLiteral("/config.json"))) {
+                    (QFileInfo::exists(storyModel + QStringLiteral("/config.json")) ||
+                     QFileInfo::exists(storyModel + QStringLiteral("/adapter.json")))) {
                     if (m_modelLoading)
                         m_wantedModel = storyModel; // once the one loading is there
                     else
@@ -293,6 +293,7 @@ void WritePage::connectParts() {
         m_editTimer->start();
         updateActions();
     });
+    connect(m_editor, &StoryEditor::alternativesRequested, this, &WritePage::showTokenAlternatives);
     connect(m_editor, &StoryEditor::storyUndoRequested, this, &WritePage::storyUndo);
     connect(m_editor, &StoryEditor::storyRedoRequested, this, &WritePage::storyRedo);
     connect(m_session, &StorySession::closed, this, [this] {
@@ -378,7 +379,7 @@ void WritePage::onModelLoaded(const engine::ModelInfo& info) {
     const QString wanted = std::exchange(m_wantedModel, QString());
     if (m_session->isOpen() && !wanted.isEmpty() &&
         wanted == QString::fromStdString(m_session->story().modelPath) &&
-        wanted != QString::fromStdString(info.path))
+        wanted != catalogPath(info))
         Q_EMIT storyModelWanted(wanted);
     updateActions();
 }
@@ -460,153 +461,6 @@ void WritePage::showLoss(bool on) {
     }
     m_loss->measure(text, m_settings->settings().windows);
     updateActions();
-}
-
-bool WritePage::exportStory(const QString& path) {
-    if (!m_session->isOpen())
-        return false;
-    saveDraft();
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    const auto format = suffix == QLatin1String("md") || suffix == QLatin1String("markdown")
-                            ? story::ExportFormat::Markdown
-                            : story::ExportFormat::Text;
-    const std::string text =
-        story::exportedText(m_session->story().title, m_editor->storyText().toStdString(), format);
-    QSaveFile file(path); // the old file stays whole until the new one is written
-    if (!file.open(QIODevice::WriteOnly) ||
-        file.write(text.data(), qint64(text.size())) != qint64(text.size()) || !file.commit()) {
-        Q_EMIT failed(tr("The story could not be exported"),
-                      {tr("%1 could not be written: %2").arg(path, file.errorString()), {}});
-        return false;
-    }
-    return true;
-}
-
-void WritePage::importStory(const QString& path) {
-    if (!m_databaseOpen || !m_importer->import(path))
-        return;
-    Q_EMIT statusMessage(tr("Reading %1…").arg(QFileInfo(path).fileName()), 0);
-}
-
-void WritePage::newStory(bool adventure) {
-    if (!m_databaseOpen || m_session->busy())
-        return;
-    saveDraft();
-    flushNotes();
-    storage::Story s;
-    s.title = (adventure ? tr("Untitled adventure") : tr("Untitled story")).toStdString();
-    s.mode = adventure ? storage::StoryMode::Adventure : storage::StoryMode::Story;
-    if (m_engine.model())
-        s.modelPath = m_engine.model()->path;
-    s.settingsJson = m_settings->toJson();
-    if (adventure) { // a reply ends on a whole sentence, as in KoboldAI Lite's adventures
-        auto settings = story::parseSettings(s.settingsJson);
-        if (settings) {
-            settings->trimSentences = true;
-            s.settingsJson = story::settingsJson(*settings);
-        }
-    }
-    m_library->createStory(s);
-}
-
-void WritePage::loadStorySettings(const storage::Story& story) {
-    auto parsed = story::parseSettings(story.settingsJson);
-    if (!parsed) {
-        // The story opens with the default settings; saving replaces the damaged ones.
-        Q_EMIT statusMessage(tr("The story's generation settings could not be read (%1); "
-                                "the defaults are shown")
-                                 .arg(QString::fromStdString(parsed.error().message)),
-                             10000);
-        m_settings->load(story::defaultSettings());
-        return;
-    }
-    m_settings->load(*parsed);
-}
-
-story::StorySettings WritePage::generationSettings() const {
-    story::StorySettings s = m_settings->settings();
-    // An adventure's reply ends where the player's next action would begin.
-    if (m_session->isOpen() && m_session->story().mode == storage::StoryMode::Adventure)
-        s.sampling.stopStrings.push_back(adventureStopString());
-    return s;
-}
-
-void WritePage::storyUndo() {
-    // The typing since the last save first (the editor's own undo), then the story's.
-    if (m_editor->hasFocus() && m_editor->document()->isUndoAvailable() &&
-        !m_editor->isReadOnly()) {
-        m_editor->undo();
-        return;
-    }
-    saveDraft();
-    if (m_session->canUndo()) {
-        Q_EMIT statusMessage(tr("Undo: %1").arg(m_session->undoStack()->undoText()), 5000);
-        m_session->undo();
-    }
-}
-
-void WritePage::storyRedo() {
-    if (m_editor->hasFocus() && m_editor->document()->isRedoAvailable() &&
-        !m_editor->isReadOnly()) {
-        m_editor->redo();
-        return;
-    }
-    saveDraft();
-    if (m_session->canRedo()) {
-        Q_EMIT statusMessage(tr("Redo: %1").arg(m_session->undoStack()->redoText()), 5000);
-        m_session->redo();
-    }
-}
-
-void WritePage::switchAlternative(int step) {
-    if (!m_session->isOpen() || m_session->busy())
-        return;
-    const auto leaf = m_tree->alternative(step);
-    if (!leaf)
-        return;
-    saveDraft();
-    m_session->switchTo(*leaf, tr("switch to another alternative"));
-}
-
-void WritePage::sendTurn(int kind, const QString& input) {
-    if (!m_actions.generate->isEnabled())
-        return;
-    const QString framed = frameTurn(TurnKind(kind), input, m_editor->storyText().right(2));
-    if (framed.isEmpty())
-        return;
-    m_editor->appendTyped(framed);
-    m_adventure->clearInput();
-    generate();
-}
-
-void WritePage::generate() {
-    if (!m_actions.generate->isEnabled())
-        return;
-    commitEdits();
-    flushNotes();
-    const story::StorySettings s = generationSettings();
-    m_session->saveSettings(m_settings->toJson());
-    // The typed text becomes saved text only when the generation starts.
-    if (m_session->generate(m_editor->typedText(), s))
-        m_editor->commitTypedText();
-}
-
-void WritePage::continueStory() {
-    if (!m_actions.continueStory->isEnabled())
-        return;
-    commitEdits();
-    flushNotes();
-    m_session->saveSettings(m_settings->toJson());
-    m_session->generate(QString(), generationSettings());
-}
-
-void WritePage::retry() {
-    if (!m_actions.retry->isEnabled())
-        return;
-    commitEdits();
-    flushNotes();
-    m_session->saveSettings(m_settings->toJson());
-    m_session->retry(generationSettings());
 }
 
 void WritePage::updateActions() {

@@ -25,7 +25,7 @@ class QMainWindow;
 class QTimer;
 
 namespace baton::engine {
-class EngineController;
+class ModelJobs;
 struct ModelInfo;
 } // namespace baton::engine
 
@@ -61,8 +61,7 @@ class WritePage : public QWidget {
     Q_OBJECT
 public:
     // Its docks are added to `window`, its actions too (for their shortcuts).
-    WritePage(storage::StorageController& storage, engine::EngineController& engine,
-              QMainWindow& window);
+    WritePage(storage::StorageController& storage, engine::ModelJobs& engine, QMainWindow& window);
     // The session goes first, unheard: its last signals must not reach a page whose docks
     // the window has already deleted.
     ~WritePage() override;
@@ -147,8 +146,6 @@ private:
     void commitEdits();
     // commitEdits(), and the typed text saved as the user's passage (autosave).
     void saveDraft();
-    // The panel's settings, with an adventure's stop string.
-    story::StorySettings generationSettings() const;
     void loadStorySettings(const storage::Story& story);
     void sendTurn(int kind, const QString& input);
     void storyUndo();
@@ -157,11 +154,13 @@ private:
     void generate();
     void continueStory();
     void retry();
+    // The menu of the token alternatives at a character of a saved passage.
+    void showTokenAlternatives(qint64 passageId, int offset, const QPoint& globalPos);
     // The window ruler and the per-token loss colours (Story > Show windows and loss).
     void showLoss(bool on);
 
     storage::StorageController& m_storage;
-    engine::EngineController& m_engine;
+    engine::ModelJobs& m_engine;
     LibraryPanel* m_library = nullptr;
     StoryEditor* m_editor = nullptr;
     StorySession* m_session = nullptr;

@@ -15,7 +15,7 @@
 #include "window_ruler.h"
 #include "world_info_panel.h"
 
-#include <baton/engine/engine_controller.h>
+#include <baton/engine/qt/model_jobs.h>
 
 #include <QDockWidget>
 #include <QMainWindow>
@@ -104,7 +104,7 @@ void WritePage::connectDocks() {
             m_context->showMessage(tr("Load a model: what the model reads depends on its "
                                       "tokenizer and windows."));
         else if (!m_session->busy())
-            m_session->requestContext(generationSettings(), m_editor->typedText());
+            m_session->requestContext(m_settings->settings(), m_editor->typedText());
         if (!m_session->isOpen() || !m_engine.model()) {
             m_notes->setWindowCost(nullptr);
             m_ruler->clear(m_session->isOpen() ? tr("Load a model to see the story's windows.")
@@ -138,7 +138,7 @@ void WritePage::connectDocks() {
     connect(m_worldInfo, &WorldInfoPanel::loreChanged, this, &WritePage::refreshContext);
     connect(m_settings, &GenerationSettingsPanel::changed, this, &WritePage::refreshContext);
     connect(m_editor, &StoryEditor::typedTextChanged, this, &WritePage::refreshContext);
-    connect(&m_engine, &engine::EngineController::modelLoaded, this, &WritePage::refreshContext);
+    connect(&m_engine, &engine::ModelJobs::modelLoaded, this, &WritePage::refreshContext);
     connect(m_worldInfo, &WorldInfoPanel::failed, this, &WritePage::failed);
 }
 

@@ -1,7 +1,7 @@
 // Baton's server called by the official openai client library for Node, as a user's
 // script would: baton-cli serve on a free port with an API key, /v1/models, then
 // /v1/completions without and with streaming, the same seed giving the same text both
-// ways, stop strings, and a wrong key refused.
+// ways, stop strings, chat completions streamed and not, and a wrong key refused.
 //
 //   node openai_client.mjs BATON_CLI MODEL_DIR
 import assert from "node:assert/strict";
@@ -78,6 +78,26 @@ try {
     assert.equal(stopped.choices[0].text, greedy.choices[0].text.slice(0, cut));
     assert.equal(stopped.choices[0].finish_reason, "stop");
   }
+
+  // Chat completions: a script the model continues as the assistant, streamed or not.
+  const messages = [{ role: "system", content: "A story of the sea." },
+                    { role: "user", content: "Who was the captain?" }];
+  const chat = await client.chat.completions.create(
+    { model: name, messages, max_tokens: 16, temperature: 0 });
+  assert.equal(chat.object, "chat.completion");
+  assert.equal(chat.choices[0].message.role, "assistant");
+  assert.ok(!chat.choices[0].message.content.includes("\nUser:"));
+  assert.ok(["length", "stop"].includes(chat.choices[0].finish_reason));
+  const chatStream = await client.chat.completions.create(
+    { model: name, messages, max_tokens: 16, temperature: 0, stream: true });
+  let chatText = "", role = null;
+  for await (const chunk of chatStream) {
+    assert.equal(chunk.object, "chat.completion.chunk");
+    role = role ?? chunk.choices[0].delta.role;
+    chatText += chunk.choices[0].delta.content ?? "";
+  }
+  assert.equal(role, "assistant");
+  assert.equal(chatText, chat.choices[0].message.content, "streamed chat, the same reply");
 
   const wrong = new OpenAI({ baseURL: url + "/v1", apiKey: "wrong", maxRetries: 0 });
   await assert.rejects(wrong.completions.create({ model: name, prompt, max_tokens: 2 }),

@@ -1,6 +1,9 @@
 // Streaming generation in windows (../shared/docs/method.md section 4): tokens are
 // appended to the open window with a KV cache; a full window rolls over, keeping
 // its last o tokens, so the cost per token stays flat however long the text grows.
+//
+// Thread-safety: a Generator is used by one thread at a time (a model queue's job);
+// its CancelToken may be fired from any thread. Its Model may be shared.
 #pragma once
 
 #include "baton/engine/cancel.h"
@@ -33,7 +36,9 @@ struct GenerationEvent {
     std::vector<std::pair<int32_t, float>> topLogprobs;
 };
 
-enum class StopReason { MaxTokens, StopString, EndOfText, Cancelled, Callback };
+// BannedPhrase: a banned phrase came back more times than the generator goes back for
+// (256 in one generation); it ends before the phrase.
+enum class StopReason { MaxTokens, StopString, EndOfText, Cancelled, Callback, BannedPhrase };
 const char* stopReasonName(StopReason reason);
 
 struct GenerationResult {
@@ -63,6 +68,19 @@ struct StateSummary {
 };
 // Checks the blob's structure (not which model it belongs to).
 Result<StateSummary> summariseState(const std::vector<uint8_t>& blob);
+
+// A generation from a prompt alone (the Compare page's continuations, baton-cli
+// generate): a new generator, the prompt read with appendPrompt, then generate().
+struct GenerateRequest {
+    std::string prompt;
+    SamplingOptions sampling;
+    WindowSettings windows; // window 0: the model's default
+    bool useState = true;   // false: a recurrent model with its state switched off
+};
+Result<GenerationResult> generateFrom(std::shared_ptr<const Model> model,
+                                      const GenerateRequest& request,
+                                      const std::function<bool(const GenerationEvent&)>& onToken,
+                                      const CancelToken& cancel = {});
 
 class Generator {
 public:
@@ -122,6 +140,10 @@ public:
     // Adds context tokens (rolling over as windows fill).
     Result<void> append(const std::vector<int32_t>& ids, const CancelToken& cancel = {});
     Result<void> appendText(std::string_view text, const CancelToken& cancel = {});
+    // Reads a prompt the way every caller starts a stream (a story, the server, the
+    // Compare page, baton-cli generate): when nothing is read and nothing is pinned, the
+    // model's start-of-text token first, then the text.
+    Result<void> appendPrompt(std::string_view text, const CancelToken& cancel = {});
 
     // Generates up to options.maxTokens tokens; onToken may return false to stop.
     // An empty stream starts from the model's start-of-text token.

@@ -1,5 +1,10 @@
 // A loaded GPT-2 checkpoint (optionally with Baton's recurrence module) and its
 // tokenizer. Loading validates every file before allocating anything.
+//
+// Thread-safety: nothing that uses a loaded Model changes it, so several threads may
+// read one at once (each with its own Generator). The app, the server and the CLI still
+// run one job at a time on a model, through its queue (model_queue.h): a job gets the
+// machine's memory bandwidth to itself.
 #pragma once
 
 #include "baton/engine/cancel.h"
@@ -30,10 +35,21 @@ struct LoadOptions {
     // place while the model lives; replacing it by a rename, as Baton saves, is safe.
     // Training loads with false: it writes its weights.
     bool mapWeights = true;
+    // A recurrence adapter folder (baton-cli train --adapter) to load onto this model:
+    // it must be the baseline model the adapter was trained on (refused otherwise).
+    std::string adapter;
     CancelToken cancel;
     // Called with the fraction loaded (0..1); return false to cancel.
     std::function<bool(double)> progress;
 };
+
+// What a recurrence adapter's adapter.json names as its base.
+struct AdapterBase {
+    std::string identity; // the base model's identity (ModelInfo::identity)
+    std::string name;     // its folder's name when the adapter was made, for messages
+};
+// Reads an adapter folder's adapter.json (an error if the folder is not an adapter).
+Result<AdapterBase> readAdapterBase(const std::string& folder);
 
 // What a model folder holds, read from its config.json and baton.json without
 // loading any weights (the app's model list shows it).
@@ -45,7 +61,10 @@ struct ModelFolderSummary {
     std::optional<RecurrenceConfig> recurrence; // set for a recurrent checkpoint
     int64_t bytes = 0;                          // the files in the folder
 };
-ModelFolderSummary probeModelFolder(const std::string& folder);
+// With an adapter folder: the base folder's summary with the adapter's recurrence
+// (read against the base's shape) and the adapter's size on disk; present is false
+// when either cannot be read.
+ModelFolderSummary probeModelFolder(const std::string& folder, const std::string& adapter = {});
 
 class Model {
 public:
@@ -66,10 +85,10 @@ public:
     Result<std::vector<float>> windowLogits(const std::vector<int32_t>& ids) const;
 
     class Impl;
-    explicit Model(std::unique_ptr<Impl> impl); // engine-internal
 
 private:
     friend struct ModelAccess; // the engine's torch code (model/model_impl.h)
+    explicit Model(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };
 

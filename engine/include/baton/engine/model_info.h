@@ -102,7 +102,8 @@ const char* weightFormatName(WeightFormat format); // "f32", "f16", "bf16", "int
 std::optional<WeightFormat> parseWeightFormat(const std::string& name);
 
 struct ModelInfo {
-    std::string path; // the checkpoint folder
+    std::string path;    // the checkpoint folder
+    std::string adapter; // the recurrence adapter folder loaded onto it ("" : none)
     ModelConfig config;
     int64_t parameterCount = 0; // distinct parameters (the tied LM head counted once)
     std::string storageDtype;   // what the file holds: "F32", "F16", "BF16" or "mixed"

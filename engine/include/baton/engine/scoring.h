@@ -137,6 +137,33 @@ readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSett
 // Whitespace-separated pieces of a text (the word count of word-level perplexity).
 int64_t countWords(std::string_view text);
 
+// The per-token losses of a scored text, for colouring the text and drawing its
+// windows: token i ends at byte byteEnd[i] of the text and cost nll[i] nats (token 0
+// is never predicted: NaN).
+struct TokenLosses {
+    WindowSettings windows;
+    bool withState = true;
+    std::vector<int64_t> byteEnd;
+    std::vector<float> nll;
+};
+
+// A text under several settings (the app's Compare page and its loss view).
+struct EvaluateRequest {
+    std::string text;
+    std::vector<WindowSettings> settings; // one row per setting
+    bool alsoWithoutState = false;        // recurrent models: each setting again, state off
+    bool keepPerToken = false;            // each row with its TokenLosses
+};
+struct EvaluationRow {
+    ScoreResult score;
+    bool withState = true;
+    TokenLosses losses; // keepPerToken only
+};
+// Scores the text under each setting in order, calling row() as each is done.
+Result<void> evaluate(const Model& model, const EvaluateRequest& request,
+                      const std::function<void(EvaluationRow)>& row, const CancelToken& cancel = {},
+                      const JobProgress& progress = {});
+
 Result<ScoreResult> scoreTokens(const Model& model, const std::vector<int32_t>& ids,
                                 const ScoreOptions& options);
 // Tokenizes the text with the model's tokenizer and counts its words.

@@ -1,6 +1,9 @@
 // Tokenizers behind one interface: GPT-2 byte-level BPE (vocab.json + merges.txt)
 // and SentencePiece (tokenizer.model).
 //
+// Thread-safety: a Tokenizer is immutable once made (GPT-2's word cache is locked
+// inside); any number of threads may encode and decode with one at once.
+//
 // Text is bytes in, bytes out. Rules every implementation follows:
 //  - A literal "<|endoftext|>" in text is ordinary text. Special tokens are only
 //    ever inserted by the engine, never produced by encode().

@@ -5,6 +5,7 @@
 
 #include "baton/engine/cancel.h"
 #include "baton/engine/error.h"
+#include "baton/engine/windows.h"
 
 #include <cstdint>
 #include <functional>
@@ -108,5 +109,46 @@ double jensenShannonBits(const std::vector<double>& p, const std::vector<double>
 // The two-sided exact sign test: the probability, under p = 1/2, of a split at
 // least as uneven as `wins` against `losses` (ties left out by the caller).
 double signTestPValue(int64_t wins, int64_t losses);
+
+class Model;
+
+// The topics view of a text (the app's open story) with a model and a fitted topic
+// model: per window, its topic distribution (fold-in) and, for a recurrent model, the
+// tokens the state handed to it points to (scoring.h: readStates); and the latest
+// generation's context against its continuation.
+struct TopicsInspectRequest {
+    std::string text;
+    WindowSettings windows; // window 0: the model's default
+    std::string topicModelPath;
+    // The byte where the latest generation begins (-1: none): its context is the T
+    // tokens before it, its continuation the text from it on.
+    int64_t continuationByte = -1;
+    int topWords = 8;
+    int stateTokens = 8;
+    int inferIterations = 60;
+};
+
+struct WindowTopics {
+    int64_t window = 0;
+    int64_t firstToken = 0;
+    int64_t firstByte = 0;
+    std::vector<double> theta;            // sums to 1
+    std::vector<std::string> stateTokens; // empty for window 0 and baseline models
+    std::vector<float> stateProbs;
+};
+
+struct TopicsInspection {
+    int topics = 0;
+    std::vector<std::vector<std::string>> topWords; // per topic, most probable first
+    std::vector<WindowTopics> windows;
+    bool recurrent = false;
+    std::vector<double> context, continuation; // empty without a continuation
+    double jsdBits = -1;                       // JSD(context, continuation); -1: none
+};
+
+// The topics view (in the engine core: it reads the model's states).
+Result<TopicsInspection> inspectTopics(const Model& model, const TopicsInspectRequest& request,
+                                       const CancelToken& cancel = {},
+                                       const JobProgress& progress = {});
 
 } // namespace baton::engine

@@ -71,6 +71,10 @@ struct TrainConfig {
     uint64_t seed = 1;
 
     TrainScope scope = TrainScope::All;
+    // A recurrence adapter: the base (a baseline model) stays frozen (scope must be
+    // Recurrence) and the output is OUT/adapter, the module alone with the base's
+    // identity (LoadOptions::adapter loads it), instead of a whole model folder.
+    bool adapter = false;
     int topBlocks = 0; // with RecurrenceAndTopBlocks
 
     int64_t validateEveryTokens = 200000; // 0 = only at the end
@@ -79,6 +83,11 @@ struct TrainConfig {
     int64_t checkpointEverySteps = 200;
     int keepCheckpoints = 2;
     std::string saveDtype = "f32"; // storage of the final model: f32, f16 or bf16
+    // Where the run computes: "cpu", or "cuda" / "cuda:N" with a CUDA build of LibTorch.
+    std::string device = "cpu";
+    // "auto": bf16 autocast on CUDA (weights, optimizer and the loss stay float32),
+    // float32 on the CPU; "f32"; "bf16" (CUDA only).
+    std::string precision = "auto";
 };
 
 Result<void> validateTrainConfig(const TrainConfig& config);
@@ -106,7 +115,8 @@ struct TrainEvent {
 };
 
 struct TrainResult {
-    std::string modelDir; // the final model (Hugging Face layout + recurrence files)
+    std::string modelDir; // the final model (Hugging Face layout + recurrence files), or
+                          // with TrainConfig::adapter the adapter folder
     std::string bestDir;  // the best-validation model, if validation ran
     int64_t steps = 0;
     int64_t tokens = 0;

@@ -1,18 +1,13 @@
-#include "baton/engine/generator.h"
-
-#include "baton/engine/model.h"
-#include "inference/state_blob.h"
-#include "inference/stop_matcher.h"
-#include "model/model_impl.h"
-#include "util/core_budget.h"
-
-#include <torch/torch.h>
+#include "inference/generator_impl.h"
+#include "inference/phrase_bans.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace baton::engine {
@@ -29,335 +24,11 @@ const char* stopReasonName(StopReason reason) {
         return "cancelled";
     case StopReason::Callback:
         return "stopped";
+    case StopReason::BannedPhrase:
+        return "banned-phrase";
     }
     return "?";
 }
-
-namespace {
-
-Error torchError(const c10::Error& e) {
-    return makeError(ErrorCode::Internal, std::string("LibTorch: ") + e.what_without_backtrace());
-}
-
-// Pinned tokens must be in the vocabulary and leave every window room for at least one
-// new token of the stream beside the overlap.
-Result<void> checkPinned(const std::vector<int32_t>& ids, const WindowSettings& w, int vocab) {
-    for (int32_t id : ids)
-        if (id < 0 || id >= vocab)
-            return makeError(ErrorCode::InvalidArgument,
-                             "token id " + std::to_string(id) + " is outside the vocabulary");
-    if (static_cast<int64_t>(ids.size()) + w.overlap >= w.window)
-        return makeError(ErrorCode::InvalidArgument,
-                         std::to_string(ids.size()) + " tokens pinned to every window and an " +
-                             "overlap of " + std::to_string(w.overlap) +
-                             " leave no room for new text in a window of " +
-                             std::to_string(w.window));
-    return {};
-}
-
-} // namespace
-
-class Generator::Impl {
-public:
-    Impl(std::shared_ptr<const Model> model_, const WindowSettings& w_, bool useState_)
-        : model(std::move(model_))
-        , m(ModelAccess::of(*model))
-        , w(w_)
-        , useState(useState_) {
-        const ModelConfig& c = m.info.config;
-        // A module with write tokens runs them through the cache at each roll-over.
-        cache.allocate(c, 1, w.window + (m.writesWithTokens() ? m.stateSlots() : 0), m.dtype,
-                       m.device, m.stateSlots());
-        lastLogits.assign(static_cast<size_t>(c.vocabSize), 0.f);
-        hidden.assign(static_cast<size_t>(c.nEmbd), 0.f);
-        if (m.recurrent())
-            pooled = torch::zeros({1, m.stateSlots(), c.nEmbd},
-                                  torch::TensorOptions().dtype(torch::kFloat32).device(m.device));
-        if (m.decoder) {
-            for (int l = 0; l < c.nLayer; ++l) {
-                view.k.push_back(cache.k[l].data_ptr<float>());
-                view.v.push_back(cache.v[l].data_ptr<float>());
-            }
-            view.stride = cache.slots + cache.capacity;
-            view.slots = cache.slots;
-            view.slotBias = m.slotBiasHost.empty() ? nullptr : m.slotBiasHost.data();
-            view.sink = m.sinkHost.empty() ? nullptr : m.sinkHost.data();
-        }
-        checkpoint();
-    }
-
-    // The token an empty stream starts from (start-of-text, else end-of-text); -1: none.
-    int startToken() const {
-        const ModelConfig& c = m.info.config;
-        const int eos =
-            (m.tokenizer && m.tokenizer->eosId() >= 0) ? m.tokenizer->eosId() : c.eosTokenId;
-        const int start = c.bosTokenId >= 0 ? c.bosTokenId : eos;
-        return start >= 0 && start < c.vocabSize ? start : -1;
-    }
-
-    // Reads n tokens into the open window's cache, at the positions after what it
-    // holds (the pinned tokens, then the stream's); the caller records them. Returns
-    // the pooled sums of these n tokens (undefined for a baseline model), added to the
-    // window's pool unless they are read again: a token counts in the pool once, where
-    // it was first read in the window (so a window read again after guidance moved, or
-    // from a saved state, keeps the pool it had).
-    torch::Tensor prefill(const int32_t* ids, int64_t n, bool wantLogits, bool pool = true) {
-        std::vector<int64_t> v(ids, ids + n);
-        auto input = torch::tensor(v, torch::kLong).to(m.device).unsqueeze(0);
-        ForwardArgs args = m.windowArgs(torch::Tensor(), cache.length, n, w.window);
-        args.cache = &cache;
-        args.writeTokens = torch::Tensor(); // they run at the roll-over (rollover())
-        auto out = m.net->forward(input, args);
-        tokensRead += n;
-        torch::Tensor added;
-        if (out.pooled.defined()) {
-            added = out.pooled.to(torch::kFloat32);
-            if (pool)
-                pooled += added;
-        }
-        if (wantLogits && m.decoder) { // the decoder's LM head reads packed weights as they are
-            auto h = out.hidden.select(1, n - 1).squeeze(0).contiguous();
-            m.decoder->lmHead(h.data_ptr<float>(), lastLogits.data());
-        } else if (wantLogits) {
-            auto logits = m.net->logits(out.hidden.select(1, n - 1))
-                              .squeeze(0)
-                              .to(torch::kCPU, torch::kFloat32)
-                              .contiguous();
-            std::copy(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel(),
-                      lastLogits.begin());
-        }
-        return added;
-    }
-
-    void decode(int32_t id) {
-        if (m.decoder) {
-            view.slotLayer = cache.slotLayer;
-            view.slotLayers = cache.slotLayers;
-            const int segment =
-                m.recurrent() ? m.recurrence->segmentOf(cache.length, w.window) : -1;
-            float* pool = segment >= 0
-                              ? pooled.data_ptr<float>() + int64_t(segment) * m.info.config.nEmbd
-                              : nullptr;
-            m.decoder->step(id, cache.length, view, pool ? m.layerWeightsHost.data() : nullptr,
-                            pool, hidden.data());
-            cache.length += 1;
-            tokensRead += 1;
-            m.decoder->lmHead(hidden.data(), lastLogits.data());
-            window.push_back(id);
-        } else {
-            readStream(&id, 1, true);
-        }
-    }
-
-    // Puts the state into the (empty) cache as the slots' keys and values.
-    void enterState() {
-        const int first = m.insertBlock();
-        for (int layer = first; layer < first + m.readBlocks(); ++layer) {
-            auto [slotK, slotV] = m.net->slotKeyValue(state, layer);
-            cache.k[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotK);
-            cache.v[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotV);
-        }
-        cache.slotLayer = first;
-        cache.slotLayers = m.readBlocks();
-    }
-
-    // The state for the next window from the open one: its pool, or its write tokens
-    // run after what the cache holds (the cache is cleared right after).
-    torch::Tensor nextState() {
-        if (!m.writesWithTokens())
-            return m.nextStateFrom(pooled, state, w.window, fill());
-        ForwardArgs args;
-        args.cache = &cache;
-        args.slotLayer = m.insertBlock();
-        args.slotLayers = m.readBlocks();
-        args.slotBias = m.slotBias;
-        args.sink = m.sink;
-        args.writeTokens = m.recurrence->writeTokens;
-        const auto none = torch::empty({1, 0}, m.idOptions());
-        const auto out = m.net->forward(none, args);
-        return m.nextStateFrom(out.written, state, w.window, fill());
-    }
-
-    // Reads stream tokens into the open window.
-    void readStream(const int32_t* ids, int64_t n, bool wantLogits) {
-        prefill(ids, n, wantLogits);
-        window.insert(window.end(), ids, ids + n);
-    }
-
-    // A point of the open window the cache can be cut back to (placeGuide): its
-    // positions in use, its stream tokens and the next-token logits.
-    void checkpoint() {
-        if (!checkpoints.empty() && checkpoints.back().cacheLength == cache.length)
-            checkpoints.pop_back(); // the same point, taken again
-        checkpoints.push_back({cache.length, window.size(), lastLogits});
-    }
-
-    // A new window begins: the state (if any), then the pinned tokens.
-    void beginWindow() {
-        checkpoints.clear();
-        guideAt = -1;
-        guidePooled = torch::Tensor();
-        if (state.defined())
-            enterState();
-        if (!pinned.empty())
-            prefill(pinned.data(), static_cast<int64_t>(pinned.size()), true);
-        checkpoint();
-    }
-
-    int guideLength() const { return guideAt >= 0 ? static_cast<int>(guide.size()) : 0; }
-    int fill() const { return static_cast<int>(pinned.size() + window.size()) + guideLength(); }
-    // The open window's tokens, pinned ones first (the guide left out: the repetition
-    // penalty sees the story, not the guidance).
-    std::vector<int32_t> context() const {
-        std::vector<int32_t> all = pinned;
-        all.insert(all.end(), window.begin(), window.end());
-        return all;
-    }
-    bool full() const { return fill() == w.window; }
-
-    // Reads window[from..) into the open window, with the guide before window[guideBefore]
-    // when guideBefore >= from (the caller has cut the cache back to window[from]). The
-    // stream tokens count in the pool when this window reads them for the first time
-    // (`first`: a new window's overlap), the guide always (its part is taken out again
-    // when it moves).
-    void readWindowFrom(size_t from, int64_t guideBefore, bool first) {
-        const size_t at = guideBefore >= static_cast<int64_t>(from)
-                              ? std::min(static_cast<size_t>(guideBefore), window.size())
-                              : window.size();
-        const bool placing = guideBefore >= static_cast<int64_t>(from) && !guide.empty();
-        if (at > from) {
-            prefill(window.data() + from, static_cast<int64_t>(at - from),
-                    !placing && at == window.size(), first);
-            checkpoint();
-        }
-        if (placing) {
-            guidePooled =
-                prefill(guide.data(), static_cast<int64_t>(guide.size()), at == window.size());
-            guideAt = static_cast<int64_t>(at);
-            checkpoint();
-        }
-        if (window.size() > at) {
-            prefill(window.data() + at, static_cast<int64_t>(window.size() - at), true, first);
-            checkpoint();
-        }
-    }
-
-    // The open window is pooled into h_prev and a new one begins with the last `keep`
-    // stream tokens (the overlap o; more when it rolls over early to make room for the
-    // guide), the guide before window[guideBefore] of the new window when >= 0.
-    void rollover(size_t keep, int64_t guideBefore = -1) {
-        keep = std::min(keep, window.size());
-        std::vector<int32_t> tail(window.end() - static_cast<std::ptrdiff_t>(keep), window.end());
-        if (m.recurrent() && useState)
-            state = nextState();
-        cache.clear();
-        window.clear();
-        if (pooled.defined())
-            pooled.zero_();
-        ++rollovers;
-        beginWindow();
-        window = std::move(tail);
-        windowStart = streamLength - static_cast<int64_t>(window.size());
-        readWindowFrom(0, guideBefore, true);
-    }
-    void rollover() { rollover(static_cast<size_t>(w.overlap), guide.empty() ? -1 : w.overlap); }
-
-    // Places the guide before the last `beforeLast` stream tokens of the open window:
-    // the cache is cut back to the last checkpoint before that point (and before a
-    // guide placed earlier, whose part of the pool is taken out) and read again from
-    // there. A window without room for it rolls over first, keeping the overlap before
-    // that point and what follows it (as much of it as fits beside the guide).
-    void placeGuide(size_t beforeLast) {
-        const GuidePlacement place = placeGuidance(
-            w, static_cast<int64_t>(pinned.size()), static_cast<int64_t>(window.size()),
-            static_cast<int64_t>(guide.size()), static_cast<int64_t>(beforeLast));
-        if (place.rollsOver) {
-            rollover(static_cast<size_t>(place.keep), place.at);
-            return;
-        }
-        const size_t at = static_cast<size_t>(place.at);
-        size_t cut = at;
-        if (guideAt >= 0)
-            cut = std::min(cut, static_cast<size_t>(guideAt));
-        // The last checkpoint at or before `cut` with no guide before it (the first one,
-        // after the pinned tokens, always qualifies).
-        size_t i = checkpoints.size();
-        while (i > 1 && (checkpoints[i - 1].windowSize > cut ||
-                         checkpoints[i - 1].cacheLength !=
-                             static_cast<int64_t>(pinned.size() + checkpoints[i - 1].windowSize)))
-            --i;
-        Checkpoint cp = std::move(checkpoints[i - 1]);
-        checkpoints.resize(i - 1);
-        cache.length = cp.cacheLength; // later keys and values are overwritten when read again
-        lastLogits = cp.logits;
-        const size_t from = cp.windowSize;
-        checkpoints.push_back(std::move(cp));
-        if (guideAt >= 0 && guidePooled.defined())
-            pooled -= guidePooled;
-        guideAt = -1;
-        guidePooled = torch::Tensor();
-        readWindowFrom(from, guide.empty() ? -1 : static_cast<int64_t>(at), false);
-    }
-
-    void append(const std::vector<int32_t>& ids, const CancelToken& cancel) {
-        size_t i = 0;
-        while (i < ids.size()) {
-            if (cancel.cancelled())
-                return;
-            if (full())
-                rollover(static_cast<size_t>(w.overlap));
-            const size_t room = static_cast<size_t>(w.window - fill());
-            const size_t take = std::min(room, ids.size() - i);
-            readStream(ids.data() + i, static_cast<int64_t>(take), true);
-            checkpoint();
-            i += take;
-            streamLength += static_cast<int64_t>(take);
-        }
-    }
-
-    std::shared_ptr<const Model> model;
-    Model::Impl& m;
-    WindowSettings w;
-    bool useState = true;
-    KvCache cache;
-    cpu::CacheView view;
-    std::vector<int32_t> pinned; // at the start of every window (pin())
-    std::vector<int32_t> window; // the open window's stream tokens
-    std::vector<int32_t> guide;  // guidance before the continuation (setGuide)
-    int64_t guideAt = -1;        // the guide sits before window[guideAt]; -1: not in the window
-    torch::Tensor guidePooled;   // the guide's pooled sums in the open window
-    struct Checkpoint {
-        int64_t cacheLength = 0;
-        size_t windowSize = 0;
-        std::vector<float> logits;
-    };
-    std::vector<Checkpoint> checkpoints; // of the open window, in order
-    int64_t windowStart = 0;
-    int64_t streamLength = 0;
-    int64_t rollovers = 0;
-    int64_t tokensRead = 0; // read into windows, read again included
-    torch::Tensor state;    // the open window's state [1, S, k], compute dtype; undefined if none
-    torch::Tensor pooled;   // running sums per slot over the open window, float32 [1, S, k]
-    std::vector<float> lastLogits;
-    std::vector<float> hidden;
-
-    // mark(): what rewind() restores while the window has not rolled over since.
-    struct Mark {
-        int64_t streamLength = -1, rollovers = 0, cacheLength = 0;
-        size_t windowSize = 0;
-        torch::Tensor pooled;
-        std::vector<float> lastLogits;
-    } marked;
-};
-
-namespace {
-
-std::vector<float> toHost(const torch::Tensor& t) {
-    auto c = t.to(torch::kCPU, torch::kFloat32).contiguous();
-    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
-} // namespace
 
 Generator::Generator(std::unique_ptr<Impl> impl)
     : m_impl(std::move(impl)) {}
@@ -377,125 +48,6 @@ Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model
     } catch (const c10::Error& e) {
         return torchError(e);
     }
-}
-
-Result<StateSummary> summariseState(const std::vector<uint8_t>& blob) {
-    auto decoded = decodeStateBlob(blob);
-    if (!decoded)
-        return decoded.error();
-    StateSummary s;
-    s.hasState = decoded->hasState;
-    s.windowIndex = decoded->rollovers;
-    s.windowStart = decoded->windowStart;
-    s.streamLength = decoded->streamLength;
-    s.windowTokens = std::move(decoded->tokens);
-    return s;
-}
-
-Result<std::vector<uint8_t>> Generator::exportState() const {
-    const Impl& g = *m_impl;
-    try {
-        StateBlob b;
-        b.identity = g.m.info.identity;
-        b.window = g.w.window;
-        b.overlap = g.w.overlap;
-        b.width = g.m.info.config.nEmbd;
-        b.insertBlock = g.m.insertBlock();
-        b.slots = g.m.stateSlots();
-        b.pinned = static_cast<int32_t>(g.pinned.size());
-        b.hasState = g.state.defined();
-        b.windowStart = g.windowStart;
-        b.streamLength = g.streamLength;
-        b.rollovers = g.rollovers;
-        b.tokens = g.window;
-        if (g.state.defined())
-            b.state = toHost(g.state);
-        // The pool as the stream made it: the guide is read again, wherever the next
-        // continuation places it.
-        if (g.pooled.defined())
-            b.pooled = toHost(g.guidePooled.defined() ? g.pooled - g.guidePooled : g.pooled);
-        return encodeStateBlob(b);
-    } catch (const c10::Error& e) {
-        return torchError(e);
-    }
-}
-
-Result<std::unique_ptr<Generator>> Generator::importState(std::shared_ptr<const Model> model,
-                                                          const std::vector<uint8_t>& blob,
-                                                          const WindowSettings& expected,
-                                                          const CancelToken& cancel,
-                                                          const std::vector<int32_t>& pinned) {
-    if (!model)
-        return makeError(ErrorCode::InvalidArgument, "no model");
-    const Model::Impl& m = ModelAccess::of(*model);
-    auto decoded = decodeStateBlob(blob);
-    if (!decoded)
-        return decoded.error();
-    const StateBlob& b = *decoded;
-    const ModelInfo& info = model->info();
-    if (b.identity != info.identity)
-        return makeError(ErrorCode::StateMismatch, "the saved state belongs to another model (" +
-                                                       b.identity + ", this one is " +
-                                                       info.identity + ")");
-    if (b.width != info.config.nEmbd || b.insertBlock != m.insertBlock() ||
-        b.slots != m.stateSlots() || b.pooled.empty() == m.recurrent())
-        return makeError(ErrorCode::StateMismatch, "the saved state has another shape");
-    const WindowSettings w{b.window, b.overlap};
-    if (auto r = validateWindows(w, info.config.nPositions); !r)
-        return makeError(ErrorCode::StateCorrupt,
-                         "the saved state is damaged: " + r.error().message);
-    const WindowSettings want = resolveWindows(info, expected);
-    if (want.window != w.window || want.overlap != w.overlap)
-        return makeError(ErrorCode::StateMismatch,
-                         "the saved state was made with T = " + std::to_string(w.window) +
-                             ", o = " + std::to_string(w.overlap) +
-                             " but the story now runs with T = " + std::to_string(want.window) +
-                             ", o = " + std::to_string(want.overlap));
-    for (int32_t t : b.tokens)
-        if (t < 0 || t >= info.config.vocabSize)
-            return makeError(ErrorCode::StateCorrupt,
-                             "the saved state is damaged: a token id is outside the vocabulary");
-    if (auto r = checkPinned(pinned, w, info.config.vocabSize); !r)
-        return r.error();
-    // Version 3 records its pinned tokens; earlier versions rolled over only when full,
-    // so their windows start at multiples of the stride those tokens leave.
-    const int64_t stride = w.window - w.overlap - static_cast<int64_t>(pinned.size());
-    if ((b.pinned >= 0 && b.pinned != static_cast<int32_t>(pinned.size())) ||
-        (b.pinned < 0 && b.windowStart != b.rollovers * stride) ||
-        b.tokens.size() + pinned.size() > static_cast<size_t>(w.window))
-        return makeError(ErrorCode::StateMismatch,
-                         "the saved state was made with another number of tokens pinned to its "
-                         "windows");
-
-    auto created = create(model, w, true);
-    if (!created)
-        return created.error();
-    Impl& g = *(*created)->m_impl;
-    g.pinned = pinned;
-    try {
-        torch::NoGradGuard noGrad;
-        const auto opts = torch::TensorOptions().dtype(torch::kFloat32);
-        const int64_t S = b.slots, k = b.width;
-        if (b.hasState)
-            g.state = torch::from_blob(const_cast<float*>(b.state.data()), {1, S, k}, opts)
-                          .clone()
-                          .to(g.m.device, g.m.dtype);
-        g.beginWindow();
-        if (!b.tokens.empty())
-            g.readStream(b.tokens.data(), static_cast<int64_t>(b.tokens.size()), true);
-        g.checkpoint();
-        if (cancel.cancelled())
-            return makeError(ErrorCode::Cancelled, "cancelled while restoring the state");
-        // The stored running pool continues the exported one exactly.
-        if (g.pooled.defined())
-            g.pooled.copy_(torch::from_blob(const_cast<float*>(b.pooled.data()), {1, S, k}, opts));
-        g.windowStart = b.windowStart;
-        g.streamLength = b.streamLength;
-        g.rollovers = b.rollovers;
-    } catch (const c10::Error& e) {
-        return torchError(e);
-    }
-    return created;
 }
 
 Result<void> Generator::pin(const std::vector<int32_t>& ids) {
@@ -518,36 +70,13 @@ Result<void> Generator::pin(const std::vector<int32_t>& ids) {
 }
 
 void Generator::mark() {
-    Impl& g = *m_impl;
     torch::NoGradGuard noGrad;
-    g.marked.streamLength = g.streamLength;
-    g.marked.rollovers = g.rollovers;
-    g.marked.cacheLength = g.cache.length;
-    g.marked.windowSize = g.window.size();
-    g.marked.pooled = g.pooled.defined() ? g.pooled.clone() : torch::Tensor();
-    g.marked.lastLogits = g.lastLogits;
+    m_impl->marked = m_impl->takeMark();
 }
 
 bool Generator::rewind() {
-    Impl& g = *m_impl;
-    const Impl::Mark& k = g.marked;
-    if (k.streamLength < 0 || k.rollovers != g.rollovers || g.streamLength < k.streamLength)
-        return false;
     torch::NoGradGuard noGrad;
-    g.streamLength = k.streamLength;
-    g.cache.length = k.cacheLength; // later keys and values are overwritten when read again
-    g.window.resize(k.windowSize);
-    while (!g.checkpoints.empty() && g.checkpoints.back().cacheLength > k.cacheLength)
-        g.checkpoints.pop_back();
-    if (g.guideAt >= 0 &&
-        static_cast<int64_t>(g.pinned.size()) + g.guideAt >= k.cacheLength) { // read after the mark
-        g.guideAt = -1;
-        g.guidePooled = torch::Tensor();
-    }
-    if (k.pooled.defined())
-        g.pooled.copy_(k.pooled);
-    g.lastLogits = k.lastLogits;
-    return true;
+    return m_impl->restoreMark(m_impl->marked);
 }
 
 std::vector<float> Generator::currentState() const {
@@ -639,6 +168,26 @@ Result<void> Generator::append(const std::vector<int32_t>& ids, const CancelToke
     return {};
 }
 
+Result<void> Generator::appendPrompt(std::string_view text, const CancelToken& cancel) {
+    Impl& g = *m_impl;
+    if (g.streamLength == 0 && g.pinned.empty() && g.startToken() >= 0)
+        if (auto r = append({g.startToken()}, cancel); !r)
+            return r;
+    return text.empty() ? Result<void>() : appendText(text, cancel);
+}
+
+Result<GenerationResult> generateFrom(std::shared_ptr<const Model> model,
+                                      const GenerateRequest& request,
+                                      const std::function<bool(const GenerationEvent&)>& onToken,
+                                      const CancelToken& cancel) {
+    auto created = Generator::create(std::move(model), request.windows, request.useState);
+    if (!created)
+        return created.error();
+    if (auto r = (*created)->appendPrompt(request.prompt, cancel); !r)
+        return r.error();
+    return (*created)->generate(request.sampling, onToken, cancel);
+}
+
 Result<void> Generator::appendText(std::string_view text, const CancelToken& cancel) {
     if (!m_impl->m.tokenizer)
         return makeError(ErrorCode::InvalidArgument, "this model has no tokenizer");
@@ -647,26 +196,36 @@ Result<void> Generator::appendText(std::string_view text, const CancelToken& can
 
 namespace {
 
-// The model's log-probability of `token` and of the `top` most likely tokens.
+// The model's log-probability of `token` and of the `top` most likely tokens (ties: the
+// lower id first). One pass for the normaliser and one for the top list, which is
+// kept sorted in place: a story records eight alternatives for every token it writes.
 void fillLogprobs(const std::vector<float>& logits, int32_t token, int top,
                   GenerationEvent& event) {
     const float best = *std::max_element(logits.begin(), logits.end());
     double sum = 0;
     for (float l : logits)
-        sum += std::exp(double(l) - best);
+        sum += std::exp(l - best); // expf: the sum is a double, the terms need no more
     const double logZ = best + std::log(sum);
     event.logprob = static_cast<float>(logits[size_t(token)] - logZ);
-    const int n = std::min<int>(top, int(logits.size()));
-    std::vector<int32_t> order(logits.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int32_t a, int32_t b) {
-        return logits[size_t(a)] != logits[size_t(b)] ? logits[size_t(a)] > logits[size_t(b)]
-                                                      : a < b;
-    });
-    event.topLogprobs.clear();
-    for (int i = 0; i < n; ++i)
-        event.topLogprobs.emplace_back(order[size_t(i)],
-                                       static_cast<float>(logits[size_t(order[size_t(i)])] - logZ));
+    const size_t n = std::min<size_t>(size_t(std::max(top, 0)), logits.size());
+    auto& list = event.topLogprobs;
+    list.clear();
+    list.reserve(n + 1);
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float l = logits[i];
+        if (list.size() == n && !(l > list.back().second))
+            continue; // not above the n-th (ties keep the lower id, which came first)
+        auto at = list.end();
+        while (at != list.begin() && l > std::prev(at)->second)
+            --at;
+        list.insert(at, {int32_t(i), l});
+        if (list.size() > n)
+            list.pop_back();
+    }
+    for (auto& [id, value] : list)
+        value = static_cast<float>(value - logZ);
 }
 
 } // namespace
@@ -700,16 +259,92 @@ Generator::generate(const SamplingOptions& options,
     }
 
     GenerationResult result;
-    Sampler sampler(options);
+    SamplingOptions effective = options; // the texts' biases as token biases
+    if (!options.textBias.empty()) {
+        if (!g.m.tokenizer)
+            return makeError(ErrorCode::InvalidArgument,
+                             "a text logit bias needs the model's tokenizer");
+        for (const auto& bias : textBiasTokens(*g.m.tokenizer, options.textBias))
+            effective.logitBias.push_back(bias);
+    }
+    Sampler sampler(effective, options.dryMultiplier > 0 && g.m.tokenizer
+                                   ? dryBreakerTokens(*g.m.tokenizer, options.drySequenceBreakers)
+                                   : std::vector<int32_t>{});
     StreamDecoder decoder(g.m.tokenizer);
     StopMatcher stops(options.stopStrings);
+    // Banned phrases: generated tokens wait in `held` while their text could still
+    // become one; a completed one sends the generator back to the token where it began
+    // (`before`: its state then), which is banned at that position, and sampling goes on.
+    const PhraseBans bans(options.bannedPhrases);
+    struct Held {
+        int32_t token;
+        GenerationEvent event;
+        std::string text;
+        Impl::Mark before;
+        StreamDecoder decoderBefore;
+    };
+    std::vector<Held> held;
+    std::string heldText;
+    std::vector<Impl::WindowSnapshot> reopenable;     // windows rolled over while tokens were held
+    std::map<int64_t, std::vector<int32_t>> bannedAt; // stream position -> tokens banned there
+    int backtracks = 0;
+    constexpr int kMaxBacktracks = 256;
+    // Back to just before held[j]: its state, its decoder; held[j..] are gone.
+    auto goBackTo = [&](size_t j) {
+        const Impl::Mark& k = held[j].before;
+        if (k.rollovers != g.rollovers)
+            for (const auto& w : reopenable)
+                if (w.rollovers == k.rollovers) {
+                    g.reopen(w);
+                    break;
+                }
+        g.restoreMark(k);
+        decoder = held[j].decoderBefore;
+        size_t textStart = 0;
+        for (size_t i = 0; i < j; ++i)
+            textStart += held[i].text.size();
+        heldText.resize(textStart);
+        held.erase(held.begin() + static_cast<std::ptrdiff_t>(j), held.end());
+        bannedAt.erase(bannedAt.upper_bound(k.streamLength), bannedAt.end());
+    };
+    // Hands the held tokens before `upTo` to the caller (through the stop strings);
+    // false when the generation ends there (a stop string, or the callback).
+    auto release = [&](size_t upTo) {
+        size_t i = 0;
+        bool go = true;
+        for (; i < upTo && go; ++i) {
+            bool matched = false;
+            GenerationEvent& event = held[i].event;
+            event.text = stops.feed(held[i].text, matched);
+            result.tokens.push_back(held[i].token);
+            result.text += event.text;
+            if (onToken && !onToken(event)) {
+                result.reason = StopReason::Callback;
+                go = false;
+            } else if (matched) {
+                result.reason = StopReason::StopString;
+                result.stopString = stops.matched();
+                go = false;
+            }
+        }
+        if (!go && i < held.size()) // the stream ends with the last token handed out
+            goBackTo(i);
+        size_t released = 0;
+        for (size_t k = 0; k < i; ++k)
+            released += held[k].text.size();
+        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(i));
+        heldText.erase(0, released);
+        if (held.empty())
+            reopenable.clear();
+        return go;
+    };
     std::vector<float> work;
     const auto t0 = std::chrono::steady_clock::now();
     const int64_t rolloversBefore = g.rollovers;
     result.reason = StopReason::MaxTokens;
     try {
         torch::NoGradGuard noGrad;
-        for (int i = 0; i < options.maxTokens; ++i) {
+        while (static_cast<int64_t>(result.tokens.size() + held.size()) < options.maxTokens) {
             if (cancel.cancelled()) {
                 result.reason = StopReason::Cancelled;
                 break;
@@ -718,6 +353,9 @@ Generator::generate(const SamplingOptions& options,
             work = g.lastLogits;
             if (eos >= 0 && !options.stopAtEndOfText)
                 work[static_cast<size_t>(eos)] = -std::numeric_limits<float>::infinity();
+            if (const auto b = bannedAt.find(g.streamLength); b != bannedAt.end())
+                for (int32_t id : b->second)
+                    work[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
             // The repetition penalty sees the whole window, pinned tokens included.
             const int32_t token = g.pinned.empty() ? sampler.sample(work, g.window)
                                                    : sampler.sample(work, g.context());
@@ -725,33 +363,54 @@ Generator::generate(const SamplingOptions& options,
                 result.reason = StopReason::EndOfText;
                 break;
             }
-            GenerationEvent event;
+            Held h{token, {}, {}, {}, decoder};
             if (options.logprobs >= 0)
-                fillLogprobs(g.lastLogits, token, options.logprobs, event);
-            if (g.full())
+                fillLogprobs(g.lastLogits, token, options.logprobs, h.event);
+            if (!bans.empty())
+                h.before = g.takeMark();
+            if (g.full()) {
+                if (!bans.empty())
+                    reopenable.push_back(g.snapshotWindow());
                 g.rollover();
+            }
             g.decode(token);
             g.streamLength += 1;
-            result.tokens.push_back(token);
-
-            bool matched = false;
-            event.token = token;
-            event.text = stops.feed(decoder.push(token), matched);
-            event.generated = static_cast<int64_t>(result.tokens.size());
-            event.streamLength = g.streamLength;
-            event.windowFill = g.fill();
-            event.windowIndex = g.rollovers;
-            result.text += event.text;
-            if (onToken && !onToken(event)) {
-                result.reason = StopReason::Callback;
-                break;
+            h.text = decoder.push(token);
+            h.event.token = token;
+            h.event.generated = static_cast<int64_t>(result.tokens.size() + held.size() + 1);
+            h.event.streamLength = g.streamLength;
+            h.event.windowFill = g.fill();
+            h.event.windowIndex = g.rollovers;
+            heldText += h.text;
+            held.push_back(std::move(h));
+            if (const size_t at = bans.firstMatch(heldText); at != std::string::npos) {
+                // The token whose text the phrase begins in.
+                size_t j = 0, end = held[0].text.size();
+                while (end <= at && j + 1 < held.size())
+                    end += held[++j].text.size();
+                const int32_t banned = held[j].token;
+                const int64_t position = held[j].before.streamLength;
+                goBackTo(j);
+                if (++backtracks > kMaxBacktracks) { // it keeps coming back: end before it
+                    result.reason = StopReason::BannedPhrase;
+                    break;
+                }
+                bannedAt[position].push_back(banned);
+                continue;
             }
-            if (matched) {
-                result.reason = StopReason::StopString;
-                result.stopString = stops.matched();
+            if (!release(bans.empty() ? held.size() : [&] {
+                    // The tokens wholly before what must be held back.
+                    const size_t hold = bans.holdFrom(heldText);
+                    size_t n = 0, end = 0;
+                    while (n < held.size() && end + held[n].text.size() <= hold)
+                        end += held[n++].text.size();
+                    return n;
+                }()))
                 break;
-            }
         }
+        // What is still held back completes no phrase.
+        if (result.reason != StopReason::StopString && result.reason != StopReason::Callback)
+            release(held.size());
     } catch (const c10::Error& e) {
         return torchError(e);
     }

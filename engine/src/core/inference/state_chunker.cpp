@@ -17,6 +17,7 @@ bool StateChunker::consistent() const {
 StateChunk StateChunker::take(bool withState) {
     StateChunk c;
     c.text = std::move(m_text);
+    c.tokens = std::move(m_seen);
     if (withState)
         if (auto blob = m_gen.exportState(); blob.ok())
             c.state = std::move(*blob);
@@ -24,6 +25,7 @@ StateChunk StateChunker::take(bool withState) {
     c.windowIndex = m_gen.windowIndex();
     m_text.clear();
     m_decoded.clear();
+    m_seen.clear();
     m_tokens = 0;
     return c;
 }
@@ -32,7 +34,9 @@ std::optional<StateChunk> StateChunker::onEvent(const GenerationEvent& e) {
     m_text += e.text;
     if (e.token < 0)
         return std::nullopt; // trailing text after the last token
-    m_decoded += m_decoder.push(e.token);
+    std::string piece = m_decoder.push(e.token);
+    m_decoded += piece;
+    m_seen.push_back({e.token, std::move(piece), e.logprob, e.topLogprobs});
     ++m_tokens;
     if (m_tokens >= m_chunkTokens && consistent())
         return take(true);

@@ -14,6 +14,10 @@
 
 namespace baton::engine {
 
+// adapter.json's "format": a recurrence adapter (train --adapter), which also names the
+// baseline model it goes on ("base_identity", "base_name").
+constexpr const char* kAdapterFormat = "baton-recurrence-adapter";
+
 struct BatonJson {
     RecurrenceConfig recurrence;
     std::string tokenizerIdentity;

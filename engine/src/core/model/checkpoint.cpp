@@ -6,10 +6,15 @@
 #include "util/files.h"
 #include "util/hash.h"
 
+#include <baton/common/json.h>
+
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <dirent.h>
 #include <mutex>
 #include <set>
@@ -18,23 +23,6 @@
 namespace baton::engine {
 
 namespace {
-
-constexpr const char* kPrefix = "transformer.";
-
-std::string shapeText(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
-bool isIgnoredBuffer(const std::string& name) {
-    auto endsWith = [&](const char* suffix) {
-        const std::string s(suffix);
-        return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-    };
-    return name.rfind("h.", 0) == 0 && (endsWith(".attn.bias") || endsWith(".attn.masked_bias"));
-}
 
 torch::ScalarType torchType(StDtype d) {
     switch (d) {
@@ -118,137 +106,6 @@ void shareMapped(const StoredMatrix& m, std::shared_ptr<const void> keep, torch:
 
 } // namespace
 
-std::vector<ExpectedTensor> expectedGpt2Tensors(const ModelConfig& c) {
-    const int64_t k = c.nEmbd, inner = c.nInner;
-    std::vector<ExpectedTensor> out = {{"wte.weight", {c.vocabSize, k}, false},
-                                       {"wpe.weight", {c.nPositions, k}, false}};
-    for (int l = 0; l < c.nLayer; ++l) {
-        const std::string p = "h." + std::to_string(l) + ".";
-        out.push_back({p + "ln_1.weight", {k}, false});
-        out.push_back({p + "ln_1.bias", {k}, false});
-        out.push_back({p + "attn.c_attn.weight", {k, 3 * k}, true});
-        out.push_back({p + "attn.c_attn.bias", {3 * k}, false});
-        out.push_back({p + "attn.c_proj.weight", {k, k}, true});
-        out.push_back({p + "attn.c_proj.bias", {k}, false});
-        out.push_back({p + "ln_2.weight", {k}, false});
-        out.push_back({p + "ln_2.bias", {k}, false});
-        out.push_back({p + "mlp.c_fc.weight", {k, inner}, true});
-        out.push_back({p + "mlp.c_fc.bias", {inner}, false});
-        out.push_back({p + "mlp.c_proj.weight", {inner, k}, true});
-        out.push_back({p + "mlp.c_proj.bias", {k}, false});
-    }
-    out.push_back({"ln_f.weight", {k}, false});
-    out.push_back({"ln_f.bias", {k}, false});
-    return out;
-}
-
-Result<void> refusePickles(const std::string& folder) {
-    if (files::exists(files::join(folder, "model.safetensors")))
-        return {};
-    std::string pickle;
-    if (DIR* dir = ::opendir(folder.c_str())) {
-        while (dirent* e = ::readdir(dir)) {
-            const std::string name = e->d_name;
-            for (const char* ext : {".bin", ".pt", ".pth", ".ckpt", ".pkl"}) {
-                const std::string s(ext);
-                if (name.size() > s.size() &&
-                    name.compare(name.size() - s.size(), s.size(), s) == 0)
-                    pickle = name;
-            }
-        }
-        ::closedir(dir);
-    } else {
-        return makeError(ErrorCode::FileNotFound, "model folder not found: " + folder);
-    }
-    if (!pickle.empty())
-        return makeError(ErrorCode::PickleRefused,
-                         folder + " holds " + pickle +
-                             " but no model.safetensors. Pickled PyTorch files can run arbitrary "
-                             "code when loaded, so Baton never opens them. Download the "
-                             "model.safetensors version of this model, or convert it with the "
-                             "Python 'safetensors' package.");
-    return makeError(ErrorCode::FileNotFound,
-                     "no model.safetensors in " + folder +
-                         " (a Hugging Face GPT-2 folder holds config.json, model.safetensors, "
-                         "vocab.json and merges.txt)");
-}
-
-Result<std::map<std::string, const StTensor*>> matchGpt2Tensors(const SafetensorsFile& file,
-                                                                const ModelConfig& config) {
-    const std::string& path = file.path();
-    std::map<std::string, const StTensor*> byName;
-    int fileLayers = 0;
-    for (const auto& t : file.tensors()) {
-        std::string name = t.name;
-        if (name.rfind(kPrefix, 0) == 0)
-            name = name.substr(std::char_traits<char>::length(kPrefix));
-        if (isIgnoredBuffer(name))
-            continue;
-        if (name == "lm_head.weight") { // tied to wte: only its shape is checked
-            if (t.shape != std::vector<int64_t>{config.vocabSize, config.nEmbd})
-                return makeError(ErrorCode::TensorShapeMismatch,
-                                 path + ": lm_head.weight has shape " + shapeText(t.shape) +
-                                     ", expected " + shapeText({config.vocabSize, config.nEmbd}));
-            continue;
-        }
-        if (name.rfind("h.", 0) == 0) {
-            const auto dot = name.find('.', 2);
-            try {
-                fileLayers = std::max(fileLayers, std::stoi(name.substr(2, dot - 2)) + 1);
-            } catch (...) {
-            }
-        }
-        if (!byName.emplace(name, &t).second)
-            return makeError(ErrorCode::BadHeader, path + ": tensor " + name +
-                                                       " appears both with and without the '" +
-                                                       kPrefix + "' prefix");
-    }
-    // Shapes that contradict config.json itself are reported as a config mismatch.
-    auto configMismatch = [&](const std::string& what) {
-        return makeError(ErrorCode::ConfigMismatch, path + " does not match config.json: " + what);
-    };
-    if (fileLayers != config.nLayer && fileLayers > 0)
-        return configMismatch("config.json says n_layer = " + std::to_string(config.nLayer) +
-                              " but the weights have " + std::to_string(fileLayers) + " blocks");
-    for (const auto& [name, field, dim, value] :
-         {std::tuple<const char*, const char*, int, int>{"wte.weight", "vocab_size", 0,
-                                                         config.vocabSize},
-          {"wte.weight", "n_embd", 1, config.nEmbd},
-          {"wpe.weight", "n_positions", 0, config.nPositions},
-          {"h.0.mlp.c_fc.weight", "n_inner", 1, config.nInner}}) {
-        const auto it = byName.find(name);
-        if (it != byName.end() && it->second->shape.size() == 2 &&
-            it->second->shape[static_cast<size_t>(dim)] != value)
-            return configMismatch(std::string("config.json says ") + field + " = " +
-                                  std::to_string(value) + " but " + name + " has shape " +
-                                  shapeText(it->second->shape));
-    }
-
-    std::map<std::string, const StTensor*> matched;
-    for (const auto& e : expectedGpt2Tensors(config)) {
-        const auto it = byName.find(e.name);
-        if (it == byName.end())
-            return makeError(ErrorCode::MissingTensor,
-                             path + ": the tensor " + e.name + " is missing");
-        const StTensor& t = *it->second;
-        if (t.shape != e.hfShape)
-            return makeError(ErrorCode::TensorShapeMismatch,
-                             path + ": " + e.name + " has shape " + shapeText(t.shape) +
-                                 ", expected " + shapeText(e.hfShape));
-        if (t.dtype != StDtype::F32 && t.dtype != StDtype::F16 && t.dtype != StDtype::BF16)
-            return makeError(ErrorCode::Unsupported,
-                             path + ": " + e.name + " is stored as " + stDtypeName(t.dtype) +
-                                 "; GPT-2 weights must be F32, F16 or BF16");
-        matched[e.name] = &t;
-        byName.erase(it);
-    }
-    if (!byName.empty())
-        return makeError(ErrorCode::UnexpectedTensor,
-                         path + ": unexpected tensor " + byName.begin()->first +
-                             " (this is not a GPT-2 checkpoint of the configured shape)");
-    return matched;
-}
-
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
                             const std::function<bool(double)>& progress, WeightFormat packTo,
                             bool share) {
@@ -263,10 +120,10 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     auto config = parseHfConfig(*configText, configPath);
     if (!config)
         return config.error();
-    auto file = openSafetensors(files::join(folder, "model.safetensors"));
-    if (!file)
-        return file.error();
-    auto matched = matchGpt2Tensors(*file, *config);
+    auto files = openWeightFiles(folder);
+    if (!files)
+        return files.error();
+    auto matched = matchGpt2Tensors(*files, *config);
     if (!matched)
         return matched.error();
 
@@ -291,6 +148,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     struct Item {
         torch::Tensor param;
         const StTensor* stored;
+        const SafetensorsFile* file;
         StoredMatrix matrix;
         PackableWeight* pack;
         bool shared = false; // the weights are the mapped bytes themselves
@@ -299,12 +157,14 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     std::set<StDtype> dtypes;
     uint64_t totalBytes = 0;
     for (auto& [name, param] : namedParameters(*out.net)) {
-        const StTensor* t = matched->at(name);
+        const MatchedTensor where = matched->at(name);
+        const StTensor* t = where.tensor;
+        const SafetensorsFile* file = &(*files)[where.file];
         auto bytes = file->mapped(*t);
         if (!bytes)
             return bytes.error();
         const auto it = packable.find(name);
-        items.push_back({param, t, matrixFor(*bytes, *t, param, conv.at(name)),
+        items.push_back({param, t, file, matrixFor(*bytes, *t, param, conv.at(name)),
                          it == packable.end() ? nullptr : it->second, false});
         dtypes.insert(t->dtype);
         totalBytes += t->bytes();
@@ -316,7 +176,8 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     // file are resident at a time.
     ContentHash hash;
     hash.update(*configText);
-    hash.update(file->headerJson());
+    for (const SafetensorsFile& file : *files) // one header for a single file, as always
+        hash.update(file.headerJson());
     std::atomic<size_t> hashed{0};
     size_t started = 0; // tensors whose conversion has begun
     bool stop = false;
@@ -356,7 +217,8 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     auto dropDone = [&](size_t converted) {
         for (const size_t n = std::min(converted, hashed.load()); dropped < n; ++dropped)
             if (!items[dropped].shared)
-                file->dropPages(items[dropped].stored->begin, items[dropped].stored->end);
+                items[dropped].file->dropPages(items[dropped].stored->begin,
+                                               items[dropped].stored->end);
     };
 
     torch::NoGradGuard noGrad;
@@ -367,7 +229,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         Item& item = items[i];
         setStarted(i + 1, false);
         if (share && sharesMappedBytes(item.matrix, item.pack ? packTo : WeightFormat::F32)) {
-            shareMapped(item.matrix, file->mapping(), item.param, item.pack);
+            shareMapped(item.matrix, item.file->mapping(), item.param, item.pack);
             item.shared = true;
             out.mappedBytes += item.stored->bytes();
         } else if (item.pack != nullptr) {
@@ -514,6 +376,31 @@ Result<void> copyTokenizerFiles(const std::string& fromDir, const std::string& t
     }
     if (!copied)
         return makeError(ErrorCode::FileNotFound, "no tokenizer files in " + fromDir);
+    return {};
+}
+
+Result<void> saveAdapterFolder(RecurrenceImpl& module, const std::string& folder,
+                               const std::string& tokenizerIdentity, StDtype dtype,
+                               const std::string& baseIdentity, const std::string& baseName) {
+    const std::string tmp = folder + ".partial";
+    files::removeTree(tmp);
+    if (!files::makeDirectories(tmp))
+        return makeError(ErrorCode::FileWriteFailed, "cannot create " + tmp);
+    if (auto r = saveRecurrence(module, tmp, tokenizerIdentity, dtype); !r)
+        return r;
+    const nlohmann::ordered_json j = {{"format", kAdapterFormat},
+                                      {"version", 1},
+                                      {"base_identity", baseIdentity},
+                                      {"base_name", baseName}};
+    if (auto r = files::writeAtomically(
+            files::join(tmp, "adapter.json"),
+            j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        !r)
+        return r;
+    files::removeTree(folder);
+    if (std::rename(tmp.c_str(), folder.c_str()) != 0)
+        return makeError(ErrorCode::FileWriteFailed,
+                         "cannot rename " + tmp + " to " + folder + ": " + std::strerror(errno));
     return {};
 }
 

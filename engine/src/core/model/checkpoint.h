@@ -7,6 +7,7 @@
 #include "model/model_impl.h"
 #include "model/recurrence.h"
 #include "model/safetensors.h"
+#include "model/weight_files.h"
 
 #include <functional>
 #include <map>
@@ -14,18 +15,6 @@
 #include <string>
 
 namespace baton::engine {
-
-// One tensor a GPT-2 checkpoint must hold, by its unprefixed Hugging Face name.
-struct ExpectedTensor {
-    std::string name;
-    std::vector<int64_t> hfShape; // as stored: Conv1D weights are [in, out]
-    bool conv1d = false;          // stored transposed relative to Gpt2's [out, in]
-};
-std::vector<ExpectedTensor> expectedGpt2Tensors(const ModelConfig& config);
-
-// Refuses pickled checkpoints (pytorch_model.bin and friends) with PickleRefused
-// when the folder has no model.safetensors.
-Result<void> refusePickles(const std::string& folder);
 
 struct LoadedGpt2 {
     ModelConfig config;
@@ -35,7 +24,8 @@ struct LoadedGpt2 {
     uint64_t mappedBytes = 0; // of the stored tensors, those the weights share (no copy)
 };
 
-// Validates config.json against model.safetensors completely, then loads the
+// Validates config.json against the weight files (weight_files.h: model.safetensors or
+// its shards) completely, then loads the
 // weights tensor by tensor from a memory map of the file, checking `cancel` and
 // reporting progress: as float32, or with `packTo` other than F32 the weight matrices
 // (Gpt2Impl::packableWeights) straight into that format (a CPU model), never holding
@@ -46,11 +36,6 @@ struct LoadedGpt2 {
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
                             const std::function<bool(double)>& progress,
                             WeightFormat packTo = WeightFormat::F32, bool share = false);
-
-// Checks that a safetensors file holds exactly the GPT-2 tensors `config` implies.
-// Returns, for each expected name, the file's tensor.
-Result<std::map<std::string, const StTensor*>> matchGpt2Tensors(const SafetensorsFile& file,
-                                                                const ModelConfig& config);
 
 // Writes model.safetensors in Hugging Face layout (Conv1D weights [in, out]) with
 // the given storage dtype and optional name prefix ("transformer.").
@@ -83,6 +68,15 @@ Result<void> saveRecurrence(RecurrenceImpl& module, const std::string& folder,
 Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDtype dtype,
                              const std::string& tokenizerSourceDir,
                              const std::string& tokenizerIdentity = "");
+
+// A recurrence adapter (train --adapter): recurrence.safetensors and baton.json, as a
+// recurrent model folder holds them, and adapter.json naming the baseline model it was
+// trained on (its identity: the hash of its weights and tokenizer) so that it is never
+// loaded on another. Built beside the target and renamed into place.
+Result<void> saveAdapterFolder(RecurrenceImpl& module, const std::string& folder,
+                               const std::string& tokenizerIdentity, StDtype dtype,
+                               const std::string& baseIdentity, const std::string& baseName);
+// AdapterBase and readAdapterBase: baton/engine/model.h.
 
 // Copies a model's tokenizer files (vocab.json + merges.txt, or tokenizer.model)
 // from one folder to another; an error if there are none.

@@ -1,6 +1,6 @@
 #include "model/fixed_blocks.h"
 
-#include "util/core_budget.h"
+#include "kernels/core_budget.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -209,7 +209,7 @@ static Tensor rowsOrColumns(const Tensor& w) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
-    if (!x.device().is_cpu())
+    if (!ownKernels(x))
         return torch::linear(x, w, bias);
     auto shape = x.sizes().vec();
     shape.back() = w.size(0);
@@ -221,7 +221,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-    if (!a.device().is_cpu())
+    if (!ownKernels(a))
         return torch::matmul(a, b);
     TORCH_CHECK(a.dim() >= 2 && b.dim() >= 2, "blocks::matmul needs matrices");
     if (needsGrad({a, b}))
@@ -252,7 +252,7 @@ double sumOfSquares(const Tensor& t) {
 }
 
 Tensor layerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-    if (!x.device().is_cpu() || !needsGrad({x, weight, bias}))
+    if (!ownKernels(x) || !needsGrad({x, weight, bias}))
         return torch::layer_norm(x, {x.size(-1)}, weight, bias, eps);
     return LayerNormFn::apply(x, weight, bias, eps);
 }

@@ -2,7 +2,7 @@
 // do not depend on how many threads compute them.
 //
 // A desktop app shares its machine, so the batched work follows the thread budget
-// (util/core_budget.h) like the one-token decoder does: LibTorch's OpenMP team is
+// (kernels/core_budget.h) like the one-token decoder does: LibTorch's OpenMP team is
 // sized before every forward pass by the cores other programs leave free. A team
 // that size-shifts must not change the bits: scores, seeded texts and resumed
 // training runs may not depend on what else the machine is doing. Most of LibTorch's
@@ -23,6 +23,17 @@
 #include <torch/types.h>
 
 namespace baton::engine::blocks {
+
+// The one switch between Baton's own CPU kernels (these fixed blocks, the packed
+// F16/BF16/int8 weights, the one-token decoder with its AVX2/AVX-512 products and
+// worker team, the thread budget) and LibTorch's own operations: true on the CPU only.
+// Everything else (CUDA) takes LibTorch's path; no other code asks for the device.
+inline bool ownKernels(const torch::Device& device) {
+    return device.is_cpu();
+}
+inline bool ownKernels(const torch::Tensor& t) {
+    return ownKernels(t.device());
+}
 
 // Sizes the calling thread's LibTorch team by the thread budget (cpu::currentThreads;
 // the cap alone when adaptive threads are off). Cheap when the size is unchanged.

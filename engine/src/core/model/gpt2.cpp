@@ -297,7 +297,7 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
     TORCH_CHECK(past + n <= m_config.nPositions, "window exceeds the model's positions");
     TORCH_CHECK(!cache || past + n + written <= cache->capacity, "window exceeds the KV cache");
     TORCH_CHECK(n + written > 0, "nothing to run");
-    if (ids.device().is_cpu())
+    if (blocks::ownKernels(ids))
         blocks::followThreadBudget();
 
     // The slots' keys and values per reading block (layer - slotLayer), when the state

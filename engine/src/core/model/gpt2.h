@@ -9,7 +9,7 @@
 #pragma once
 
 #include "baton/engine/model_info.h"
-#include "inference/weight_matrix.h"
+#include "kernels/weight_matrix.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>

@@ -1,10 +1,11 @@
 #include "baton/engine/model.h"
 
-#include "inference/worker_team.h"
+#include "kernels/core_budget.h"
+#include "kernels/worker_team.h"
 #include "model/checkpoint.h"
+#include "model/fixed_blocks.h"
 #include "model/hf_config.h"
 #include "model/model_impl.h"
-#include "util/core_budget.h"
 #include "util/files.h"
 #include "util/hash.h"
 
@@ -92,7 +93,7 @@ torch::Tensor Model::Impl::nextStateFrom(const torch::Tensor& summary,
 
 void Model::Impl::buildDecoder() {
     decoder.reset();
-    if (device.type() != torch::kCPU || dtype != torch::kFloat32)
+    if (!blocks::ownKernels(device) || dtype != torch::kFloat32)
         return;
     const ModelConfig& c = info.config;
     cpu::DecoderWeights w;
@@ -152,7 +153,7 @@ Result<torch::Device> resolveDevice(const LoadOptions& options) {
                          "CUDA was requested but this LibTorch has no usable CUDA device");
     if (!device.is_cpu() && !device.is_cuda())
         return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
-    if (options.weights == WeightFormat::Int8 && !device.is_cpu())
+    if (options.weights == WeightFormat::Int8 && !blocks::ownKernels(device))
         return makeError(ErrorCode::Unsupported,
                          "int8 weights run on the CPU only (use f16 or bf16 on CUDA)");
     return device;
@@ -193,7 +194,7 @@ void finishForInference(Model::Impl& impl, const ModelConfig& config, torch::Dev
     if (impl.recurrent())
         for (const auto& p : impl.recurrence->parameters())
             info.parameterCount += p.numel();
-    if (device.is_cpu())
+    if (blocks::ownKernels(device))
         impl.net->packWeights(options.weights);
     impl.buildDecoder();
 }
@@ -231,7 +232,7 @@ Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
         id.update(hfConfigJson(config));
         impl->info.identity = id.hex();
         finishForInference(*impl, config, *device, options);
-        return std::make_shared<Model>(std::move(impl));
+        return ModelAccess::make(std::move(impl));
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
                          std::string("LibTorch: ") + e.what_without_backtrace());
@@ -254,9 +255,9 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
         const torch::Device device = *resolved;
 
         // A CPU model's weight matrices go straight into their format.
-        auto loaded =
-            loadGpt2(folder, options.cancel, options.progress,
-                     device.is_cpu() ? options.weights : WeightFormat::F32, options.mapWeights);
+        auto loaded = loadGpt2(folder, options.cancel, options.progress,
+                               blocks::ownKernels(device) ? options.weights : WeightFormat::F32,
+                               options.mapWeights);
         if (!loaded)
             return loaded.error();
         if (tokenizer && tokenizer->vocabSize() > loaded->config.vocabSize)
@@ -269,12 +270,40 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
         auto recurrence = loadRecurrence(folder, loaded->config, tokenizerIdentity);
         if (!recurrence)
             return recurrence.error();
+        if (!options.adapter.empty()) {
+            // The base: a baseline model, the very one the adapter was trained on.
+            if (*recurrence)
+                return makeError(ErrorCode::InvalidArgument,
+                                 folder + " has a recurrence module of its own: an adapter goes "
+                                          "on the baseline model it was trained on");
+            auto base = readAdapterBase(options.adapter);
+            if (!base)
+                return base.error();
+            ContentHash baseId;
+            baseId.update(loaded->contentHash);
+            baseId.update((*tokenizer)->identity());
+            if (baseId.hex() != base->identity)
+                return makeError(
+                    ErrorCode::ConfigMismatch,
+                    "the adapter in " + options.adapter + " was trained on " +
+                        (base->name.empty() ? std::string("another model") : base->name) +
+                        " (identity " + base->identity + "), not on " + folder + " (identity " +
+                        baseId.hex() + ")");
+            recurrence = loadRecurrence(options.adapter, loaded->config, (*tokenizer)->identity());
+            if (!recurrence)
+                return recurrence.error();
+            if (!*recurrence)
+                return makeError(ErrorCode::FileNotFound,
+                                 options.adapter + " holds no recurrence module "
+                                                   "(recurrence.safetensors and baton.json)");
+        }
 
         auto impl = std::make_unique<Model::Impl>();
         impl->tokenizer = tokenizer;
         impl->net = loaded->net;
         ModelInfo& info = impl->info;
         info.path = folder;
+        info.adapter = options.adapter;
         info.storageDtype = loaded->storageDtype;
         ContentHash id;
         id.update(loaded->contentHash);
@@ -285,11 +314,11 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
         }
         info.identity = id.hex();
         finishForInference(*impl, loaded->config, device, options);
-        info.mappedBytes = device.is_cpu() ? int64_t(loaded->mappedBytes) : 0;
+        info.mappedBytes = blocks::ownKernels(device) ? int64_t(loaded->mappedBytes) : 0;
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
                      weightFormatName(info.weights), info.device);
-        return std::make_shared<Model>(std::move(impl));
+        return ModelAccess::make(std::move(impl));
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
                          std::string("LibTorch: ") + e.what_without_backtrace());

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "baton/engine/model.h"
-#include "inference/cpu_decoder.h"
+#include "kernels/cpu_decoder.h"
 #include "model/gpt2.h"
 #include "model/recurrence.h"
 
@@ -69,6 +69,10 @@ public:
 // the network, the module and the decoder private.
 struct ModelAccess {
     static Model::Impl& of(const Model& model) { return *model.m_impl; }
+    // A model around a finished Impl (Model::load, createModel).
+    static std::shared_ptr<Model> make(std::unique_ptr<Model::Impl> impl) {
+        return std::shared_ptr<Model>(new Model(std::move(impl)));
+    }
 };
 
 // A model with freshly initialised weights (GPT-2's scheme, from `seed`), for

@@ -1,6 +1,6 @@
 #include "model/weight_loader.h"
 
-#include "inference/worker_team.h"
+#include "kernels/worker_team.h"
 
 #include <algorithm>
 #include <vector>

@@ -4,7 +4,7 @@
 // that no float32 copy of a whole matrix is ever made. No torch here.
 #pragma once
 
-#include "inference/weight_matrix.h"
+#include "kernels/weight_matrix.h"
 #include "model/safetensors.h"
 
 #include <cstdint>

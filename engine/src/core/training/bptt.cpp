@@ -1,5 +1,7 @@
 #include "training/bptt.h"
 
+#include "training/autocast.h"
+
 #include <torch/torch.h>
 
 namespace baton::engine {
@@ -21,8 +23,10 @@ void addSlotMass(BatchStats& stats, const torch::Tensor& mass) {
 } // namespace
 
 BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool recurrent,
-                               double normalizer) {
+                               double normalizer, bool bf16Autocast) {
     const int64_t W = batch.inputs.size(0), T = batch.inputs.size(2);
+    const auto inputs = batch.inputs.to(m.device), targets = batch.targets.to(m.device);
+    Bf16Autocast autocast(bf16Autocast);
     const int64_t V = m.info.config.vocabSize;
     BatchStats stats;
     std::vector<torch::Tensor> states(static_cast<size_t>(W)); // the state entering window n
@@ -34,7 +38,7 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
     if (recurrent) {
         torch::NoGradGuard noGrad;
         for (int64_t n = 0; n + 1 < W; ++n) {
-            auto out = m.net->forward(batch.inputs[n], args(states[size_t(n)]));
+            auto out = m.net->forward(inputs[n], args(states[size_t(n)]));
             states[size_t(n) + 1] = m.nextState(out, states[size_t(n)], T);
         }
     }
@@ -43,10 +47,10 @@ BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool re
         torch::Tensor leaf;
         if (states[size_t(n)].defined())
             leaf = states[size_t(n)].detach().requires_grad_(true);
-        auto out = m.net->forward(batch.inputs[n], recurrent ? args(leaf) : ForwardArgs{});
+        auto out = m.net->forward(inputs[n], recurrent ? args(leaf) : ForwardArgs{});
         auto logits = m.net->logits(out.hidden);
         auto nll = torch::nn::functional::cross_entropy(
-            logits.reshape({-1, V}), batch.targets[n].reshape({-1}),
+            logits.reshape({-1, V}), targets[n].reshape({-1}),
             torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(
                 torch::kSum));
         auto total = nll / normalizer;

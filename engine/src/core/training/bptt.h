@@ -28,7 +28,9 @@ struct BatchStats {
 // backpropagate loss_n + sum(h_prev(n) * g_n), reading h_prev(n-1).grad as g_(n-1).
 // Peak memory is one window's activations plus 2 k floats per window.
 // Baseline: the same windows, independently, with no state.
+// The batch is moved to the model's device; bf16Autocast (CUDA) runs the forward passes
+// under bfloat16 autocast (training/autocast.h).
 BatchStats accumulateGradients(Model::Impl& m, const WindowBatch& batch, bool recurrent,
-                               double normalizer);
+                               double normalizer, bool bf16Autocast = false);
 
 } // namespace baton::engine

@@ -62,7 +62,9 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
             return tok.error();
         ModelConfig mc = c.scratchModel;
         mc.eosTokenId = mc.bosTokenId = (*tok)->eosId();
-        auto model = createModel(mc, *tok, c.seed, {},
+        LoadOptions onDevice;
+        onDevice.device = c.device;
+        auto model = createModel(mc, *tok, c.seed, onDevice,
                                  recurrent ? std::optional<RecurrenceConfig>(rec) : std::nullopt);
         if (!model)
             return model.error();
@@ -78,6 +80,7 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
     } else {
         LoadOptions load;
         load.mapWeights = false; // training writes the weights
+        load.device = c.device;
         auto model = Model::load(c.baseModel, load);
         if (!model)
             return model.error();
@@ -89,6 +92,17 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
         if (auto r = copyTokenizerFiles(c.baseModel, out.tokenizerDir); !r)
             return r.error();
         Model::Impl& m = ModelAccess::of(*out.model);
+        if (c.adapter) {
+            if (!recurrent || c.scope != TrainScope::Recurrence)
+                return makeError(ErrorCode::InvalidArgument,
+                                 "an adapter trains the recurrence module alone: mode "
+                                 "recurrent, scope recurrence");
+            if (m.recurrent())
+                return makeError(ErrorCode::InvalidArgument,
+                                 c.baseModel + " has a recurrence module already: an adapter is "
+                                               "trained on a baseline model");
+            out.baseIdentity = m.info.identity;
+        }
         if (!recurrent && m.recurrent()) {
             m.recurrence = Recurrence(nullptr);
             m.info.recurrence.reset();
@@ -117,6 +131,7 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
                     m.recurrence->slotBias.fill_(c.slotBiasInit);
                 }
             }
+            m.recurrence->to(m.device); // made on the CPU
             m.info.recurrence = m.recurrence->config();
         }
         if (c.window > m.info.config.nPositions)

@@ -15,6 +15,7 @@ namespace baton::engine {
 struct TrainingModel {
     std::shared_ptr<Model> model;
     std::string tokenizerDir; // the run's copy of the tokenizer files
+    std::string baseIdentity; // the base model's identity (an adapter run's base)
 };
 
 Result<TrainingModel> setUpModel(const TrainConfig& config,

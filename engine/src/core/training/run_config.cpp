@@ -98,6 +98,7 @@ Json toJson(const TrainConfig& c) {
     j["clip_norm"] = c.clipNorm;
     j["seed"] = c.seed;
     j["scope"] = nameOf(kScopes, c.scope);
+    j["adapter"] = c.adapter;
     j["top_blocks"] = c.topBlocks;
     j["validate_every_tokens"] = c.validateEveryTokens;
     j["validation_max_tokens"] = c.validationMaxTokens;
@@ -105,6 +106,8 @@ Json toJson(const TrainConfig& c) {
     j["checkpoint_every_steps"] = c.checkpointEverySteps;
     j["keep_checkpoints"] = c.keepCheckpoints;
     j["save_dtype"] = c.saveDtype;
+    j["device"] = c.device;
+    j["precision"] = c.precision;
     return j;
 }
 
@@ -175,6 +178,10 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.integer("checkpoint_every_steps", 0, kInt64, c.checkpointEverySteps, R);
     f.integer("keep_checkpoints", 0, kInt, c.keepCheckpoints, R);
     f.string("save_dtype", c.saveDtype, R);
+    f.string("device", c.device); // optional: runs written before devices ran on the CPU
+    f.string("precision", c.precision);
+    c.adapter = false; // optional: added later
+    f.boolean("adapter", c.adapter);
     auto damaged = [&](const std::string& what) {
         return makeError(ErrorCode::BadConfig, outDir + "/run.json is damaged: " + what);
     };
@@ -306,6 +313,13 @@ Result<void> validateTrainConfig(const TrainConfig& c) {
         return bad("--val-fraction must be in [0, 1)");
     if (c.saveDtype != "f32" && c.saveDtype != "f16" && c.saveDtype != "bf16")
         return bad("--save-dtype must be f32, f16 or bf16");
+    const bool cuda = c.device == "cuda" || c.device.rfind("cuda:", 0) == 0;
+    if (c.device != "cpu" && !cuda)
+        return bad("--device must be cpu, cuda or cuda:N");
+    if (c.precision != "auto" && c.precision != "f32" && c.precision != "bf16")
+        return bad("--precision must be auto, f32 or bf16");
+    if (c.precision == "bf16" && !cuda)
+        return bad("--precision bf16 (autocast) needs --device cuda");
     return {};
 }
 

@@ -197,6 +197,7 @@ Result<bool> Run::restoreCheckpoint() {
         return false;
     LoadOptions load;
     load.mapWeights = false; // training writes the weights
+    load.device = c.device;
     auto model = Model::load(dir, load);
     if (!model)
         return model.error();
@@ -244,6 +245,12 @@ Result<TrainResult> Run::run() {
             return set.error();
         m_model = set->model;
         m_tokenizerDir = set->tokenizerDir;
+        // An adapter names its base: kept beside the run, for a resumed run too.
+        if (c.adapter)
+            if (auto r = files::writeAtomically(files::join(c.outDir, "adapter_base"),
+                                                set->baseIdentity);
+                !r)
+                return r.error();
     }
     std::string summary;
     if (auto r = m_data.prepare(c, m_model->tokenizer(), summary); !r)
@@ -265,6 +272,7 @@ Result<TrainResult> Run::run() {
         m_p.nextValidation = c.validateEveryTokens;
 
     const bool recurrent = c.mode == TrainMode::Recurrent;
+    const bool bf16Autocast = c.precision == "bf16" || (c.precision == "auto" && c.device != "cpu");
     TrainResult result;
     const auto start = Clock::now();
     const int64_t firstStep = m_p.step;
@@ -284,8 +292,8 @@ Result<TrainResult> Run::run() {
             }
             BatchStats total;
             for (const auto& b : batches) {
-                const BatchStats s =
-                    accumulateGradients(ModelAccess::of(*m_model), b, recurrent, double(scored));
+                const BatchStats s = accumulateGradients(ModelAccess::of(*m_model), b, recurrent,
+                                                         double(scored), bf16Autocast);
                 total.nllSum += s.nllSum;
                 for (size_t i = 0; i < 3; ++i) {
                     total.slotMass[i] += s.slotMass[i];
@@ -389,11 +397,33 @@ Result<TrainResult> Run::run() {
             source = *best;
             tokenizerDir = result.bestDir;
         }
-        result.modelDir = files::join(c.outDir, "model");
-        if (auto r =
-                saveModelFolder(ModelAccess::of(*source), result.modelDir, *dtype, tokenizerDir);
-            !r)
-            return r.error();
+        if (c.adapter) {
+            // The module alone, with the identity of the base it was trained on.
+            auto base = files::readAll(files::join(c.outDir, "adapter_base"), 4096);
+            if (!base)
+                return base.error();
+            Model::Impl& m = ModelAccess::of(*source);
+            result.modelDir = files::join(c.outDir, "adapter");
+            // The base's folder name, or its run's for a run's output (RUN/model).
+            std::string baseName = c.baseModel;
+            while (!baseName.empty() && baseName.back() == '/')
+                baseName.pop_back();
+            const size_t slash = baseName.find_last_of('/');
+            std::string last = baseName.substr(slash + 1);
+            if ((last == "model" || last == "best") && slash != std::string::npos && slash > 0)
+                last = baseName.substr(0, slash).substr(baseName.find_last_of('/', slash - 1) + 1);
+            baseName = last;
+            if (auto r = saveAdapterFolder(*m.recurrence, result.modelDir, m.tokenizer->identity(),
+                                           *dtype, *base, baseName);
+                !r)
+                return r.error();
+        } else {
+            result.modelDir = files::join(c.outDir, "model");
+            if (auto r = saveModelFolder(ModelAccess::of(*source), result.modelDir, *dtype,
+                                         tokenizerDir);
+                !r)
+                return r.error();
+        }
     }
     TrainEvent done;
     done.kind = TrainEvent::Kind::Done;

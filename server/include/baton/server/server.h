@@ -1,8 +1,9 @@
 // Baton as a backend for the front ends writers already use: the KoboldAI API as
 // KoboldCpp serves it and OpenAI-compatible completions, over HTTP (cpp-httplib).
-// Every request that generates runs through a ModelHost, one at a time with every
-// other user of the model, and reads its prompt from the longest prefix an earlier
-// request already read (completion.h), so a story resent whole with every request
+// Every request that generates runs as one job of the model's queue
+// (engine/model_queue.h), one at a time with every other user of the model (in the
+// app, the story editor), and reads its prompt from the longest prefix an earlier
+// request already read (src/completion.h), so a story resent whole with every request
 // costs only what changed.
 //
 // Safe by default: loopback only unless an API key is set (then every request must
@@ -10,10 +11,8 @@
 // error. See server/README.md for the endpoints and the choices made.
 #pragma once
 
-#include "baton/server/completion.h"
-#include "baton/server/model_host.h"
-
 #include <baton/engine/error.h>
+#include <baton/engine/model_queue.h>
 #include <baton/engine/windows.h>
 
 #include <cstddef>
@@ -34,7 +33,17 @@ struct ServerOptions {
     int64_t maxContextTokens = 131072;
     int maxGenerateTokens = 2048;   // the most tokens one request may ask for
     size_t maxBodyBytes = 8u << 20; // larger request bodies get 413
-    int maxQueue = 8;               // generations running or waiting; more get 503
+    // Generations running or waiting; more get 503. Front ends queue a few at most
+    // (a SillyTavern swipe while the last one streams, a retry after an abort, several
+    // tabs), and a waiting generation costs only its connection.
+    int maxQueue = 32;
+    // Connections served at once, each on a thread of its own: a client that opens
+    // connections and sends nothing holds only those, and the others are served beside
+    // them. At least maxQueue + 8.
+    int maxConnections = 128;
+    // A connection that sends nothing for this long is closed (seconds): a half-sent
+    // request, or a kept-alive connection left idle.
+    int readTimeoutSeconds = 5;
     size_t cacheBytes = 256u << 20; // saved prompt states kept in memory
     // Baton's database, where prompt states are also saved to outlast the server ("":
     // in memory only), and the most bytes they may take there.
@@ -47,6 +56,18 @@ struct ServerOptions {
     std::function<void()> onActivity;
 };
 
+// What the completions did: prompts read, how much of them came from saved states.
+struct CompletionStats {
+    int64_t completions = 0;
+    int64_t promptTokens = 0, reusedTokens = 0, encodedTokens = 0;
+    int64_t generatedTokens = 0;
+    size_t cacheEntries = 0, cacheBytes = 0;
+    int64_t savedHits = 0; // prompts resumed from a state saved in the database
+    // Prompts whose front the client cut, continued from a stream the server had read
+    // (stream_match.h).
+    int64_t trimmedMatches = 0;
+};
+
 struct ServerStats {
     int64_t requests = 0;    // HTTP requests answered
     int64_t generations = 0; // completions that ran
@@ -57,7 +78,8 @@ struct ServerStats {
 
 class Server {
 public:
-    Server(ModelHost& host, ServerOptions options);
+    // Generates with the queue's current model, as jobs of that queue.
+    Server(engine::ModelQueue& queue, ServerOptions options);
     ~Server(); // stops
 
     // Binds and starts serving on a thread of its own. Fails with a clear message when

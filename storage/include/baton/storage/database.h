@@ -1,6 +1,6 @@
 // The storage's direct API (plain C++, no Qt): one Database per connection, used by
 // one thread at a time. The CLI uses it directly; the GUI goes through
-// StorageController (storage_controller.h), which owns one on its own thread.
+// StorageController (qt/storage_controller.h), which owns one on its own thread.
 #pragma once
 
 #include "baton/storage/error.h"
@@ -22,6 +22,7 @@ class TopicStore;
 class GenerationStore;
 class LoreStore;
 class PromptStateStore;
+class TokenChoiceStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -60,6 +61,7 @@ public:
     GenerationStore& generations();
     LoreStore& lore();
     PromptStateStore& promptStates();
+    TokenChoiceStore& tokenChoices();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.
@@ -71,12 +73,10 @@ public:
     // Moves the WAL's pages into the main file (done automatically as well).
     Result<void> checkpoint();
 
-    // Internal: the connection (tests and the stores' implementations).
-    Connection& connection();
-
     class Impl;
 
 private:
+    friend struct DatabaseAccess; // the connection, for storage's own code (connection.h)
     explicit Database(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };

@@ -1,5 +1,5 @@
 // What the model reads to continue a story, in order. One definition for the app,
-// baton-cli, the server and the context viewer, because the saved recurrent states
+// baton-cli and the context viewer, because the saved recurrent states
 // depend on it byte for byte.
 //
 // With the memory in every window (MemoryLayout::EveryWindow, the default) every window

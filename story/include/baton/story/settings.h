@@ -1,5 +1,5 @@
 // A story's generation settings: one codec for the JSON kept in Story::settingsJson,
-// used by the app, baton-cli and the server alike. Every key is optional (a missing
+// used by the app and baton-cli alike. Every key is optional (a missing
 // key takes the default: the Balanced preset, the model's windows, a new seed for
 // every generation):
 //
@@ -42,16 +42,19 @@ struct StorySettings {
     bool trimSentences = false;
 };
 
-// A named sampler preset (the app's Focused / Balanced / Creative).
+// A named sampler preset (the app's Focused / Balanced / Creative / Min-p + DRY): values
+// of the sampler settings table (engine/sampler_settings.h) by key; every setting it
+// does not name is at its default (off).
 struct Preset {
     const char* name;
-    double temperature;
-    int topK;
-    double topP;
-    double repetitionPenalty;
+    std::vector<std::pair<const char*, double>> values;
 };
 const std::vector<Preset>& presets();
 constexpr int kBalancedPreset = 1;
+// Sets every sampler setting of the table: the preset's values, the defaults for the rest.
+void applyPreset(const Preset& preset, engine::SamplingOptions& sampling);
+// Whether every sampler setting is what the preset makes it.
+bool matchesPreset(const Preset& preset, const engine::SamplingOptions& sampling);
 
 // Balanced, 200 tokens, stop at the end of text, no fixed seed, the model's windows.
 StorySettings defaultSettings();

@@ -1,4 +1,5 @@
-// Continuing a story: the one story engine that the app, baton-cli and the server run.
+// Continuing a story: the one story engine that the app and baton-cli run (the
+// server continues the text its clients send, not stories: server/README.md).
 //
 // A continuation saves the user's text (when there is any) as a passage, or moves
 // back to where the last generation began (a retry); finds where to resume (the
@@ -17,6 +18,7 @@
 #include "baton/story/error.h"
 #include "baton/story/lore.h"
 #include "baton/story/settings.h"
+#include "baton/story/token_choices.h"
 
 #include <baton/engine/cancel.h>
 #include <baton/engine/generator.h>
@@ -38,8 +40,14 @@ struct ContinueRequest {
     int64_t storyId = 0;
     std::string userText; // saved first as the user's passage at the end of the path
     bool retry = false;   // an alternative to the last generation (nothing is deleted)
+    // Branch first at a token, with one of its recorded alternatives (token_choices.h:
+    // branchAtToken), and continue from there. Not with userText or retry.
+    std::optional<TokenBranch> branch;
     StorySettings settings;
     int chunkTokens = 16; // a chunk (and a state) about every this many tokens
+    // Alternatives recorded per generated token and saved with its passage (0-20; 0:
+    // none).
+    int alternatives = kRecordedAlternatives;
 };
 
 struct ContinueResult {
@@ -48,6 +56,7 @@ struct ContinueResult {
     int64_t parentId = 0;           // the passage it continued (0: the beginning)
     int64_t lastPassageId = 0;      // its last saved chunk (the new end of the path)
     int64_t userPassageId = 0;      // the user's text, when there was any
+    int64_t branchPassageId = 0;    // the branch at a token (ContinueRequest::branch)
     int64_t resumedFromPassage = 0; // whose saved state it started from (0: none)
     std::string readText;           // the story text read before generating (after the state)
     int64_t tokensRead = 0;         // tokens the model read before generating: the open
@@ -81,19 +90,19 @@ public:
     storage::Database& database() { return m_db; }
 
 private:
-    struct Live;
+    struct KeptGenerator;
     storage::Database& m_db;
-    std::unique_ptr<Live> m_live;
+    std::unique_ptr<KeptGenerator> m_kept; // the last continuation's generator
 };
 
 // A StoryService over its own connection to a database file, opened on first use by
 // the thread that uses it: for clients whose storage and engine run on different
 // threads (the app runs continuations on its engine thread; its storage thread keeps
 // its own connection). SQLite's locking orders the two connections' writes.
-class StoryWorkspace {
+class StoryServiceOnFile {
 public:
-    explicit StoryWorkspace(std::string databasePath);
-    ~StoryWorkspace();
+    explicit StoryServiceOnFile(std::string databasePath);
+    ~StoryServiceOnFile();
     const std::string& databasePath() const { return m_path; }
     Result<StoryService*> service();
 

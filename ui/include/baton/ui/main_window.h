@@ -20,7 +20,7 @@ class QTabWidget;
 class QTimer;
 
 namespace baton::engine {
-class EngineController;
+class ModelJobs;
 struct ModelInfo;
 struct Error;
 } // namespace baton::engine
@@ -60,8 +60,8 @@ class MainWindow : public QMainWindow {
 public:
     // bundledModels: the folders of the bundled models (always in the model list; the
     // first is the default until the user chooses another).
-    MainWindow(storage::StorageController& storage, engine::EngineController& engine,
-               engine::EngineController& lab, const QStringList& bundledModels = {},
+    MainWindow(storage::StorageController& storage, engine::ModelJobs& engine,
+               engine::ModelJobs& lab, const QStringList& bundledModels = {},
                QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -69,7 +69,8 @@ public:
     void openDatabase(const QString& path);
     // Loads a model folder on the engine thread (the current one stays until it is
     // replaced; a failure is reported).
-    void loadModel(const QString& folder);
+    // Loads a catalog path in the writing engine (an adapter onto its base).
+    void loadModel(const QString& path);
     // Reloads the writing model when it holds its weights in another format than the
     // Models page's choice (after a load in progress; not while generating).
     void applyWeights();
@@ -116,8 +117,8 @@ private:
     void useModelForWriting(const QString& folder);
 
     storage::StorageController& m_storage;
-    engine::EngineController& m_engine;
-    engine::EngineController& m_lab;
+    engine::ModelJobs& m_engine; // the writing model's queue (the story, the Server page)
+    engine::ModelJobs& m_lab;    // the lab's (evaluations, fine-tuning, model checks)
     ModelCatalog* m_catalog = nullptr;
     LabBackend* m_labBackend = nullptr;
     WritePage* m_write = nullptr;
@@ -139,7 +140,8 @@ private:
     QAction* m_pageActions[6] = {};
     quint64 m_openRequest = 0;
     quint64 m_loadJob = 0;
-    QString m_loadingPath; // the folder m_loadJob loads
+    QString m_loadingPath;    // the folder m_loadJob loads
+    quint64 m_loadTicket = 0; // counts loads: only the latest one's end is reported
 };
 
 } // namespace baton::ui

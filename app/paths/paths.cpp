@@ -1,0 +1,71 @@
+#include <baton/app/paths.h>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+namespace baton::app {
+
+std::string bundledModelDir(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> roots;
+    if (const char* env = std::getenv("BATON_MODELS_DIR"); env && *env)
+        roots.emplace_back(env);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        roots.push_back(exe.parent_path().parent_path() / "share" / "baton" / "models");
+#ifdef BATON_RESOURCES_DIR
+    roots.emplace_back(fs::path(BATON_RESOURCES_DIR) / "models");
+#endif
+    for (const auto& r : roots)
+        if (fs::exists(r / name / "config.json", ec))
+            return (r / name).string();
+    return {};
+}
+
+std::vector<std::string> bundledModelDirs() {
+    std::vector<std::string> out;
+    for (const char* name : {kDefaultModel, "baton-mini-baseline"})
+        if (std::string dir = bundledModelDir(name); !dir.empty())
+            out.push_back(dir);
+    return out;
+}
+
+namespace {
+
+// $XDG_DATA_HOME/baton (when XDG_DATA_HOME is absolute), else ~/.local/share/baton.
+std::string dataFolder() {
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
+        return std::string(xdg) + "/baton";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return std::string(home) + "/.local/share/baton";
+    return {};
+}
+
+} // namespace
+
+std::string defaultDatabasePath() {
+    const std::string base = dataFolder();
+    return base.empty() ? base : base + "/baton.db";
+}
+
+std::string defaultModelsFolder() {
+    const std::string base = dataFolder();
+    return base.empty() ? base : base + "/models";
+}
+
+std::string makeParentFolders(const std::string& file) {
+    for (size_t pos = 1; (pos = file.find('/', pos)) != std::string::npos; ++pos) {
+        const std::string dir = file.substr(0, pos);
+        if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+            return "cannot create the folder " + dir + ": " + std::strerror(errno);
+    }
+    return {};
+}
+
+} // namespace baton::app

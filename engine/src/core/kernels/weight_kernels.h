@@ -1,0 +1,40 @@
+// The inside of weight_matrix.cpp: the scalar conversions that define each format's
+// rounding (packing uses them, every vector path must match them) and the per-ISA
+// kernel tables (AVX-512, AVX2, scalar) that the public functions dispatch to.
+#pragma once
+
+#include "kernels/weight_matrix.h"
+
+#include <cstdint>
+
+namespace baton::engine::cpu {
+
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBf16(float f); // round to nearest even; NaN stays NaN
+float f16ToFloat(uint16_t h);
+uint16_t floatToF16(float f); // round to nearest even, overflow to infinity
+
+using RowsFn = void (*)(const MatrixView&, const float*, const float*, float*, int64_t, int64_t);
+using AxpyFn = void (*)(float*, const float*, float, int64_t);
+using UnpackFn = void (*)(const MatrixView&, int64_t, int64_t, float*);
+
+struct Kernels {
+    RowsFn rows[4];     // by WeightFormat
+    UnpackFn unpack[4]; // by WeightFormat (F32 is a copy and never comes here)
+    AxpyFn axpy;
+};
+
+// The kernels of the path in use (setIsa).
+const Kernels& kernels();
+
+// Products over a transposed (column-major) matrix (column_kernels.cpp): adds to
+// acc[r], r in [r0, r1), fma(x[c], W(r, c), .) for the columns c0, c0 + 1, ..., c1 - 1
+// in turn. For a path and a format (F32, F16 or BF16).
+using ColumnsFn = void (*)(const MatrixView&, const float* x, int64_t c0, int64_t c1, float* acc,
+                           int64_t r0, int64_t r1);
+ColumnsFn columnKernel(Isa isa, WeightFormat format);
+
+// One weight as float32, in the format's exact value (the scalar reference).
+float weightAt(const MatrixView& m, int64_t r, int64_t c);
+
+} // namespace baton::engine::cpu

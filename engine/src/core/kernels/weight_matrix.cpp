@@ -1,0 +1,290 @@
+#include "kernels/weight_matrix.h"
+
+#include "kernels/weight_kernels.h"
+#include "kernels/worker_team.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace baton::engine {
+
+const char* weightFormatName(WeightFormat format) {
+    switch (format) {
+    case WeightFormat::F32:
+        return "f32";
+    case WeightFormat::F16:
+        return "f16";
+    case WeightFormat::BF16:
+        return "bf16";
+    case WeightFormat::Int8:
+        return "int8";
+    }
+    return "?";
+}
+
+std::optional<WeightFormat> parseWeightFormat(const std::string& name) {
+    for (WeightFormat f :
+         {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8})
+        if (name == weightFormatName(f))
+            return f;
+    return std::nullopt;
+}
+
+namespace cpu {
+
+size_t MatrixView::bytes() const {
+    const size_t n = size_t(rows * cols);
+    const size_t scales = format == WeightFormat::Int8 ? size_t(rows * blocksPerRow()) : 0;
+    return weightBytes(format) * n + sizeof(float) * scales;
+}
+
+MatrixView MatrixView::stored() const {
+    if (!transposed)
+        return *this;
+    return {format, data, scales, cols, rows, false};
+}
+
+MatrixView PackedMatrix::wrap(const float* w, int64_t rows, int64_t cols, bool transposed) {
+    return {WeightFormat::F32, w, nullptr, rows, cols, transposed};
+}
+
+PackedMatrix PackedMatrix::borrow(const MatrixView& view, std::shared_ptr<const void> keep) {
+    PackedMatrix p;
+    p.m_format = view.format;
+    p.m_rows = view.rows;
+    p.m_cols = view.cols;
+    p.m_borrowed = view;
+    p.m_keep = std::move(keep);
+    return p;
+}
+
+PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat format) {
+    PackedMatrix p;
+    p.m_format = format;
+    p.m_rows = rows;
+    p.m_cols = cols;
+    p.m_data.reset(new uint8_t[weightBytes(format) * size_t(rows * cols)]); // packRows fills it
+    if (format == WeightFormat::Int8)
+        p.m_scales.reset(new float[size_t(rows * p.view().blocksPerRow())]);
+    return p;
+}
+
+PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, WeightFormat format) {
+    PackedMatrix p = allocate(rows, cols, format);
+    p.packRows(w, 0, rows);
+    return p;
+}
+
+void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
+    const int64_t cols = m_cols;
+    const size_t n = size_t((r1 - r0) * cols), first = size_t(r0 * cols);
+    switch (m_format) {
+    case WeightFormat::F32:
+        std::memcpy(m_data.get() + 4 * first, w, 4 * n);
+        break;
+    case WeightFormat::F16:
+    case WeightFormat::BF16: {
+        auto* out = reinterpret_cast<uint16_t*>(m_data.get()) + first;
+        for (size_t i = 0; i < n; ++i)
+            out[i] = m_format == WeightFormat::F16 ? floatToF16(w[i]) : floatToBf16(w[i]);
+        break;
+    }
+    case WeightFormat::Int8: {
+        const int64_t nb = view().blocksPerRow();
+        auto* q = reinterpret_cast<int8_t*>(m_data.get()) + first;
+        for (int64_t r = 0; r < r1 - r0; ++r)
+            for (int64_t blk = 0; blk < nb; ++blk) {
+                const int64_t c0 = blk * kInt8Block, c1 = std::min(cols, c0 + kInt8Block);
+                float amax = 0.f;
+                for (int64_t c = c0; c < c1; ++c)
+                    amax = std::max(amax, std::fabs(w[r * cols + c]));
+                const float scale = amax / 127.f;
+                const float inv = scale > 0.f ? 1.f / scale : 0.f;
+                m_scales[size_t((r0 + r) * nb + blk)] = scale;
+                for (int64_t c = c0; c < c1; ++c)
+                    q[r * cols + c] = static_cast<int8_t>(
+                        std::clamp(std::nearbyint(w[r * cols + c] * inv), -127.f, 127.f));
+            }
+        break;
+    }
+    }
+}
+
+MatrixView PackedMatrix::view() const {
+    if (m_keep)
+        return m_borrowed;
+    return {m_format, m_data.get(), m_scales.get(), m_rows, m_cols};
+}
+
+namespace {
+
+constexpr int64_t kGatherRows = 16; // rows gathered at a time from a column-major matrix
+
+// Rows [r0, r0 + n) of a column-major matrix as n row-major rows of T: each stored
+// column gives n consecutive values.
+template <typename T>
+void gatherColumns(const MatrixView& m, int64_t r0, int64_t n, T* out) {
+    const T* src = static_cast<const T*>(m.data);
+    for (int64_t c = 0; c < m.cols; ++c) {
+        const T* line = src + c * m.rows + r0;
+        for (int64_t i = 0; i < n; ++i)
+            out[i * m.cols + c] = line[i];
+    }
+}
+
+// Rows [r0, r1) of a column-major matrix (F32, F16 or BF16) as float32, kGatherRows
+// at a time; 16-bit values gathered raw, then converted by the vector kernels.
+void unpackColumnMajor(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    if (m.format == WeightFormat::F32) {
+        for (int64_t r = r0; r < r1; r += kGatherRows)
+            gatherColumns(m, r, std::min(kGatherRows, r1 - r), out + (r - r0) * m.cols);
+        return;
+    }
+    std::vector<uint16_t> tile(size_t(kGatherRows * m.cols));
+    for (int64_t r = r0; r < r1; r += kGatherRows) {
+        const int64_t n = std::min(kGatherRows, r1 - r);
+        gatherColumns(m, r, n, tile.data());
+        const MatrixView rows{m.format, tile.data(), nullptr, n, m.cols};
+        kernels().unpack[static_cast<int>(m.format)](rows, 0, n, out + (r - r0) * m.cols);
+    }
+}
+
+} // namespace
+
+void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    if (m.transposed) {
+        unpackColumnMajor(m, r0, r1, out);
+        return;
+    }
+    if (m.format == WeightFormat::F32) {
+        std::memcpy(out, static_cast<const float*>(m.data) + r0 * m.cols,
+                    sizeof(float) * size_t((r1 - r0) * m.cols));
+        return;
+    }
+    const UnpackFn unpack = kernels().unpack[static_cast<int>(m.format)];
+    const int64_t rows = r1 - r0;
+    const int threads = (rows * m.cols >= (int64_t(1) << 20)) ? threadCount() : 1;
+    if (threads <= 1) {
+        unpack(m, r0, r1, out);
+        return;
+    }
+    runParts(threads, [&](int t, int nt) {
+        const int64_t a = r0 + rows * t / nt, b = r0 + rows * (t + 1) / nt;
+        unpack(m, a, b, out + (a - r0) * m.cols);
+    });
+}
+
+namespace {
+
+// A product over a transposed W is a sum of fixed chunks of columns: y[r] = b[r] + P_0[r]
+// + P_1[r] + ... in chunk order, P_k the column kernel's chain over chunk k from 0. The
+// chunks depend only on W's width, so any split of them among threads gives the same
+// bits, and a thread streams whole chunks (a chunk's columns over all rows are one
+// contiguous stretch of memory; splitting the rows instead reads short pieces of every
+// column, measured a quarter slower with 16-bit weights).
+constexpr int64_t kColumnChunk = 64;
+
+int64_t columnChunks(const MatrixView& W) {
+    return (W.cols + kColumnChunk - 1) / kColumnChunk;
+}
+
+// The calling thread's room for the partial sums: P_k at k * W.rows.
+float* partialSums(const MatrixView& W) {
+    thread_local std::vector<float> room;
+    room.resize(size_t(columnChunks(W) * W.rows));
+    return room.data();
+}
+
+// P_k for the chunks [k0, k1), rows [r0, r1).
+void chunkSums(const MatrixView& W, const float* x, float* partial, int64_t k0, int64_t k1,
+               int64_t r0, int64_t r1) {
+    const ColumnsFn fn = columnKernel(isa(), W.format);
+    for (int64_t k = k0; k < k1; ++k) {
+        float* p = partial + k * W.rows;
+        std::fill(p + r0, p + r1, 0.f);
+        fn(W, x, k * kColumnChunk, std::min(W.cols, (k + 1) * kColumnChunk), p, r0, r1);
+    }
+}
+
+// y[r] = b[r] (or 0) plus the partial sums in chunk order, rows [r0, r1).
+void addChunkSums(const MatrixView& W, const float* partial, const float* b, float* y, int64_t r0,
+                  int64_t r1) {
+    if (b)
+        std::copy(b + r0, b + r1, y + r0);
+    else
+        std::fill(y + r0, y + r1, 0.f);
+    for (int64_t k = 0; k < columnChunks(W); ++k)
+        kernels().axpy(y + r0, partial + k * W.rows + r0, 1.f, r1 - r0); // y + P, exactly
+}
+
+// gemv over a transposed W: the chunks split among the threads, then the rows.
+void gemvColumns(const MatrixView& W, const float* x, const float* b, float* y, RowsThen then,
+                 int threads) {
+    const int64_t rows = W.rows, chunks = columnChunks(W);
+    float* partial = partialSums(W);
+    if (threads <= 1) {
+        chunkSums(W, x, partial, 0, chunks, 0, rows);
+        addChunkSums(W, partial, b, y, 0, rows);
+        if (then)
+            then(y, rows);
+        return;
+    }
+    runParts(threads, [&](int t, int nt) {
+        chunkSums(W, x, partial, chunks * t / nt, chunks * (t + 1) / nt, 0, rows);
+    });
+    runParts(threads, [&](int t, int nt) {
+        const int64_t blocks = (rows + 15) / 16;
+        const int64_t r0 = std::min(rows, blocks * t / nt * 16),
+                      r1 = std::min(rows, blocks * (t + 1) / nt * 16);
+        addChunkSums(W, partial, b, y, r0, r1);
+        if (then && r1 > r0)
+            then(y + r0, r1 - r0);
+    });
+}
+
+} // namespace
+
+void gemvRows(const MatrixView& W, const float* x, const float* b, float* y, int64_t r0,
+              int64_t r1) {
+    if (W.transposed) {
+        float* partial = partialSums(W);
+        chunkSums(W, x, partial, 0, columnChunks(W), r0, r1);
+        addChunkSums(W, partial, b, y, r0, r1);
+        return;
+    }
+    kernels().rows[static_cast<int>(W.format)](W, x, b, y, r0, r1);
+}
+
+void gemv(const MatrixView& W, const float* x, const float* b, float* y, RowsThen then) {
+    const int64_t rows = W.rows;
+    const auto part = [&](int64_t r0, int64_t r1) {
+        gemvRows(W, x, b, y, r0, r1);
+        if (then)
+            then(y + r0, r1 - r0);
+    };
+    const int threads = (rows * W.cols >= 65536) ? threadCount() : 1;
+    if (W.transposed) {
+        gemvColumns(W, x, b, y, then, threads);
+        return;
+    }
+    if (threads <= 1) {
+        part(0, rows);
+        return;
+    }
+    runParts(threads, [&](int t, int nt) {
+        // Contiguous ranges whose starts are multiples of 4 rows; each row is computed
+        // by one thread, so the result does not depend on the team size.
+        const int64_t blocks = (rows + 3) / 4;
+        const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+        part(b0 * 4, std::min(rows, b1 * 4));
+    });
+}
+
+void axpy(float* y, const float* x, float a, int64_t n) {
+    kernels().axpy(y, x, a, n);
+}
+
+} // namespace cpu
+} // namespace baton::engine
