@@ -100,9 +100,12 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .option("filler-words", "N", "Task: filler words of the grammar", "32")
         .option("facts", "N", "Task: facts per window", "2")
         .option("distances", "D[,D...]", "Task: distances in windows", "0,1,2,4,8")
+        .option("gap", "N", "Task: filler tokens at least between two items", "2")
         .flag("ask-once", "Task: ask about each fact once, at a distance drawn from all of "
                           "--distances (by default every fact is asked about in its own window "
                           "and once more at a positive distance)")
+        .flag("no-recall-marker", "Task: questions about a fact of an earlier window read "
+                                  "ASK too (by default they read RECALL)")
         .option("layers", "N", "Model: blocks", "4")
         .option("heads", "N", "Model: attention heads", "4")
         .option("embd", "N", "Model: width", "128")
@@ -162,6 +165,8 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
     for (int64_t d : args.getIntList("distances", 0, 1000))
         t.distances.push_back(int(d));
     t.askTwice = !args.has("ask-once");
+    t.recallMarker = !args.has("no-recall-marker");
+    t.gap = int(args.getInt("gap", 0, 1000));
     c.layers = int(args.getInt("layers", 1, 256));
     c.heads = int(args.getInt("heads", 1, 256));
     c.embd = int(args.getInt("embd", 1, 16384));

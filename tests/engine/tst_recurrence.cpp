@@ -373,7 +373,7 @@ private Q_SLOTS:
         QCOMPARE((*g)->currentState().size(), size_t(slots * m_baseline->config().nEmbd));
     }
 
-    // ---- issue 41: the recurrent-memory literature's designs ----
+    // ---- the recurrent-memory literature's designs ----
 
     void literatureDesigns_data() {
         QTest::addColumn<int>("insertBlock");

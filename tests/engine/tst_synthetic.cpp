@@ -1,4 +1,4 @@
-// The synthetic memory task (issue 41): its sequences say what the task says, runs
+// The synthetic memory task: its sequences say what the task says, runs
 // train tiny models that resume exactly, and the report is read back as written.
 #include "test_support.h"
 #include "verify_ok.h"
@@ -28,6 +28,7 @@ SyntheticRunConfig tinyRun(const std::string& out, bool recurrent) {
     c.task.fillerWords = 5;
     c.task.factsPerWindow = 1;
     c.task.distances = {0, 1, 2};
+    c.task.gap = 1;
     c.layers = 2;
     c.heads = 2;
     c.embd = 16;
@@ -63,7 +64,7 @@ private Q_SLOTS:
     void sequencesSayWhatTheTaskSays() {
         SyntheticTask task;
         const SyntheticVocab v = syntheticVocab(task);
-        QCOMPARE(v.size, 3 + task.keys + task.values + task.fillerWords);
+        QCOMPARE(v.size, 4 + task.keys + task.values + task.fillerWords); // with RECALL
         const int windows = 10;
         const int64_t T = task.window;
         std::map<int, int64_t> perDistance;
@@ -86,14 +87,13 @@ private Q_SLOTS:
                     ++factCount;
                 }
             QCOMPARE(factCount, int64_t(windows * task.factsPerWindow));
-            // Every question: ASK k v with v the value of k's fact, stated d windows back
-            // (before it in its own window for d = 0); a fact is asked about in its own
-            // window and at most once more, in another window (so no question can be
-            // answered from another of its window).
+            // Every question: ASK k v (RECALL k v for d > 0) with v the value of k's fact, stated d
+            // windows back (before it in its own window for d = 0); a fact is asked about in its
+            // own window and at most once more, in another window (so no question can be answered
+            // from another of its window).
             std::map<int32_t, std::vector<int>> asked; // key -> distances
             for (const auto& q : s.questions) {
                 asked[s.tokens[size_t(q.answerAt - 1)]].push_back(q.distance);
-                QCOMPARE(s.tokens[size_t(q.answerAt - 2)], int32_t(v.ask));
                 QCOMPARE(s.tokens[size_t(q.answerAt)], int32_t(v.firstValue + q.answer));
                 QCOMPARE((q.answerAt - 2) / T, q.answerAt / T);
                 const int32_t key = s.tokens[size_t(q.answerAt - 1)];
@@ -111,11 +111,14 @@ private Q_SLOTS:
                     QVERIFY(distances[1] > 0);
             }
             QCOMPARE(int64_t(asked.size()), factCount);
-            // Every ASK is a listed question.
+            // Every ASK or RECALL is a listed question; RECALL marks those about a fact
+            // of an earlier window.
             int64_t asks = 0;
             for (int32_t t : s.tokens)
-                asks += t == v.ask ? 1 : 0;
+                asks += t == v.ask || t == v.recall ? 1 : 0;
             QCOMPARE(asks, int64_t(s.questions.size()));
+            for (const auto& q : s.questions)
+                QCOMPARE(s.tokens[size_t(q.answerAt - 2)], int32_t(q.distance ? v.recall : v.ask));
         }
         for (int d : task.distances)
             QVERIFY2(perDistance[d] > 50, qPrintable(QString("distance %1").arg(d)));
@@ -134,6 +137,31 @@ private Q_SLOTS:
         }
         for (int d : task.distances)
             QVERIFY(onceDistances[d] > 50);
+        // Two items of a window are at least task.gap filler tokens apart.
+        for (uint64_t seed = 0; seed < 20; ++seed) {
+            const auto s = makeSyntheticSequence(task, windows, seed).tokens;
+            int64_t last = -1000;
+            for (int64_t i = 0; i < int64_t(s.size()); ++i) {
+                if (i % T == 0)
+                    last = -1000;
+                if (s[size_t(i)] == v.set || s[size_t(i)] == v.ask || s[size_t(i)] == v.recall) {
+                    QVERIFY(i - last >= 3 + task.gap);
+                    last = i;
+                }
+            }
+        }
+        // Without the RECALL marker every question reads ASK, in the first layout's ids;
+        // the marker is part of the task's identity.
+        SyntheticTask unmarked = task;
+        unmarked.recallMarker = false;
+        const SyntheticVocab uv = syntheticVocab(unmarked);
+        QCOMPARE(uv.recall, -1);
+        QCOMPARE(uv.firstKey, 3);
+        QCOMPARE(v.firstKey, 4);
+        const SyntheticSequence plain = makeSyntheticSequence(unmarked, windows, 3);
+        for (const auto& q : plain.questions)
+            QCOMPARE(plain.tokens[size_t(q.answerAt - 2)], int32_t(uv.ask));
+        QVERIFY(syntheticTaskIdentity(unmarked) != syntheticTaskIdentity(task));
         // A sequence is its seed's: the same again, another for another seed.
         QCOMPARE(makeSyntheticSequence(task, windows, 5).tokens,
                  makeSyntheticSequence(task, windows, 5).tokens);
@@ -158,6 +186,13 @@ private Q_SLOTS:
         SyntheticTask crowded = task;
         crowded.window = 32; // 2 facts and up to 10 questions of 3 tokens
         QVERIFY(!validateSyntheticTask(crowded, 2).ok());
+        SyntheticTask tight = task; // 2 facts, 4 questions: 18 tokens, and 5 gaps
+        tight.distances = {0, 1};
+        tight.window = 20;
+        tight.gap = 0;
+        BATON_VERIFY_OK(validateSyntheticTask(tight, 2));
+        tight.gap = 2;
+        QVERIFY(!validateSyntheticTask(tight, 2).ok());
         SyntheticTask noDistances = task;
         noDistances.distances.clear();
         QVERIFY(!validateSyntheticTask(noDistances, 2).ok());

@@ -35,7 +35,7 @@ namespace {
 // A tiny recurrent or baseline model with random weights (ids only, no tokenizer);
 // `variants` switches on several slots over the last 6 positions, a sink and a slot bias.
 // variants: 0 the reference module; 1 the design variants of issue 14 (2 slots over the
-// last 6 positions, sink, slot bias); 2 and 3 those of issue 41 (2 write tokens read by
+// last 6 positions, sink, slot bias); 2 and 3 the recurrent-memory designs (2 write tokens read by
 // blocks 1-2 with a gate; 2 pooled slots read by every block with a gate).
 std::shared_ptr<Model> tinyModel(bool recurrent, uint64_t seed, int window, int variants = 0) {
     ModelConfig c;

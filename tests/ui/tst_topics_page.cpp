@@ -3,13 +3,17 @@
 // (60 KB of Emma, a vocabulary of a few dozen words) a 20-topic fit gives copies of
 // one topic, which is refused with the reason and the number of topics the book
 // supports; that number fits and is registered, and the "fit a topic model first"
-// hint goes. Idle progress bars are hidden. Screenshots of both outcomes.
+// hint goes. Idle progress bars are hidden. Screenshots of both outcomes. The
+// synthetic task's tab shows the report in the writing model's folder (its adapter's
+// first), says when there is none, and names a damaged one.
 #include "test_support.h"
 
+#include "synthetic_panel.h"
 #include "topic_fit_check.h"
 #include "topics_panel.h"
 
 #include <baton/engine/qt/model_jobs.h>
+#include <baton/engine/synthetic.h>
 #include <baton/engine/topics.h>
 #include <baton/storage/qt/storage_controller.h>
 
@@ -18,6 +22,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -155,6 +160,62 @@ private Q_SLOTS:
         QVERIFY(c.smallVocabulary());
         QCOMPARE(c.suggestedTopics(), 0); // 6 words: too few for two topics
         QCOMPARE(c.sharedWords(), QStringLiteral("ash, bay, cove"));
+    }
+
+    void theSyntheticCurveOfTheWritingModel() {
+        auto* panel = m_panel->syntheticPanel();
+        auto* tabs = child<QTabWidget>("topicsBelowTabs");
+        tabs->setCurrentWidget(panel);
+        const QString base = m_tmp.filePath(QStringLiteral("synthetic-base"));
+        const QString adapter = m_tmp.filePath(QStringLiteral("synthetic-adapter"));
+        QVERIFY(QDir().mkpath(base) && QDir().mkpath(adapter));
+        auto status = [&] { return panel->findChild<QLabel*>("syntheticStatus")->text(); };
+        engine::ModelInfo info;
+        info.path = base.toStdString();
+        Q_EMIT m_engine->modelLoaded(info);
+        QVERIFY(!panel->report());
+        QVERIFY(status().contains(QStringLiteral("holds no synthetic-task result")));
+
+        // A report of a recurrent design: d = 0 right, d = 1 carried, later at chance.
+        engine::SyntheticReport r;
+        r.config.design = "write4all";
+        r.config.layers = 2;
+        r.config.embd = 64;
+        r.steps = 3000;
+        r.evaluation.chance = 1.0 / r.config.task.values;
+        r.evaluation.sequences = 1000;
+        r.evaluation.windows = 10;
+        const std::vector<std::pair<int, std::array<int, 2>>> correct{
+            {0, {950, 948}}, {1, {700, 62}}, {2, {300, 60}}, {4, {70, 64}}, {8, {66, 61}}};
+        for (const auto& [d, c] : correct)
+            for (int s = 0; s < 2; ++s) {
+                engine::SyntheticCell cell;
+                cell.distance = d;
+                cell.state = s == 0 ? "on" : "off";
+                cell.questions = 1000;
+                cell.correct = c[size_t(s)];
+                cell.meanProbability = 0.5;
+                r.evaluation.cells.push_back(cell);
+            }
+        QVERIFY(test::writeFile(adapter + QStringLiteral("/synthetic.json"),
+                                QByteArray::fromStdString(engine::syntheticReportJson(r))));
+        // The adapter's folder is read, not the base's.
+        info.adapter = adapter.toStdString();
+        Q_EMIT m_engine->modelLoaded(info);
+        QVERIFY(panel->report());
+        QCOMPARE(panel->report()->config.design, std::string("write4all"));
+        QVERIFY2(status().contains(QStringLiteral("state on: 0.95 / 0.70 / 0.30 / 0.07 / 0.07")),
+                 qPrintable(status()));
+        QVERIFY(status().contains(QStringLiteral("not on text")));
+        QCoreApplication::processEvents(); // the chart's title is laid out on the next pass
+        screenshot(QStringLiteral("topics_synthetic.png"));
+
+        QVERIFY(test::writeFile(adapter + QStringLiteral("/synthetic.json"), "{\"format\": 3"));
+        Q_EMIT m_engine->modelLoaded(info);
+        QVERIFY(!panel->report());
+        QVERIFY(status().contains(QStringLiteral("could not be read")));
+        panel->showFolder(QString());
+        QVERIFY(status().contains(QStringLiteral("No model is loaded")));
     }
 
     void cleanupTestCase() {

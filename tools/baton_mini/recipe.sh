@@ -257,28 +257,29 @@ adapter_runs() {
   done
 }
 
-# ---- the synthetic memory task (issue 41): can the state carry a fact at all? ----
-# A 2-layer, 128-wide GPT-2 trained from scratch on the task's sequences (64-token
-# windows, two facts "SET k v" per window, every fact asked in its own window and 1, 2,
-# 4 or 8 windows later; baton-cli probe --synthetic --help), as a baseline and with each
-# design of the recurrence module: the same data, steps and seeds (paired by seed), two
-# runs at a time with one thread each. Reports go to results/synthetic-NAME-sSEED.json;
+# ---- the synthetic memory task: can the state carry a fact at all? ----
+# A 2-layer, 64-wide GPT-2 (two heads) trained from scratch on the task's sequences
+# (64-token windows, two facts "SET k v" per window, every fact asked in its own window
+# and 1, 2, 4 or 8 windows later, items at least 2 filler tokens apart; baton-cli probe
+# --synthetic --help), as a baseline and with each design of the recurrence module: the
+# same data, steps and seeds (paired by seed), two runs at a time with one thread each.
+# The first six designs are the comparison (three seeds each); the rest screen one
+# switch each. Reports go to results/synthetic-NAME-sSEED.json;
 # tools/baton_mini/synthetic_table.py makes the tables.
-synthetic_common="--layers 2 --heads 4 --embd 128 --window 64 --bptt-windows 10 --batch 8 --steps 3000 --lr 1e-3 --warmup 100 --eval-sequences 1000"
+synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --bptt-windows 10 --batch 8 --steps 3000 --lr 2e-3 --warmup 100 --eval-sequences 1000"
 synthetic_designs=(
   "baseline:--mode baseline"
   "pool1:"
   "pool4:--slots 4"
   "write4:--write-tokens --slots 4"
-  "gate1:--gate"
-  "readall1:--insert-block 0 --read-blocks 2"
-  "write4gate:--write-tokens --slots 4 --gate"
-  "write4readall:--write-tokens --slots 4 --insert-block 0 --read-blocks 2"
+  "write4all:--write-tokens --slots 4 --insert-block 0 --read-blocks 2"
+  "write4allgate:--write-tokens --slots 4 --insert-block 0 --read-blocks 2 --gate"
+  "pool4all:--slots 4 --insert-block 0 --read-blocks 2"
+  "pool4gate:--slots 4 --gate"
   "pool16:--slots 16"
   "plain1:--plain-ffn"
   "block0:--insert-block 0"
-  "pool1w3:--bptt-windows 3"
-  "write4w3:--write-tokens --slots 4 --bptt-windows 3"
+  "write4allw3:--write-tokens --slots 4 --insert-block 0 --read-blocks 2 --bptt-windows 3"
 )
 synthetic_run() { # NAME SEED OPTIONS...
   local name=$1 seed=$2 out=$runs/synthetic/$1-s$2

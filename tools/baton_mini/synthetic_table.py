@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table of the synthetic memory task (issue 41) from its reports.
+"""The tables of the synthetic memory task from its reports.
 
     tools/baton_mini/synthetic_table.py [RESULTS_DIR]   (default: ~/baton-mini-v2-runs/results)
 
@@ -12,6 +12,7 @@ writes; recipe.sh's `synthetic` stage) and prints Markdown:
 - cost: the network's and the module's parameters, training and evaluation tokens per
   second (mean over seeds; runs of one comparison ran two at a time, one thread each)
   and the time per token relative to the baseline;
+- what the state carries: state on minus state off within each run, mean over seeds;
 - paired by seed, each design's accuracy at every distance minus that of the reference
   design (REFERENCE, default "pool1").
 
@@ -116,6 +117,21 @@ def main():
         print(f"| {design} | {desc} | {r0['model']['parameters']:,} + "
               f"{r0['model']['module_parameters']:,} | {speed:,.0f} | {ev:,.0f} | {rel} | "
               f"{cell(loss[0:1])} |")
+    print()
+
+    print("### what the state carries: state on - state off, paired within each run\n")
+    print("| design | " + " | ".join(f"d = {d}" for d in distances) + " |")
+    print("|---|" + "---|" * len(distances))
+    for design in order:
+        seeds = sorted(runs[design])
+        if not runs[design][seeds[0]]["recurrence"]:
+            continue
+        row = [design]
+        for d in distances:
+            diffs = [accuracy(runs[design][s], d, "on") - accuracy(runs[design][s], d, "off")
+                     for s in seeds]
+            row.append(cell(diffs, signed=True))
+        print("| " + " | ".join(row) + " |")
     print()
 
     if REFERENCE in runs:

@@ -107,6 +107,9 @@ ProbePanel::ProbePanel(storage::StorageController& storage, engine::ModelJobs& e
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     // Long results wrap within the pane instead of widening it.
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // Room for the figures' lines: a wrapped label's height is not passed up through
+    // the page's splitter and tabs.
+    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 4 + 4);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 6, 4, 4);

@@ -3,6 +3,7 @@
 #include "bar_chart.h"
 #include "panel_util.h"
 #include "probe_panel.h"
+#include "synthetic_panel.h"
 
 #include <baton/engine/topics.h>
 
@@ -145,6 +146,8 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::ModelJobs&
     below->setObjectName(QStringLiteral("topicsBelowTabs"));
     below->addTab(m_compare, tr("Latest generation"));
     below->addTab(m_probe, tr("Memory probe"));
+    m_synthetic = new SyntheticPanel;
+    below->addTab(m_synthetic, tr("Synthetic task"));
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(m_windows);
     left->addWidget(below);
@@ -182,6 +185,14 @@ TopicsPanel::TopicsPanel(storage::StorageController& storage, engine::ModelJobs&
     connect(m_fit, &QPushButton::clicked, this, &TopicsPanel::fit);
     connect(m_fitCancel, &QPushButton::clicked, this, &TopicsPanel::cancelFit);
     connect(m_probe, &ProbePanel::failed, this, &TopicsPanel::failed);
+    // The synthetic task's report of the writing model (its adapter's, if it has one).
+    auto showSynthetic = [this](const engine::ModelInfo& info) {
+        m_synthetic->showFolder(
+            QString::fromStdString(info.adapter.empty() ? info.path : info.adapter));
+    };
+    connect(&m_engine, &engine::ModelJobs::modelLoaded, this, showSynthetic);
+    if (m_engine.model())
+        showSynthetic(*m_engine.model());
     updateButtons();
 }
 

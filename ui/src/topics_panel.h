@@ -10,7 +10,8 @@
 // it is registered: a model whose topics repeat each other's top words is not kept,
 // and a vocabulary small for the number of topics is warned about; both say how many
 // topics the books support.
-// The memory probe (ProbePanel) sits in a tab beside the latest generation's topics.
+// The memory probe (ProbePanel) and the synthetic task's curve for the loaded model
+// (SyntheticPanel) sit in tabs beside the latest generation's topics.
 #pragma once
 
 #include "error_text.h"
@@ -39,6 +40,7 @@ namespace baton::ui {
 
 class BarChart;
 class ProbePanel;
+class SyntheticPanel;
 
 class TopicsPanel : public QWidget {
     Q_OBJECT
@@ -73,6 +75,7 @@ public:
     void setFitOptions(int topics, int sweeps, const QString& name);
     void focusFit();
     ProbePanel* probePanel() const { return m_probe; }
+    SyntheticPanel* syntheticPanel() const { return m_synthetic; }
 
 Q_SIGNALS:
     void analyzed();
@@ -111,6 +114,7 @@ private:
     BarChart* m_windows = nullptr;
     BarChart* m_compare = nullptr;
     ProbePanel* m_probe = nullptr;
+    SyntheticPanel* m_synthetic = nullptr;
     QTableWidget* m_words = nullptr;
     QTableWidget* m_states = nullptr;
 

@@ -47,7 +47,7 @@ struct RecurrenceConfig {
     // value, present together with the state), so that the state slot need not
     // absorb the attention that has nowhere else to go.
     bool sink = false;
-    // Version 3 options (issue 41: the designs of the recurrent-memory literature).
+    // Version 3 options (the designs of the recurrent-memory literature).
     // The state is read by `readBlocks` consecutive blocks from insertBlock on, each
     // applying its own ln_1 and c_attn to it (1: insertBlock only, the paper's).
     int readBlocks = 1;

@@ -1,4 +1,4 @@
-// The synthetic memory task (issue 41): can a recurrent state carry a fact at all?
+// The synthetic memory task: can a recurrent state carry a fact at all?
 //
 // The memory probe (probe.h) asks about facts in book text, and baton-mini cannot copy
 // a name from its own window, so it cannot say whether the state could carry one. This
@@ -16,12 +16,18 @@
 //    once more d windows later, d drawn uniformly from the positive `distances` (a
 //    fact whose window n + d lies past the sequence is not asked about again). With
 //    askTwice false, a fact is asked about once only, at d drawn from all `distances`.
+//    With recallMarker (the default), a question about a fact of an earlier window reads
+//    "RECALL k v" instead of "ASK k v": the model is told the fact is not in its window
+//    (not where it is), so a baseline needs no test of absence to learn to copy (without
+//    the marker, that test held 2-layer models at about 0.84 at d = 0; models README).
 //    No question can be answered from another question of its own window.
+//    Two items of a window are at least `gap` filler tokens apart (0 lets them touch).
 //  - Filler: words of a first-order Markov grammar over `fillerWords` words, each with
 //    `fillerSuccessors` successors drawn once from `grammarSeed`.
 //  - The score: at the position of the question's key, the model's likeliest value
 //    among all `values` values must be v (chance 1 / values).
-// Ids: 0 start (unused), 1 SET, 2 ASK, then the keys, the values, the filler words.
+// Ids: 0 start (unused), 1 SET, 2 ASK, 3 RECALL (with recallMarker), then the keys, the
+// values, the filler words.
 #pragma once
 
 #include "baton/engine/cancel.h"
@@ -45,6 +51,8 @@ struct SyntheticTask {
     int factsPerWindow = 2;
     std::vector<int> distances{0, 1, 2, 4, 8};
     bool askTwice = true;
+    bool recallMarker = true;
+    int gap = 2; // at least this many filler tokens between two items of a window
     uint64_t grammarSeed = 41;
 
     int maxDistance() const;
@@ -52,6 +60,7 @@ struct SyntheticTask {
 
 struct SyntheticVocab {
     int set = 1, ask = 2;
+    int recall = -1; // 3 with the task's recallMarker, else none (questions all read ASK)
     int firstKey = 3, firstValue = 0, firstFiller = 0;
     int size = 0; // ids in use
 };

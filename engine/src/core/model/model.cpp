@@ -281,7 +281,7 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
                 return base.error();
             ContentHash baseId;
             baseId.update(loaded->contentHash);
-            baseId.update((*tokenizer)->identity());
+            baseId.update(tokenizerIdentity);
             if (baseId.hex() != base->identity)
                 return makeError(
                     ErrorCode::ConfigMismatch,
@@ -289,7 +289,7 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
                         (base->name.empty() ? std::string("another model") : base->name) +
                         " (identity " + base->identity + "), not on " + folder + " (identity " +
                         baseId.hex() + ")");
-            recurrence = loadRecurrence(options.adapter, loaded->config, (*tokenizer)->identity());
+            recurrence = loadRecurrence(options.adapter, loaded->config, tokenizerIdentity);
             if (!recurrence)
                 return recurrence.error();
             if (!*recurrence)

@@ -44,6 +44,10 @@ int SyntheticTask::maxDistance() const {
 
 SyntheticVocab syntheticVocab(const SyntheticTask& t) {
     SyntheticVocab v;
+    if (t.recallMarker) {
+        v.recall = 3;
+        v.firstKey = 4;
+    }
     v.firstValue = v.firstKey + t.keys;
     v.firstFiller = v.firstValue + t.values;
     v.size = v.firstFiller + t.fillerWords;
@@ -67,14 +71,23 @@ Result<void> validateSyntheticTask(const SyntheticTask& t, int windows) {
     for (int d : t.distances)
         if (d < 0 || d > 1000)
             return bad("distances must be in [0, 1000]");
-    // The most a window can hold: its facts, and a question about every fact of the
-    // windows at each distance back.
-    const int64_t most =
-        int64_t(t.factsPerWindow) * (1 + int64_t(t.distances.size()) + (t.askTwice ? 1 : 0));
-    if (kItemLength * most > t.window)
+    if (t.gap < 0 || t.gap > 1000)
+        return bad("the gap between items must be in [0, 1000]");
+    // The most a window can hold: its facts, a question about each of them (asked twice)
+    // and one about every fact of the windows at each distance back.
+    std::vector<int> distinct = t.distances;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const int64_t positive =
+        int64_t(std::count_if(distinct.begin(), distinct.end(), [](int d) { return d > 0; }));
+    const int64_t questionsPerFact =
+        t.askTwice ? 1 + std::max<int64_t>(positive, 0) : int64_t(distinct.size());
+    const int64_t most = int64_t(t.factsPerWindow) * (1 + questionsPerFact);
+    if (kItemLength * most + int64_t(t.gap) * (most - 1) > t.window)
         return bad("a window of " + std::to_string(t.window) + " tokens cannot hold " +
                    std::to_string(t.factsPerWindow) + " facts and " +
-                   std::to_string(most - t.factsPerWindow) + " questions of 3 tokens");
+                   std::to_string(most - t.factsPerWindow) + " questions of 3 tokens, " +
+                   std::to_string(t.gap) + " filler tokens apart");
     if (windows < 1)
         return bad("a sequence needs at least one window");
     if (int64_t(t.keys) < int64_t(windows) * t.factsPerWindow)
@@ -144,8 +157,9 @@ SyntheticSequence makeSyntheticSequence(const SyntheticTask& t, int windows, uin
                         std::swap(items[i], items[j]);
                         break;
                     }
-        // Filler gaps between the items: a random composition of the free tokens.
-        const int64_t free = T - kItemLength * int64_t(items.size());
+        // Filler between the items: `gap` tokens, and a random composition of the rest.
+        const int64_t free =
+            T - kItemLength * int64_t(items.size()) - int64_t(t.gap) * (int64_t(items.size()) - 1);
         std::vector<int64_t> cuts;
         for (size_t i = 0; i < items.size(); ++i)
             cuts.push_back(int64_t(rng.next() % uint64_t(free + 1)));
@@ -159,11 +173,12 @@ SyntheticSequence makeSyntheticSequence(const SyntheticTask& t, int windows, uin
             }
         };
         for (size_t i = 0; i < items.size(); ++i) {
-            fill(cuts[i] - previousCut);
+            fill(cuts[i] - previousCut + (i > 0 ? t.gap : 0));
             previousCut = cuts[i];
             const Item& item = items[i];
             const Fact& f = facts[size_t(item.window)][size_t(item.fact)];
-            out.tokens[size_t(at++)] = item.question ? v.ask : v.set;
+            out.tokens[size_t(at++)] =
+                !item.question ? v.set : (item.window == n || v.recall < 0 ? v.ask : v.recall);
             out.tokens[size_t(at++)] = v.firstKey + f.key;
             if (item.question)
                 out.questions.push_back({at, n - item.window, f.value});
@@ -186,6 +201,8 @@ std::string syntheticTaskJson(const SyntheticTask& t) {
     j["facts_per_window"] = t.factsPerWindow;
     j["distances"] = t.distances;
     j["ask_twice"] = t.askTwice;
+    j["recall_marker"] = t.recallMarker;
+    j["gap"] = t.gap;
     j["grammar_seed"] = t.grammarSeed;
     return j.dump();
 }
@@ -346,6 +363,10 @@ Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& fo
     t.integer("grammar_seed", 0, INT64_MAX, k.grammarSeed, t.Required);
     k.askTwice = false; // absent: asked once
     t.boolean("ask_twice", k.askTwice);
+    k.recallMarker = false; // absent: every question reads ASK
+    t.boolean("recall_marker", k.recallMarker);
+    k.gap = 0; // absent: items may touch
+    t.integer("gap", 0, 1000, k.gap);
     if (!t.ok())
         return bad("task: " + t.error());
     const auto d = task->find("distances");

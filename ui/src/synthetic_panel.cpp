@@ -1,0 +1,131 @@
+#include "synthetic_panel.h"
+
+#include "bar_chart.h"
+
+#include <QColor>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace baton::ui {
+
+namespace {
+
+QString stateName(const std::string& state) {
+    if (state == "on")
+        return SyntheticPanel::tr("state on");
+    if (state == "off")
+        return SyntheticPanel::tr("state off");
+    return SyntheticPanel::tr("baseline (no state)");
+}
+
+QColor stateColor(const std::string& state) {
+    return state == "on" ? QColor(0x2f, 0x4b, 0x6e) : QColor(0x8a, 0x9b, 0xb0);
+}
+
+} // namespace
+
+SyntheticPanel::SyntheticPanel(QWidget* parent)
+    : QWidget(parent) {
+    setObjectName(QStringLiteral("syntheticPanel"));
+    m_chart =
+        new BarChart(tr("Can the state carry a fact? (synthetic task)"),
+                     tr("distance from fact to question (windows)"), tr("right answers"), false);
+    m_chart->setObjectName(QStringLiteral("syntheticChart"));
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("syntheticStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // Room for the figures' lines: a wrapped label's height is not passed up through
+    // the page's splitter and tabs.
+    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 4 + 4);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 6, 4, 4);
+    layout->addWidget(m_chart, 1);
+    layout->addWidget(m_status);
+    showFolder(QString());
+}
+
+void SyntheticPanel::showFolder(const QString& folder) {
+    m_report.reset();
+    m_chart->setBars({}, {});
+    m_chart->setEmptyText(
+        tr("Facts \u201cSET key value\u201d are stated in one window and asked for in the same "
+           "window (d = 0, the control) and d windows later. A small model trained from "
+           "scratch on these token sequences, with a design of the recurrence module, shows "
+           "here whether that design can carry a fact across windows at all. Run it with "
+           "baton-cli probe --synthetic; its report (synthetic.json) in a model's folder "
+           "shows here when the model is loaded."));
+    if (folder.isEmpty()) {
+        m_status->setText(tr("No model is loaded."));
+        return;
+    }
+    auto report = engine::readSyntheticReport(folder.toStdString());
+    if (!report) {
+        m_status->setText(tr("The synthetic-task report in %1 could not be read: %2")
+                              .arg(folder, QString::fromStdString(report.error().message)));
+        return;
+    }
+    if (!*report) {
+        m_status->setText(tr("The loaded model's folder holds no synthetic-task result."));
+        return;
+    }
+    showReport(**report);
+}
+
+void SyntheticPanel::showReport(const engine::SyntheticReport& r) {
+    m_report = r;
+    const auto& e = r.evaluation;
+    std::vector<int> distances;
+    std::vector<std::string> states;
+    for (const auto& c : e.cells) {
+        if (std::find(distances.begin(), distances.end(), c.distance) == distances.end())
+            distances.push_back(c.distance);
+        if (std::find(states.begin(), states.end(), c.state) == states.end())
+            states.push_back(c.state);
+    }
+    QStringList categories;
+    for (int d : distances)
+        categories << tr("d = %1").arg(d);
+    std::vector<BarSet> sets;
+    QStringList lines;
+    double stdError = 0;
+    for (const auto& s : states) {
+        BarSet set{stateName(s), {}, stateColor(s)};
+        QStringList values;
+        for (int d : distances)
+            for (const auto& c : e.cells)
+                if (c.distance == d && c.state == s) {
+                    set.values.push_back(c.accuracy());
+                    values << QString::number(c.accuracy(), 'f', 2);
+                    stdError = std::max(stdError, c.accuracyStdError());
+                }
+        lines << tr("%1: %2").arg(set.name, values.join(QStringLiteral(" / ")));
+        sets.push_back(std::move(set));
+    }
+    m_chart->setBars(categories, sets);
+    m_chart->setTitle(tr("Right answers by distance, design %1 (chance %2)")
+                          .arg(QString::fromStdString(r.config.design))
+                          .arg(e.chance, 0, 'f', 3));
+    const auto& c = r.config;
+    m_status->setText(
+        tr("Measured on the synthetic task, not on text: a %1-layer, %2-wide model trained "
+           "from scratch (seed %3, %4 steps) with windows of %5 tokens, %6 facts per window "
+           "and %7 values to choose from; %8 sequences of %9 windows (standard error up to "
+           "%10). %11.")
+            .arg(c.layers)
+            .arg(c.embd)
+            .arg(c.seed)
+            .arg(r.steps)
+            .arg(c.task.window)
+            .arg(c.task.factsPerWindow)
+            .arg(c.task.values)
+            .arg(e.sequences)
+            .arg(e.windows)
+            .arg(stdError, 0, 'f', 3)
+            .arg(lines.join(QStringLiteral("; "))));
+}
+
+} // namespace baton::ui
