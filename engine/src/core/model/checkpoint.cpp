@@ -417,15 +417,15 @@ Result<void> saveModelFolder(Model::Impl& model, const std::string& folder, StDt
         return r;
     if (auto r = saveGpt2Weights(*model.net, files::join(tmp, "model.safetensors"), dtype); !r)
         return r;
-    std::string identity = tokenizerIdentity;
-    if (identity.empty()) {
+    if (tokenizerIdentity.empty())
         if (auto r = copyTokenizerFiles(tokenizerSourceDir, tmp); !r)
             return r;
-        identity = model.tokenizer->identity();
-    }
-    if (model.recurrent())
+    if (model.recurrent()) {
+        const std::string identity =
+            tokenizerIdentity.empty() ? model.tokenizer->identity() : tokenizerIdentity;
         if (auto r = saveRecurrence(*model.recurrence, tmp, identity, dtype); !r)
             return r;
+    }
     return files::replaceDirectory(tmp, folder);
 }
 
