@@ -1,5 +1,6 @@
 #include "cli_support.h"
 #include "commands.h"
+#include "recurrence_options.h"
 #include "terminal_progress.h"
 
 #include <baton/engine/model.h>
@@ -86,14 +87,6 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .option("model", "DIR", "Only evaluate this synthetic model (a run's RUN/model)")
         .option("name", "NAME", "A name for the design in the report", "")
         .option("mode", "baseline|recurrent", "Without or with the recurrence module", "recurrent")
-        .option("insert-block", "N", "Recurrent: the block that receives the state", "1")
-        .option("read-blocks", "N", "Recurrent: blocks from --insert-block on that read it", "1")
-        .option("ffn-width", "N", "Recurrent: the state FFN's hidden width", "200")
-        .option("ffn-depth", "N", "Recurrent: the state FFN's hidden layers", "3")
-        .flag("plain-ffn", "Recurrent: the paper's FFN instead of the residual one")
-        .option("slots", "S", "Recurrent: state slots", "1")
-        .flag("write-tokens", "Recurrent: the state is written by --slots write tokens")
-        .flag("gate", "Recurrent: a learned gate between the previous state and the new one")
         .option("window", "T", "Task: tokens per window", "64")
         .option("keys", "N", "Task: keys", "64")
         .option("values", "N", "Task: values (the alternatives)", "16")
@@ -122,6 +115,7 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .option("eval-seed", "N", "Evaluation: seed of its sequences", "1094713409")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
         .flag("json", "Print a JSON object (the report)");
+    addRecurrenceOptions(args);
     if (!args.parse(argv))
         return 0;
     if (!args.positional().empty())
@@ -174,15 +168,7 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
     if (mode != "baseline" && mode != "recurrent")
         throw UsageError("--mode must be baseline or recurrent");
     if (mode == "recurrent") {
-        engine::RecurrenceConfig r;
-        r.insertBlock = int(args.getInt("insert-block", 0, 10000));
-        r.readBlocks = int(args.getInt("read-blocks", 1, 10000));
-        r.ffnWidth = int(args.getInt("ffn-width", 1, 1000000));
-        r.ffnDepth = int(args.getInt("ffn-depth", 0, 1000));
-        r.residual = !args.has("plain-ffn");
-        r.slots = int(args.getInt("slots", 1, 64));
-        r.writeTokens = args.has("write-tokens");
-        r.gate = args.has("gate");
+        engine::RecurrenceConfig r = recurrenceFromArgs(args);
         r.window = t.window; // as the run will record it
         c.recurrence = r;
     }

@@ -1,5 +1,6 @@
 #include "cli_support.h"
 #include "commands.h"
+#include "recurrence_options.h"
 #include "terminal_progress.h"
 
 #include <baton/engine/training.h>
@@ -187,31 +188,10 @@ int runTrain(const std::vector<std::string>& argv) {
               "Add recurrence to a baseline --base as a small adapter: only the recurrence "
               "module is trained (--train recurrence), and OUT/adapter holds it alone, naming "
               "its base; load it with --model BASE --adapter OUT/adapter")
-        .option("insert-block", "N", "Recurrent: the block that receives the state", "1")
-        .option("ffn-width", "N", "Recurrent: the state FFN's hidden width", "200")
-        .option("ffn-depth", "N", "Recurrent: the state FFN's hidden layers", "3")
-        .flag("plain-ffn", "Recurrent: the paper's h_prev = FFN(z) instead of the residual "
-                           "z + FFN(z) with a zero-initialised last layer")
-        .flag("slot-bias", "Recurrent: a learned per-head logit bias on the state slot")
         .option("slot-bias-init", "X",
                 "--slot-bias: its initial value (negative: the slot starts nearly ignored "
                 "instead of as an attention sink)",
                 "0")
-        .option("slots", "S",
-                "Recurrent: state slots, each pooled from its own segment of the window and "
-                "entering as its own key and value",
-                "1")
-        .option("pool-last", "K",
-                "Recurrent: pool only the last K positions of each window (0: all)", "0")
-        .flag("sink", "Recurrent: a learned per-head attention sink beside the state slots")
-        .option("read-blocks", "N",
-                "Recurrent: the state is read by N blocks from --insert-block on (each with "
-                "its own keys and values of it)",
-                "1")
-        .flag("write-tokens",
-              "Recurrent: the next state is written by --slots learned write tokens run after "
-              "each window's last token (RMT's written memory) instead of pooled")
-        .flag("gate", "Recurrent: a learned gate between the previous state and the new one")
         .option("episodes", "N",
                 "Mix N memory episodes into each training sequence (a fact stated in one "
                 "window and asked for 0-4 windows later; templates and names disjoint from "
@@ -232,6 +212,7 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("threads", "N", "Compute threads (default: all cores)", "0")
         .flag("json-progress", "Print one JSON object per event on standard output (the last "
                                "line is the done event with the model's path)");
+    addRecurrenceOptions(args);
     if (!args.parse(argv))
         return 0;
     if (!args.positional().empty())
@@ -309,18 +290,8 @@ int runTrain(const std::vector<std::string>& argv) {
             c.scope = engine::TrainScope::Recurrence;
         }
         c.topBlocks = int(args.getInt("top-blocks", 1, 10000));
-        c.recurrence.insertBlock = int(args.getInt("insert-block", 0, 10000));
-        c.recurrence.ffnWidth = int(args.getInt("ffn-width", 1, 1000000));
-        c.recurrence.ffnDepth = int(args.getInt("ffn-depth", 0, 1000));
-        c.recurrence.residual = !args.has("plain-ffn");
-        c.recurrence.slotBias = args.has("slot-bias");
+        c.recurrence = recurrenceFromArgs(args);
         c.slotBiasInit = args.getDouble("slot-bias-init", -100, 100);
-        c.recurrence.slots = int(args.getInt("slots", 1, 64));
-        c.recurrence.poolLast = int(args.getInt("pool-last", 0, 65536));
-        c.recurrence.sink = args.has("sink");
-        c.recurrence.readBlocks = int(args.getInt("read-blocks", 1, 10000));
-        c.recurrence.writeTokens = args.has("write-tokens");
-        c.recurrence.gate = args.has("gate");
         c.unwrap = !args.has("no-unwrap");
         c.episodesPerSequence = int(args.getInt("episodes", 0, 100000));
         c.validateEveryTokens = args.getInt("validate-every", 0, INT64_MAX / 2);

@@ -1,6 +1,7 @@
 #include "probe_panel.h"
 
 #include "bar_chart.h"
+#include "distance_bars.h"
 
 #include <baton/engine/probe.h>
 
@@ -283,34 +284,19 @@ void ProbePanel::onFinished(const std::optional<engine::Error>& failure) {
 void ProbePanel::showResult(const engine::ProbeResult& result) {
     m_result = result;
     // Distances along x, one bar per state (cells are distance-major).
-    std::vector<int> distances;
     std::vector<engine::StateSource> states;
+    std::vector<DistanceSet> sets;
+    std::vector<DistanceCell> cells;
     for (const auto& c : result.cells) {
-        if (std::find(distances.begin(), distances.end(), c.distance) == distances.end())
-            distances.push_back(c.distance);
-        if (std::find(states.begin(), states.end(), c.state) == states.end())
-            states.push_back(c.state);
+        auto at = std::find(states.begin(), states.end(), c.state);
+        if (at == states.end()) {
+            sets.push_back(
+                {stateLabel(c.state, result.recurrent), stateColor(c.state, result.recurrent)});
+            at = states.insert(states.end(), c.state);
+        }
+        cells.push_back({c.distance, int(at - states.begin()), c.accuracy(), c.accuracyStdError()});
     }
-    QStringList categories;
-    for (int d : distances)
-        categories << tr("d = %1").arg(d);
-    std::vector<BarSet> sets;
-    QStringList lines;
-    double stdError = 0;
-    for (engine::StateSource s : states) {
-        BarSet set{stateLabel(s, result.recurrent), {}, stateColor(s, result.recurrent)};
-        QStringList values;
-        for (int d : distances)
-            for (const auto& c : result.cells)
-                if (c.distance == d && c.state == s) {
-                    set.values.push_back(c.accuracy());
-                    values << QString::number(c.accuracy(), 'f', 2);
-                    stdError = std::max(stdError, c.accuracyStdError());
-                }
-        lines << tr("%1: %2").arg(set.name, values.join(QStringLiteral(" / ")));
-        sets.push_back(std::move(set));
-    }
-    m_chart->setBars(categories, sets);
+    const DistanceFigures figures = showDistanceBars(*m_chart, sets, cells);
     m_chart->setTitle(tr("Right answers by distance, window %1 (chance %2)")
                           .arg(result.windows.window)
                           .arg(result.chance, 0, 'f', 3));
@@ -319,8 +305,8 @@ void ProbePanel::showResult(const engine::ProbeResult& result) {
         tr("%1, %2 episodes per distance (standard error up to %3). %4. %5")
             .arg(m_label)
             .arg(episodes)
-            .arg(stdError, 0, 'f', 3)
-            .arg(lines.join(QStringLiteral("; ")))
+            .arg(figures.largestStdError, 0, 'f', 3)
+            .arg(figures.text)
             .arg(result.recurrent
                      ? tr("What the state carries is the gap between \u201cstate on\u201d and "
                           "the others at d \u2265 1.")

@@ -1,6 +1,7 @@
 #include "synthetic_panel.h"
 
 #include "bar_chart.h"
+#include "distance_bars.h"
 
 #include <QColor>
 #include <QLabel>
@@ -78,34 +79,18 @@ void SyntheticPanel::showFolder(const QString& folder) {
 void SyntheticPanel::showReport(const engine::SyntheticReport& r) {
     m_report = r;
     const auto& e = r.evaluation;
-    std::vector<int> distances;
     std::vector<std::string> states;
+    std::vector<DistanceSet> sets;
+    std::vector<DistanceCell> cells;
     for (const auto& c : e.cells) {
-        if (std::find(distances.begin(), distances.end(), c.distance) == distances.end())
-            distances.push_back(c.distance);
-        if (std::find(states.begin(), states.end(), c.state) == states.end())
-            states.push_back(c.state);
+        auto at = std::find(states.begin(), states.end(), c.state);
+        if (at == states.end()) {
+            sets.push_back({stateName(c.state), stateColor(c.state)});
+            at = states.insert(states.end(), c.state);
+        }
+        cells.push_back({c.distance, int(at - states.begin()), c.accuracy(), c.accuracyStdError()});
     }
-    QStringList categories;
-    for (int d : distances)
-        categories << tr("d = %1").arg(d);
-    std::vector<BarSet> sets;
-    QStringList lines;
-    double stdError = 0;
-    for (const auto& s : states) {
-        BarSet set{stateName(s), {}, stateColor(s)};
-        QStringList values;
-        for (int d : distances)
-            for (const auto& c : e.cells)
-                if (c.distance == d && c.state == s) {
-                    set.values.push_back(c.accuracy());
-                    values << QString::number(c.accuracy(), 'f', 2);
-                    stdError = std::max(stdError, c.accuracyStdError());
-                }
-        lines << tr("%1: %2").arg(set.name, values.join(QStringLiteral(" / ")));
-        sets.push_back(std::move(set));
-    }
-    m_chart->setBars(categories, sets);
+    const DistanceFigures figures = showDistanceBars(*m_chart, sets, cells);
     m_chart->setTitle(tr("Right answers by distance, design %1 (chance %2)")
                           .arg(QString::fromStdString(r.config.design))
                           .arg(e.chance, 0, 'f', 3));
@@ -124,8 +109,8 @@ void SyntheticPanel::showReport(const engine::SyntheticReport& r) {
             .arg(c.task.values)
             .arg(e.sequences)
             .arg(e.windows)
-            .arg(stdError, 0, 'f', 3)
-            .arg(lines.join(QStringLiteral("; "))));
+            .arg(figures.largestStdError, 0, 'f', 3)
+            .arg(figures.text));
 }
 
 } // namespace baton::ui
