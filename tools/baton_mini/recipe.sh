@@ -264,8 +264,8 @@ adapter_runs() {
 # --synthetic --help), as a baseline and with each design of the recurrence module: the
 # same data, steps and seeds (paired by seed), two runs at a time with one thread each.
 # The first six designs are the comparison (three seeds each); the rest screen one
-# switch each. Reports go to results/synthetic-NAME-sSEED.json;
-# tools/baton_mini/synthetic_table.py makes the tables.
+# switch each (pool1nomark: the task without the RECALL mark). Reports go to
+# results/synthetic-NAME-sSEED.json;# tools/baton_mini/synthetic_table.py makes the tables.
 synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --bptt-windows 10 --batch 8 --steps 3000 --lr 2e-3 --warmup 100 --eval-sequences 1000"
 synthetic_designs=(
   "baseline:--mode baseline"
@@ -274,6 +274,7 @@ synthetic_designs=(
   "write4:--write-tokens --slots 4"
   "write4all:--write-tokens --slots 4 --insert-block 0 --read-blocks 2"
   "write4allgate:--write-tokens --slots 4 --insert-block 0 --read-blocks 2 --gate"
+  "pool1nomark:--no-recall-marker"
   "pool4all:--slots 4 --insert-block 0 --read-blocks 2"
   "pool4gate:--slots 4 --gate"
   "pool16:--slots 16"
