@@ -72,16 +72,16 @@ void printSyntheticCurve(const engine::SyntheticEvaluation& e) {
 
 // baton-cli probe --synthetic: the synthetic memory task (synthetic.h).
 int runSyntheticProbe(const std::vector<std::string>& argv) {
-    Args args(
-        "probe --synthetic",
-        "The synthetic memory task: can a recurrent state carry a fact at all? Trains a "
-        "small model from scratch on sequences of windows holding facts \"SET k v\" and "
-        "questions \"ASK k v\": every fact is asked about later in its own window (d = 0, "
-        "the control: a model that can copy gets it right) and d windows later (a baseline is at "
-        "chance, 1 / values), as a baseline or with the recurrence module (the switches "
-        "below, as for baton-cli train), then scores the answer by distance. A run in "
-        "--out resumes where it stopped and is skipped when finished. With --model, "
-        "evaluates a synthetic model that a run made (RUN/model).");
+    Args args("probe --synthetic",
+              "The synthetic memory task: can a recurrent state carry a fact at all? Trains a "
+              "small model from scratch on sequences of windows holding facts \"SET k v\" and "
+              "questions: every fact is asked about later in its own window (\"ASK k v\", d = 0, "
+              "the control: a model that can copy gets it right) and d windows later (\"RECALL k "
+              "v\": a baseline is at chance, 1 / values), as a baseline or with the recurrence "
+              "module (the switches below, as for baton-cli train), then scores the answer by "
+              "distance. The defaults are the settings of the models README's study. A run in "
+              "--out resumes where it stopped and is skipped when finished. With --model, "
+              "evaluates a synthetic model that a run made (RUN/model).");
     args.flag("synthetic", "Run the synthetic task (this help)")
         .option("out", "DIR", "The run's folder (train and evaluate)")
         .option("model", "DIR", "Only evaluate this synthetic model (a run's RUN/model)")
@@ -99,18 +99,18 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
                           "and once more at a positive distance)")
         .flag("no-recall-marker", "Task: questions about a fact of an earlier window read "
                                   "ASK too (by default they read RECALL)")
-        .option("layers", "N", "Model: blocks", "4")
-        .option("heads", "N", "Model: attention heads", "4")
-        .option("embd", "N", "Model: width", "128")
+        .option("layers", "N", "Model: blocks", "2")
+        .option("heads", "N", "Model: attention heads", "2")
+        .option("embd", "N", "Model: width", "64")
         .option("bptt-windows", "W", "Training: windows per sequence", "10")
-        .option("batch", "B", "Training: sequences per step", "16")
-        .option("steps", "N", "Training: steps", "1500")
-        .option("lr", "X", "Training: peak learning rate (cosine to a tenth)", "1e-3")
+        .option("batch", "B", "Training: sequences per step", "8")
+        .option("steps", "N", "Training: steps", "3000")
+        .option("lr", "X", "Training: peak learning rate (cosine to a tenth)", "2e-3")
         .option("warmup", "N", "Training: warm-up steps", "100")
         .option("loss", "answers|all", "Training: score the answers only, or every token",
                 "answers")
         .option("seed", "N", "Training: seed of the initialisation and the data", "1")
-        .option("eval-sequences", "N", "Evaluation: sequences", "500")
+        .option("eval-sequences", "N", "Evaluation: sequences", "1000")
         .option("eval-windows", "N", "Evaluation: windows per sequence (0: max distance + 2)", "0")
         .option("eval-seed", "N", "Evaluation: seed of its sequences", "1094713409")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
