@@ -264,9 +264,10 @@ adapter_runs() {
 # --synthetic --help), as a baseline and with each design of the recurrence module: the
 # same data, steps and seeds (paired by seed), two runs at a time with one thread each.
 # The first six designs are the comparison (three seeds each); the rest screen one
-# switch each (pool1nomark: the task without the RECALL mark). Reports go to
-# results/synthetic-NAME-sSEED.json;# tools/baton_mini/synthetic_table.py makes the tables.
-synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --bptt-windows 10 --batch 8 --steps 3000 --lr 2e-3 --warmup 100 --eval-sequences 1000"
+# switch each (pool1nomark: the task without the RECALL mark; pool1w3: 3 windows of
+# backpropagation instead of the default 10). Reports go to
+# results/synthetic-NAME-sSEED.json; tools/baton_mini/synthetic_table.py makes the tables.
+synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --batch 8 --steps 3000 --lr 2e-3 --warmup 100 --eval-sequences 1000"
 synthetic_designs=(
   "baseline:--mode baseline"
   "pool1:"
@@ -280,7 +281,7 @@ synthetic_designs=(
   "pool16:--slots 16"
   "plain1:--plain-ffn"
   "block0:--insert-block 0"
-  "write4allw3:--write-tokens --slots 4 --insert-block 0 --read-blocks 2 --bptt-windows 3"
+  "pool1w3:--bptt-windows 3"
 )
 synthetic_run() { # NAME SEED OPTIONS...
   local name=$1 seed=$2 out=$runs/synthetic/$1-s$2
