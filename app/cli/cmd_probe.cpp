@@ -29,22 +29,6 @@ struct Probed {
     engine::ProbeResult result;
 };
 
-Json syntheticCellsJson(const engine::SyntheticEvaluation& e) {
-    Json cells = Json::array();
-    for (const auto& c : e.cells) {
-        Json j;
-        j["distance"] = c.distance;
-        j["state"] = c.state;
-        j["questions"] = c.questions;
-        j["correct"] = c.correct;
-        j["accuracy"] = c.accuracy();
-        j["accuracy_std_error"] = c.accuracyStdError();
-        j["mean_probability"] = c.meanProbability;
-        cells.push_back(j);
-    }
-    return cells;
-}
-
 void printSyntheticCurve(const engine::SyntheticEvaluation& e) {
     std::printf("accuracy +- standard error by distance (chance %.4f; %d sequences of %d "
                 "windows)\n",
@@ -132,12 +116,7 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         if (args.has("json")) {
             Json out;
             out["model"] = args.get("model");
-            out["chance"] = e->chance;
-            out["sequences"] = e->sequences;
-            out["windows"] = e->windows;
-            out["seed"] = e->seed;
-            out["tokens_per_s"] = e->tokensPerSecond;
-            out["results"] = syntheticCellsJson(*e);
+            out.update(Json::parse(engine::syntheticEvaluationJson(*e)));
             std::cout << out.dump(2) << "\n";
         } else {
             printSyntheticCurve(*e);

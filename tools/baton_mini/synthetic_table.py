@@ -20,24 +20,15 @@ No numbers are computed anywhere else: the README's tables are this script's out
 """
 import glob
 import json
-import math
 import os
 import re
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aggregate import mean_se  # noqa: E402
+
 REFERENCE = os.environ.get("REFERENCE", "pool1")
-
-
-def mean_se(values):
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan")
-    m = sum(values) / n
-    if n < 2:
-        return m, float("nan")
-    var = sum((v - m) ** 2 for v in values) / (n - 1)
-    return m, math.sqrt(var / n)
 
 
 def cell(values, signed=False):

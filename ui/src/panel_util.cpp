@@ -14,6 +14,16 @@ QLabel* sectionTitle(const QString& text) {
     return l;
 }
 
+QLabel* figuresLabel(const QString& objectName, int lines) {
+    auto* l = new QLabel;
+    l->setObjectName(objectName);
+    l->setWordWrap(true);
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    l->setMinimumHeight(l->fontMetrics().lineSpacing() * lines + 4);
+    return l;
+}
+
 QString countText(qint64 n, const QString& one, const QString& many) {
     return n == 1 ? one : many.arg(QLocale().toString(n));
 }

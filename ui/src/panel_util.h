@@ -16,6 +16,11 @@ namespace baton::ui {
 // A label in the panel's font, semi-bold: the title of a group of fields.
 QLabel* sectionTitle(const QString& text);
 
+// A chart's status line under it: selectable, wrapped within the pane instead of
+// widening it, with room for `lines` lines (a wrapped label's height is not passed up
+// through the page's splitters and tabs).
+QLabel* figuresLabel(const QString& objectName, int lines = 4);
+
 // The text of UTF-8 bytes, or nothing when they are not valid UTF-8. With
 // cutAtEnd (the bytes are the start of a longer file), an incomplete character at
 // the very end is dropped instead of refused.

@@ -2,6 +2,7 @@
 
 #include "bar_chart.h"
 #include "distance_bars.h"
+#include "panel_util.h"
 
 #include <baton/engine/probe.h>
 
@@ -102,15 +103,7 @@ ProbePanel::ProbePanel(storage::StorageController& storage, engine::ModelJobs& e
            "and asked for d windows later (\u201cThe key had been hidden in the\u201d). The "
            "model's answer is the likeliest of eight places, names or colours: chance is "
            "1/8. Without a state a model cannot know a fact from an earlier window."));
-    m_status = new QLabel;
-    m_status->setObjectName(QStringLiteral("probeStatus"));
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    // Long results wrap within the pane instead of widening it.
-    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    // Room for the figures' lines: a wrapped label's height is not passed up through
-    // the page's splitter and tabs.
-    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 4 + 4);
+    m_status = figuresLabel(QStringLiteral("probeStatus"));
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 6, 4, 4);

@@ -2,6 +2,7 @@
 
 #include "bar_chart.h"
 #include "distance_bars.h"
+#include "panel_util.h"
 
 #include <QColor>
 #include <QLabel>
@@ -34,14 +35,7 @@ SyntheticPanel::SyntheticPanel(QWidget* parent)
         new BarChart(tr("Can the state carry a fact? (synthetic task)"),
                      tr("distance from fact to question (windows)"), tr("right answers"), false);
     m_chart->setObjectName(QStringLiteral("syntheticChart"));
-    m_status = new QLabel;
-    m_status->setObjectName(QStringLiteral("syntheticStatus"));
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    // Room for the figures' lines: a wrapped label's height is not passed up through
-    // the page's splitter and tabs.
-    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 4 + 4);
+    m_status = figuresLabel(QStringLiteral("syntheticStatus"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 6, 4, 4);
     layout->addWidget(m_chart, 1);

@@ -174,5 +174,7 @@ Result<SyntheticEvaluation> evaluateSyntheticModel(const std::string& modelDir, 
 // "what the state carries" view reads the curve from here (evaluation.cells).
 Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& folder);
 std::string syntheticReportJson(const SyntheticReport& report);
+// The evaluation alone, as the report's "evaluation" object.
+std::string syntheticEvaluationJson(const SyntheticEvaluation& evaluation);
 
 } // namespace baton::engine

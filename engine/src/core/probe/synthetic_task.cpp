@@ -258,6 +258,28 @@ OJson recurrenceJson(const RecurrenceConfig& r) {
 
 } // namespace
 
+std::string syntheticEvaluationJson(const SyntheticEvaluation& e) {
+    OJson ev;
+    ev["sequences"] = e.sequences;
+    ev["windows"] = e.windows;
+    ev["seed"] = e.seed;
+    ev["chance"] = e.chance;
+    ev["tokens_per_s"] = e.tokensPerSecond;
+    auto& cells = ev["results"] = OJson::array();
+    for (const auto& cell : e.cells) {
+        OJson jc;
+        jc["distance"] = cell.distance;
+        jc["state"] = cell.state;
+        jc["questions"] = cell.questions;
+        jc["correct"] = cell.correct;
+        jc["accuracy"] = cell.accuracy();
+        jc["accuracy_std_error"] = cell.accuracyStdError();
+        jc["mean_probability"] = cell.meanProbability;
+        cells.push_back(jc);
+    }
+    return ev.dump();
+}
+
 std::string syntheticReportJson(const SyntheticReport& r) {
     const SyntheticRunConfig& c = r.config;
     OJson j;
@@ -291,26 +313,7 @@ std::string syntheticReportJson(const SyntheticReport& r) {
     train["tokens_per_s"] = r.trainTokensPerSecond;
     train["final_loss"] = r.finalLoss;
     j["training"] = train;
-    const SyntheticEvaluation& e = r.evaluation;
-    OJson ev;
-    ev["sequences"] = e.sequences;
-    ev["windows"] = e.windows;
-    ev["seed"] = e.seed;
-    ev["chance"] = e.chance;
-    ev["tokens_per_s"] = e.tokensPerSecond;
-    auto& cells = ev["results"] = OJson::array();
-    for (const auto& cell : e.cells) {
-        OJson jc;
-        jc["distance"] = cell.distance;
-        jc["state"] = cell.state;
-        jc["questions"] = cell.questions;
-        jc["correct"] = cell.correct;
-        jc["accuracy"] = cell.accuracy();
-        jc["accuracy_std_error"] = cell.accuracyStdError();
-        jc["mean_probability"] = cell.meanProbability;
-        cells.push_back(jc);
-    }
-    j["evaluation"] = ev;
+    j["evaluation"] = OJson::parse(syntheticEvaluationJson(r.evaluation));
     j["model_dir"] = r.modelDir;
     return j.dump(2) + "\n";
 }
