@@ -34,11 +34,16 @@ void addModelOptions(Args& args) {
                 "A recurrence adapter (train --adapter) to load onto --model, the baseline "
                 "model it was trained on (a model it is compared with is loaded without it)",
                 "")
-        .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
         .option("threads", "N",
                 "Compute threads (default: all cores); decoding uses fewer while other programs "
                 "keep cores busy",
                 "0");
+    addDeviceOption(args);
+}
+
+Args& addDeviceOption(Args& args) {
+    return args.option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch",
+                       "cpu");
 }
 
 std::string modelFolder(const Args& args) {

@@ -33,6 +33,8 @@ using app::bundledModelDir;
 using app::kDefaultModel;
 
 void addModelOptions(Args& args);
+// --device DEV: cpu, or cuda / cuda:N (the model loader checks it).
+Args& addDeviceOption(Args& args);
 std::shared_ptr<engine::Model> loadModel(const Args& args);
 // Another model folder with the same options (--weights, --device, --no-map); --adapter
 // belongs to --model alone, so a model compared with it is loaded with `adapter` only.

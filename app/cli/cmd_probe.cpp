@@ -99,6 +99,7 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .option("eval-seed", "N", "Evaluation: seed of its sequences", "1094713409")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
         .flag("json", "Print a JSON object (the report)");
+    addDeviceOption(args);
     addRecurrenceOptions(args);
     if (!args.parse(argv))
         return 0;
@@ -111,7 +112,8 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
     const int windows = int(args.getInt("eval-windows", 0, 100000));
     const auto evalSeed = static_cast<uint64_t>(args.getInt("eval-seed", 0, INT64_MAX));
     if (args.has("model")) {
-        auto e = engine::evaluateSyntheticModel(args.get("model"), sequences, windows, evalSeed);
+        auto e = engine::evaluateSyntheticModel(args.get("model"), sequences, windows, evalSeed,
+                                                args.get("device"));
         check(e);
         if (args.has("json")) {
             Json out;
@@ -127,6 +129,7 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
     engine::SyntheticRunConfig c;
     c.outDir = args.get("out");
     c.design = args.get("name");
+    c.device = args.get("device");
     engine::SyntheticTask& t = c.task;
     t.window = int(args.getInt("window", 6, 65536));
     t.keys = int(args.getInt("keys", 1, 100000));

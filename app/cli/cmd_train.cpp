@@ -204,7 +204,6 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("val-tokens", "N", "Tokens of validation text scored per validation", "50000")
         .option("patience", "N", "Stop after N validations without improvement (0: never)", "0")
         .option("checkpoint-every", "N", "Write a checkpoint every N steps", "200")
-        .option("device", "DEV", "cpu, or cuda / cuda:N with a CUDA build of LibTorch", "cpu")
         .option("precision", "P",
                 "auto (bf16 autocast on CUDA, float32 on the CPU), f32, or bf16 (CUDA)", "auto")
         .option("keep-checkpoints", "N", "Checkpoints kept (the newest)", "2")
@@ -212,6 +211,7 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("threads", "N", "Compute threads (default: all cores)", "0")
         .flag("json-progress", "Print one JSON object per event on standard output (the last "
                                "line is the done event with the model's path)");
+    addDeviceOption(args);
     addRecurrenceOptions(args);
     if (!args.parse(argv))
         return 0;

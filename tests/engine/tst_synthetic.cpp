@@ -266,6 +266,7 @@ private Q_SLOTS:
             QVERIFY(r.config.recurrence && r.config.recurrence->writeTokens &&
                     r.config.recurrence->gate);
             QCOMPARE(r.config.task.distances, (std::vector<int>{0, 1, 2}));
+            QCOMPARE(r.config.device, std::string("cpu"));
             QCOMPARE(r.evaluation.cells.size(), a->evaluation.cells.size());
             for (size_t i = 0; i < r.evaluation.cells.size(); ++i) {
                 QCOMPARE(r.evaluation.cells[i].distance, a->evaluation.cells[i].distance);

@@ -265,9 +265,10 @@ adapter_runs() {
 # same data, steps and seeds (paired by seed), two runs at a time with one thread each.
 # The first six designs are the comparison (three seeds each); the rest screen one
 # switch each (pool1nomark: the task without the RECALL mark; pool1w3: 3 windows of
-# backpropagation instead of the default 10). Reports go to
+# backpropagation instead of the default 10, and pool1w3long the same with as many
+# windows trained on as the others, 10,000 steps instead of 3,000). Reports go to
 # results/synthetic-NAME-sSEED.json; tools/baton_mini/synthetic_table.py makes the tables.
-synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --batch 8 --steps 3000 --lr 2e-3 --warmup 100 --eval-sequences 1000"
+synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --batch 8 --lr 2e-3 --warmup 100 --eval-sequences 1000"
 synthetic_designs=(
   "baseline:--mode baseline"
   "pool1:"
@@ -282,17 +283,19 @@ synthetic_designs=(
   "plain1:--plain-ffn"
   "block0:--insert-block 0"
   "pool1w3:--bptt-windows 3"
+  "pool1w3long:--bptt-windows 3 --steps 10000"
 )
 synthetic_run() { # NAME SEED OPTIONS...
   local name=$1 seed=$2 out=$runs/synthetic/$1-s$2
   shift 2
   [[ -s $res/synthetic-$name-s$seed.json ]] && return
   mkdir -p "$runs/synthetic" "$res"
-  local t0=$SECONDS t=$threads
+  local t0=$SECONDS t=$threads steps=(--steps 3000)
   [[ $t == 0 ]] && t=1
+  [[ " $* " == *" --steps "* ]] && steps=()
   # shellcheck disable=SC2086
   "$cli" probe --synthetic --out "$out" --name "$name" --seed "$seed" --threads "$t" --json \
-    $synthetic_common "$@" >"$res/synthetic-$name-s$seed.json.tmp" 2>>"$out.log" ||
+    $synthetic_common "${steps[@]}" "$@" >"$res/synthetic-$name-s$seed.json.tmp" 2>>"$out.log" ||
     { echo "error: $out failed (see $out.log)" >&2; return 1; }
   echo $((SECONDS - t0)) >>"$out.seconds"
   mv "$res/synthetic-$name-s$seed.json.tmp" "$res/synthetic-$name-s$seed.json"

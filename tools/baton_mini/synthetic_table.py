@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The tables of the synthetic memory task from its reports.
 
-    tools/baton_mini/synthetic_table.py [RESULTS_DIR]   (default: ~/baton-mini-v2-runs/results)
+    tools/baton_mini/synthetic_table.py [RESULTS_DIR] [PREFIX]
+                                        (default: ~/baton-mini-v2-runs/results)
 
 Reads synthetic-NAME-sSEED.json (the reports `baton-cli probe --synthetic --json`
-writes; recipe.sh's `synthetic` stage) and prints Markdown:
+writes; recipe.sh's `synthetic` stage) and prints Markdown. With PREFIX, only the
+designs named PREFIX-NAME are read, as NAME (the GPU study's g4-pool1, g4-baseline, ...:
+tools/gpu/synthetic-jobs.txt):
 
 - accuracy by distance for every design, state on (recurrent) or none (baseline): the
   mean over seeds +- its standard error (the spread across seeds over sqrt(n)), and the
@@ -41,14 +44,19 @@ def cell(values, signed=False):
     return body
 
 
-def load(results):
+def load(results, prefix=""):
     runs = defaultdict(dict)  # design -> seed -> report
     for path in sorted(glob.glob(os.path.join(results, "synthetic-*-s*.json"))):
         m = re.match(r"synthetic-(.+)-s(\d+)\.json$", os.path.basename(path))
         if not m:
             continue
+        design = m.group(1)
+        if prefix:
+            if not design.startswith(prefix + "-"):
+                continue
+            design = design[len(prefix) + 1:]
         with open(path, encoding="utf-8") as f:
-            runs[m.group(1)][int(m.group(2))] = json.load(f)
+            runs[design][int(m.group(2))] = json.load(f)
     return runs
 
 
@@ -61,9 +69,10 @@ def accuracy(report, distance, state):
 
 def main():
     results = sys.argv[1] if len(sys.argv) > 1 else os.path.expanduser("~/baton-mini-v2-runs/results")
-    runs = load(results)
+    prefix = sys.argv[2] if len(sys.argv) > 2 else ""
+    runs = load(results, prefix)
     if not runs:
-        sys.exit(f"no synthetic-*-sN.json in {results}")
+        sys.exit(f"no synthetic-{prefix + '-' if prefix else ''}*-sN.json in {results}")
     order = sorted(runs, key=lambda d: (d != "baseline", d != REFERENCE, d))
     any_report = next(iter(next(iter(runs.values())).values()))
     distances = sorted({c["distance"] for c in any_report["evaluation"]["results"]})

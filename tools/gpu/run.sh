@@ -5,6 +5,7 @@
 #
 #   tools/gpu/run.sh OUTDIR STEP... [--minutes N] [--pretrain-minutes M]
 #                    [--carry DIR] [--dry-run] [--variant "OPTIONS"]...
+#                    [--synthetic-jobs FILE] [--synthetic-parallel N]
 #                    [-- PRETRAIN_OPTIONS...]
 #
 # Steps:
@@ -22,6 +23,12 @@
 #             OPTIONS after the common PRETRAIN_OPTIONS (a small model leaves most of
 #             an H100 idle); the variant with the lowest validation loss is the one
 #             whose model comes back, the others' logs and curves come back beside it.
+#   synthetic tools/gpu/synthetic.sh: the synthetic memory task's jobs of
+#             --synthetic-jobs FILE (default tools/gpu/synthetic-jobs.txt) on CUDA,
+#             --synthetic-parallel N at a time (default 5), until the command's end; the
+#             runs live in build-gpu/synthetic-runs (a second call on a warm machine
+#             resumes them), the reports and run logs come back in logs.tar.gz
+#             (logs/synthetic), with the card's use every 5 s (logs/gpu-use.csv)
 #
 # Environment: PYTHON, the Python that has torch (default python3).
 # --dry-run (on a machine without CUDA, to prove the script): test compares the CPU
@@ -45,6 +52,8 @@ carry=$root/gpu-carry
 pretrain_args=()
 variants=()
 dry=0
+synthetic_jobs=$root/tools/gpu/synthetic-jobs.txt
+synthetic_parallel=5
 while (($#)); do
   case $1 in
     --minutes) minutes=$2; shift 2 ;;
@@ -52,12 +61,14 @@ while (($#)); do
     --carry) carry=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     --variant) variants+=("$2"); shift 2 ;;
+    --synthetic-jobs) synthetic_jobs=$(realpath "$2"); shift 2 ;;
+    --synthetic-parallel) synthetic_parallel=$2; shift 2 ;;
     --) shift; pretrain_args=("$@"); break ;;
-    build | test | bench | pretrain) steps+=("$1"); shift ;;
+    build | test | bench | pretrain | synthetic) steps+=("$1"); shift ;;
     *) echo "error: unknown step or option $1" >&2; exit 2 ;;
   esac
 done
-((${#steps[@]})) || { echo "error: name at least one step: build test bench pretrain" >&2; exit 2; }
+((${#steps[@]})) || { echo "error: name at least one step: build test bench pretrain synthetic" >&2; exit 2; }
 
 # The Python with torch (PyTorch's on the GPU machine; PYTHON=/usr/bin/python3 with
 # Debian's python3-torch for a dry run here).
@@ -153,6 +164,23 @@ for step in "${steps[@]}"; do
         fi
       else
         status[bench]="skipped: not built"
+      fi
+      ;;
+    synthetic)
+      if ((built)) || [[ -x $build/app/cli/baton-cli ]]; then
+        device=cuda
+        ((dry)) && device=cpu
+        nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 5 \
+          >"$logs/gpu-use.csv" 2>/dev/null &
+        smi=$!
+        # Every job stops at the deadline; the step's own cap is a little later.
+        run_step synthetic $(($(left) + 15)) "$root/tools/gpu/synthetic.sh" \
+          "$build/app/cli/baton-cli" "$synthetic_jobs" "$build/synthetic-runs" \
+          "$logs/synthetic" "$synthetic_parallel" "$((deadline - 20))" "$device"
+        kill "$smi" 2>/dev/null
+        cp "$build"/synthetic-runs/*.log "$logs/synthetic/" 2>/dev/null
+      else
+        status[synthetic]="skipped: not built"
       fi
       ;;
     pretrain)

@@ -108,6 +108,9 @@ struct SyntheticRunConfig {
     bool lossOnAllTokens = false; // false: only the answers are scored in training
     uint64_t seed = 1;            // initialisation and training data
     int64_t checkpointEvery = 100;
+    // Where training and evaluation run: "cpu", "cuda" or "cuda:N" (a CUDA LibTorch), in
+    // float32 either way. Not part of the run's settings: a run may resume elsewhere.
+    std::string device = "cpu";
     // Evaluation: sequences of evalWindows windows from evalSeed (never a training seed).
     int evalSequences = 500;
     int evalWindows = 0; // 0: maxDistance + 2
@@ -167,7 +170,8 @@ Result<SyntheticReport> runSynthetic(const SyntheticRunConfig& config,
 // of `windows` windows (0: the task's maxDistance + 2) from `seed`; a recurrent model
 // with its state on and off.
 Result<SyntheticEvaluation> evaluateSyntheticModel(const std::string& modelDir, int sequences,
-                                                   int windows, uint64_t seed);
+                                                   int windows, uint64_t seed,
+                                                   const std::string& device = "cpu");
 
 // Torch-free: the report in a folder (a run's folder or its model folder) when it holds
 // a synthetic.json, nullopt when it holds none; an error for a damaged one. The app's

@@ -281,6 +281,7 @@ Result<void> SyntheticRun::setUp() {
     if (!latest.empty()) {
         LoadOptions load;
         load.mapWeights = false;
+        load.device = c.device;
         auto model = loadModelWithoutTokenizer(files::join(latest, "model"), m_identity, load);
         if (!model)
             return model.error();
@@ -298,7 +299,9 @@ Result<void> SyntheticRun::setUp() {
         rec->window = c.task.window;
         rec->overlap = 0;
     }
-    auto model = createModel(modelConfigFor(c), nullptr, c.seed, {}, rec);
+    LoadOptions onDevice;
+    onDevice.device = c.device;
+    auto model = createModel(modelConfigFor(c), nullptr, c.seed, onDevice, rec);
     if (!model)
         return model.error();
     m_model = *model;
@@ -460,7 +463,9 @@ Result<SyntheticReport> SyntheticRun::run() {
         if (!progress)
             return progress.error();
         m_p = *progress;
-        auto model = loadModelWithoutTokenizer(modelDir, m_identity);
+        LoadOptions load;
+        load.device = c.device;
+        auto model = loadModelWithoutTokenizer(modelDir, m_identity, load);
         if (!model)
             return model.error();
         Model::Impl& m = ModelAccess::of(**model);
@@ -506,7 +511,8 @@ Result<SyntheticReport> runSynthetic(const SyntheticRunConfig& config,
 }
 
 Result<SyntheticEvaluation> evaluateSyntheticModel(const std::string& modelDir, int sequences,
-                                                   int windows, uint64_t seed) {
+                                                   int windows, uint64_t seed,
+                                                   const std::string& device) {
     auto stored = readSyntheticReport(modelDir);
     if (!stored)
         return stored.error();
@@ -519,7 +525,9 @@ Result<SyntheticEvaluation> evaluateSyntheticModel(const std::string& modelDir, 
         return r.error();
     if (sequences < 1)
         return makeError(ErrorCode::InvalidArgument, "at least one sequence");
-    auto model = loadModelWithoutTokenizer(modelDir, syntheticTaskIdentity(task));
+    LoadOptions load;
+    load.device = device;
+    auto model = loadModelWithoutTokenizer(modelDir, syntheticTaskIdentity(task), load);
     if (!model)
         return model.error();
     try {

@@ -307,6 +307,7 @@ std::string syntheticReportJson(const SyntheticReport& r) {
     train["weight_decay"] = c.weightDecay;
     train["clip"] = c.clipNorm;
     train["loss"] = c.lossOnAllTokens ? "all" : "answers";
+    train["device"] = c.device;
     train["steps_done"] = r.steps;
     train["tokens"] = r.trainTokens;
     train["seconds"] = r.trainSeconds;
@@ -415,6 +416,7 @@ Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& fo
     tr.integer("steps", 1, INT64_MAX, c.steps);
     tr.number("lr", 0, 1, c.lr);
     tr.string("loss", loss);
+    tr.string("device", c.device); // optional: reports written before devices ran on the CPU
     tr.integer("steps_done", 0, INT64_MAX, r.steps);
     tr.integer("tokens", 0, INT64_MAX, r.trainTokens);
     tr.number("seconds", 0, 1e12, r.trainSeconds);
