@@ -31,6 +31,40 @@ double peakRssMb() {
     return double(u.ru_maxrss) / 1024.0;
 }
 
+namespace {
+// VmHWM from /proc/self/status in MB, or -1.
+double highWaterMarkMb() {
+    FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    double kb = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1)
+            break;
+    std::fclose(f);
+    return kb < 0 ? -1 : kb / 1024.0;
+}
+} // namespace
+
+void PeakMemory::pause() {
+    m_peak = std::max(m_peak, highWaterMarkMb());
+}
+
+void PeakMemory::resume() {
+    FILE* f = std::fopen("/proc/self/clear_refs", "w");
+    const bool reset = f && std::fputs("5", f) >= 0;
+    if (f && std::fclose(f) != 0)
+        m_leavesOut = false;
+    if (!reset)
+        m_leavesOut = false;
+}
+
+double PeakMemory::mb() {
+    pause();
+    return m_peak;
+}
+
 double privateRssMb() {
     FILE* f = std::fopen("/proc/self/status", "r");
     if (!f)
@@ -50,51 +84,6 @@ void report(const std::string& bench, const std::string& metric, double value,
                 bench.c_str(), metric.c_str(), value, unit.c_str(), extra.empty() ? "" : ", ",
                 extra.c_str());
     std::fflush(stdout);
-}
-
-double readBandwidthGBs(int threads) {
-    threads = std::max(1, threads);
-    const size_t n = (size_t(256) << 20) / sizeof(uint32_t);
-    std::vector<uint32_t> data(n, 1u);
-    std::vector<double> seconds;
-    std::vector<uint32_t> sums(size_t(threads), 0);
-    for (int r = 0; r < 6; ++r) {
-        const auto t0 = Clock::now();
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-            pool.emplace_back([&, t] {
-                const size_t b = (n / 4) * size_t(t) / size_t(threads) * 4;
-                const size_t e = (n / 4) * size_t(t + 1) / size_t(threads) * 4;
-                // 16-byte vector loads, four independent sums: the loop is bound by
-                // memory, not by the core (a scalar loop is not, at 30+ GB/s).
-                using V = uint32_t __attribute__((vector_size(16)));
-                const V* v = reinterpret_cast<const V*>(data.data());
-                V s0 = {}, s1 = {}, s2 = {}, s3 = {};
-                const size_t vb = b / 4, ve = e / 4; // slices are multiples of 4 elements
-                size_t i = vb;
-                for (; i + 4 <= ve; i += 4) {
-                    s0 += v[i];
-                    s1 += v[i + 1];
-                    s2 += v[i + 2];
-                    s3 += v[i + 3];
-                }
-                for (; i < ve; ++i)
-                    s0 += v[i];
-                const V sum = s0 + s1 + s2 + s3;
-                const uint32_t a = sum[0] + sum[1] + sum[2] + sum[3];
-                sums[size_t(t)] = a;
-            });
-        for (auto& th : pool)
-            th.join();
-        if (r > 0) // the first pass faults the pages in
-            seconds.push_back(secondsSince(t0));
-    }
-    uint32_t check = 0;
-    for (uint32_t v : sums)
-        check += v;
-    if (check != uint32_t(n)) // every element is 1: also keeps the sums alive
-        std::fprintf(stderr, "bandwidth check failed: %u\n", check);
-    return double(n * sizeof(uint32_t)) / median(seconds) / 1e9;
 }
 
 BusyLoad::BusyLoad(int processes) {

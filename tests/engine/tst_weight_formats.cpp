@@ -387,6 +387,30 @@ private Q_SLOTS:
         }
     }
 
+    // The read-bandwidth probe's sum (bench_gpt2): every path adds every value once,
+    // whole vectors and tails alike, from any start (the probe's slices are aligned, a
+    // caller's need not be).
+    void readSumAddsEveryValue() {
+        std::vector<float> x(1000);
+        for (size_t i = 0; i < x.size(); ++i)
+            x[i] = float(int(i % 7) - 3) * 0.5f + (i == 500 ? 1000.f : 0.f);
+        for (Isa path : isas()) {
+            setIsa(path);
+            for (size_t from : {size_t(0), size_t(1), size_t(13)})
+                for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(128), size_t(129),
+                                 size_t(300), size_t(987)}) {
+                    double ref = 0;
+                    for (size_t i = from; i < from + n; ++i)
+                        ref += x[i];
+                    QVERIFY2(
+                        readSum(x.data() + from, int64_t(n)) == float(ref),
+                        qPrintable(
+                            QString("%1: %2 values from %3").arg(isaName(path)).arg(n).arg(from)));
+                }
+        }
+        setIsa(bestIsa());
+    }
+
     void bytesPerFormat() {
         const float w[6] = {1, 2, 3, 4, 5, 6};
         QCOMPARE(PackedMatrix::wrap(w, 2, 3).bytes(), size_t(24));

@@ -4,6 +4,7 @@
 // GCC 12 reports false positives inside the AVX-512 intrinsics' headers.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "kernels/weight_matrix.h"
@@ -105,6 +106,42 @@ BATON_AVX512 void geluAvx512(float* x, int64_t n) {
     }
 }
 
+BATON_AVX2 float readSumAvx2(const float* x, int64_t n) {
+    __m256 s[8];
+    for (auto& v : s)
+        v = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        for (int k = 0; k < 8; ++k)
+            s[k] = _mm256_add_ps(s[k], _mm256_loadu_ps(x + i + 8 * k));
+    for (int k = 1; k < 8; ++k)
+        s[0] = _mm256_add_ps(s[0], s[k]);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, s[0]);
+    float total = 0;
+    for (float v : lanes)
+        total += v;
+    for (; i < n; ++i)
+        total += x[i];
+    return total;
+}
+
+BATON_AVX512 float readSumAvx512(const float* x, int64_t n) {
+    __m512 s[8];
+    for (auto& v : s)
+        v = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 128 <= n; i += 128)
+        for (int k = 0; k < 8; ++k)
+            s[k] = _mm512_add_ps(s[k], _mm512_loadu_ps(x + i + 16 * k));
+    for (int k = 1; k < 8; ++k)
+        s[0] = _mm512_add_ps(s[0], s[k]);
+    float total = _mm512_reduce_add_ps(s[0]);
+    for (; i < n; ++i)
+        total += x[i];
+    return total;
+}
+
 // Runs `body` on whole vectors of `width` floats, and the last n % width values padded
 // to a vector: every value goes through the same instructions wherever it sits, so a
 // product split among threads at any row gives the same bits.
@@ -126,6 +163,25 @@ void geluTanhScalar(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const float v = x[i];
         x[i] = 0.5f * v * (1.f + std::tanh(kC * (v + kCube * v * v * v)));
+    }
+}
+
+float readSum(const float* x, int64_t n) {
+    switch (isa()) {
+    case Isa::Avx512:
+        return readSumAvx512(x, n);
+    case Isa::Avx2:
+        return readSumAvx2(x, n);
+    default: {
+        float s[4] = {};
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4)
+            for (int k = 0; k < 4; ++k)
+                s[k] += x[i + k];
+        for (; i < n; ++i)
+            s[0] += x[i];
+        return (s[0] + s[1]) + (s[2] + s[3]);
+    }
     }
 }
 
