@@ -22,7 +22,8 @@ void geluTanh(float* x, int64_t n);
 void geluTanhScalar(float* x, int64_t n);
 
 // The sum of n floats read with the widest loads of the path in use (64-byte loads on
-// AVX-512, 32-byte on AVX2), eight independent sums: a loop bound by memory, which the
+// AVX-512, 32-byte on AVX2) as eight streams at once (eight stretches of x, a cache
+// line of each per step, each into its own sums): a loop bound by memory, which the
 // benchmarks' read-bandwidth probe times. The order of the additions is the vector
 // path's (not a reference sum).
 float readSum(const float* x, int64_t n);
