@@ -28,8 +28,9 @@ void addModelOptions(Args& args) {
                 "f32")
         .flag("no-map",
               "Copy the weights into memory instead of using the mapped file's pages (the "
-              "default where the file holds them in the --weights format; the file may then "
-              "be overwritten in place while loaded)")
+              "default where the file holds them in the --weights format, except bf16 on a "
+              "CPU with native bf16 products, which is copied; the file may then be "
+              "overwritten in place while loaded)")
         .option("adapter", "DIR",
                 "A recurrence adapter (train --adapter) to load onto --model, the baseline "
                 "model it was trained on (a model it is compared with is loaded without it)",

@@ -511,7 +511,9 @@ private Q_SLOTS:
             o.mapWeights = map;
             auto model = Model::load(folder, o);
             BATON_VERIFY_OK(model);
-            QCOMPARE((*model)->info().mappedBytes, map ? int64_t(expected) : int64_t(0));
+            // BF16 is copied where the CPU multiplies bf16 natively (the faster way).
+            const bool shared = map && !(held == WeightFormat::BF16 && cpu::nativeBf16Products());
+            QCOMPARE((*model)->info().mappedBytes, shared ? int64_t(expected) : int64_t(0));
             auto g = Generator::create(*model, {});
             BATON_VERIFY_OK(g);
             QVERIFY((*g)->appendText("He was very much pleased with Randalls, and").ok());

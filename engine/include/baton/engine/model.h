@@ -33,7 +33,8 @@ struct LoadOptions {
     // with f16, BF16 with bf16) are the memory-mapped file's pages themselves, no copy
     // (ModelInfo::mappedBytes says how much). The file must then not be overwritten in
     // place while the model lives; replacing it by a rename, as Baton saves, is safe.
-    // Training loads with false: it writes its weights.
+    // BF16 weights are copied anyway on a CPU with native bf16 products (they decode
+    // faster from Baton's own layout). Training loads with false: it writes its weights.
     bool mapWeights = true;
     // A recurrence adapter folder (baton-cli train --adapter) to load onto this model:
     // it must be the baseline model the adapter was trained on (refused otherwise).

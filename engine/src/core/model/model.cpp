@@ -1,6 +1,7 @@
 #include "baton/engine/model.h"
 
 #include "kernels/core_budget.h"
+#include "kernels/weight_matrix.h"
 #include "kernels/worker_team.h"
 #include "model/checkpoint.h"
 #include "model/fixed_blocks.h"
@@ -254,10 +255,14 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
             return resolved.error();
         const torch::Device device = *resolved;
 
-        // A CPU model's weight matrices go straight into their format.
-        auto loaded = loadGpt2(folder, options.cancel, options.progress,
-                               blocks::ownKernels(device) ? options.weights : WeightFormat::F32,
-                               options.mapWeights);
+        // A CPU model's weight matrices go straight into their format. BF16 weights are
+        // copied where the CPU multiplies bf16 natively: the mapped file's column-major
+        // products have no such path and decode 15-30% slower (docs/performance.md).
+        const bool map = options.mapWeights &&
+                         !(options.weights == WeightFormat::BF16 && cpu::nativeBf16Products());
+        auto loaded =
+            loadGpt2(folder, options.cancel, options.progress,
+                     blocks::ownKernels(device) ? options.weights : WeightFormat::F32, map);
         if (!loaded)
             return loaded.error();
         if (tokenizer && tokenizer->vocabSize() > loaded->config.vocabSize)
