@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
@@ -32,15 +33,16 @@ double peakRssMb() {
 }
 
 namespace {
-// VmHWM from /proc/self/status in MB, or -1.
-double highWaterMarkMb() {
+// A "Name: N kB" line of /proc/self/status in MB, or -1 where it says nothing.
+double statusFieldMb(const char* field) {
     FILE* f = std::fopen("/proc/self/status", "r");
     if (!f)
         return -1;
+    const std::string format = std::string(field) + ": %lf kB";
     char line[256];
     double kb = -1;
     while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1)
+        if (std::sscanf(line, format.c_str(), &kb) == 1)
             break;
     std::fclose(f);
     return kb < 0 ? -1 : kb / 1024.0;
@@ -48,7 +50,7 @@ double highWaterMarkMb() {
 } // namespace
 
 void PeakMemory::pause() {
-    m_peak = std::max(m_peak, highWaterMarkMb());
+    m_peak = std::max(m_peak, statusFieldMb("VmHWM"));
 }
 
 void PeakMemory::resume() {
@@ -66,16 +68,7 @@ double PeakMemory::mb() {
 }
 
 double privateRssMb() {
-    FILE* f = std::fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    char line[256];
-    double kb = -1;
-    while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "RssAnon: %lf kB", &kb) == 1)
-            break;
-    std::fclose(f);
-    return kb < 0 ? -1 : kb / 1024.0;
+    return statusFieldMb("RssAnon");
 }
 
 void report(const std::string& bench, const std::string& metric, double value,
