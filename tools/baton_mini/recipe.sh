@@ -268,28 +268,13 @@ adapter_runs() {
 # backpropagation instead of the default 10, and pool1w3long the same with as many
 # windows trained on as the others, 10,000 steps instead of 3,000); the f1- designs
 # are the task with one fact per window, where copying needs no choice between two
-# facts (synthetic_table.py RESULTS f1 reads them as a comparison of their own). Reports go to
-# results/synthetic-NAME-sSEED.json; tools/baton_mini/synthetic_table.py makes the tables.
+# facts (synthetic_table.py RESULTS f1 reads them as a comparison of their own).
+# Reports go to results/synthetic-NAME-sSEED.json; tools/baton_mini/synthetic_table.py
+# makes the tables.
 synthetic_common="--layers 2 --heads 2 --embd 64 --window 64 --batch 8 --lr 2e-3 --warmup 100 --eval-sequences 1000"
-synthetic_designs=(
-  "baseline:--mode baseline"
-  "pool1:"
-  "pool4:--slots 4"
-  "write4:--write-tokens --slots 4"
-  "write4all:--write-tokens --slots 4 --insert-block 0 --read-blocks 2"
-  "write4allgate:--write-tokens --slots 4 --insert-block 0 --read-blocks 2 --gate"
-  "pool1nomark:--no-recall-marker"
-  "pool4all:--slots 4 --insert-block 0 --read-blocks 2"
-  "pool4gate:--slots 4 --gate"
-  "pool16:--slots 16"
-  "plain1:--plain-ffn"
-  "block0:--insert-block 0"
-  "pool1w3:--bptt-windows 3"
-  "pool1w3long:--bptt-windows 3 --steps 10000"
-  "f1-baseline:--mode baseline --facts 1"
-  "f1-pool1:--facts 1"
-  "f1-pool4:--slots 4 --facts 1"
-)
+# The designs: NAME:OPTIONS, in the order they run.
+# shellcheck source=tools/baton_mini/synthetic_designs.sh
+source "$root/tools/baton_mini/synthetic_designs.sh"
 synthetic_run() { # NAME SEED OPTIONS...
   local name=$1 seed=$2 out=$runs/synthetic/$1-s$2
   shift 2

@@ -8,14 +8,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cli=${BATON_CLI:-$root/build/app/cli/baton-cli}
 out=${OUT:-/tmp/baton-synthetic-cost}
 common="--layers 2 --heads 2 --embd 64 --window 64 --batch 8 --steps 100 --lr 2e-3 --warmup 100 --eval-sequences 200 --threads 1 --json"
-designs=(
-  "baseline:--mode baseline"
-  "pool1:"
-  "pool4:--slots 4"
-  "write4:--write-tokens --slots 4"
-  "write4all:--write-tokens --slots 4 --insert-block 0 --read-blocks 2"
-  "write4allgate:--write-tokens --slots 4 --insert-block 0 --read-blocks 2 --gate"
-)
+# shellcheck source=tools/baton_mini/synthetic_designs.sh
+source "$root/tools/baton_mini/synthetic_designs.sh"
+designs=("${synthetic_designs[@]:0:6}") # the comparison
 export OMP_WAIT_POLICY=PASSIVE
 rm -rf "$out"
 mkdir -p "$out"
