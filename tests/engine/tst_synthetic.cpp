@@ -201,6 +201,16 @@ private Q_SLOTS:
         auto r = runSynthetic(c);
         QVERIFY(!r.ok());
         QCOMPARE(r.error().code, ErrorCode::InvalidArgument);
+        // An unknown device is refused before any training, and the folder's run can
+        // still go on where it can run.
+        SyntheticRunConfig elsewhere = tinyRun(m_tmp.filePath("device").toStdString(), false);
+        elsewhere.device = "tpu";
+        auto refused = runSynthetic(elsewhere);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code, ErrorCode::InvalidArgument);
+        QVERIFY(!QFile::exists(m_tmp.filePath("device/checkpoints")));
+        elsewhere.device = "cpu";
+        BATON_VERIFY_OK(runSynthetic(elsewhere));
     }
 
     void aRunTrainsEvaluatesAndResumesExactly() {

@@ -50,7 +50,9 @@ ModelConfig modelConfigFor(const SyntheticRunConfig& c) {
     return m;
 }
 
-// What must not change when a run resumes: everything but the evaluation's size.
+// What must not change when a run resumes: everything but the evaluation's size and
+// the device (the key is the report's text without training.device, as runs written
+// before devices stored it).
 std::string runKey(const SyntheticRunConfig& c) {
     SyntheticReport r;
     r.config = c;
@@ -59,7 +61,9 @@ std::string runKey(const SyntheticRunConfig& c) {
     r.config.evalWindows = 0;
     r.config.evalSeed = 0;
     r.config.checkpointEvery = 1;
-    return syntheticReportJson(r);
+    auto key = nlohmann::ordered_json::parse(syntheticReportJson(r));
+    key["training"].erase("device");
+    return key.dump(2) + "\n";
 }
 
 // The training batch of one step (1-based): the same for every design with this seed.
