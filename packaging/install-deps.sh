@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build pkg-config g++ ccache git
   qt6-base-dev qt6-base-dev-tools libqt6opengl6-dev qt6-charts-dev
-  libtorch-dev libopenblas0-openmp
+  libtorch-dev libopenblas0-openmp libgloo-dev # libgloo-dev: data-parallel training (Gloo)
   libsentencepiece-dev
   libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcpp-httplib-dev
   libzip-dev libpugixml-dev libcurl4-openssl-dev libssl-dev

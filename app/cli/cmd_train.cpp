@@ -1,5 +1,6 @@
 #include "cli_support.h"
 #include "commands.h"
+#include "local_ranks.h"
 #include "recurrence_options.h"
 #include "terminal_progress.h"
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace baton::cli {
@@ -56,6 +58,10 @@ nlohmann::ordered_json eventJson(const engine::TrainEvent& e) {
         j["grad_norm"] = e.gradNorm;
         j["module_grad_norm"] = e.moduleGradNorm;
         j["eta_s"] = e.etaSeconds;
+        if (e.commSeconds > 0) { // a distributed run
+            j["comm_s"] = e.commSeconds;
+            j["comm_bytes"] = e.commBytes;
+        }
         if (!e.slotAttention.empty())
             j["slot_attention"] = e.slotAttention;
         break;
@@ -128,6 +134,36 @@ void printHuman(const engine::TrainEvent& e, TerminalProgress& bar) {
                      static_cast<long long>(e.step));
         return;
     }
+}
+
+// The launcher's variables, then the options (which win).
+engine::DistributedConfig distributedFromArgs(const Args& args) {
+    auto env = engine::distributedFromEnvironment([](const char* n) { return std::getenv(n); });
+    if (!env)
+        throw UsageError(env.error().message);
+    engine::DistributedConfig d = *env;
+    if (args.has("rank") != args.has("world-size"))
+        throw UsageError("--rank and --world-size go together");
+    if (args.has("world-size")) {
+        d.worldSize = int(args.getInt("world-size", 1, 4096));
+        d.rank = int(args.getInt("rank", 0, d.worldSize - 1));
+        d.localRank = 0;
+        d.launched = true;
+    }
+    if (args.has("master")) {
+        const std::string m = args.get("master");
+        const size_t colon = m.rfind(':');
+        if (colon == std::string::npos || colon == 0)
+            throw UsageError("--master must be HOST:PORT");
+        d.masterAddr = m.substr(0, colon);
+        char* end = nullptr;
+        const long port = std::strtol(m.c_str() + colon + 1, &end, 10);
+        if (*end != '\0' || end == m.c_str() + colon + 1 || port < 1 || port > 65535)
+            throw UsageError("--master must be HOST:PORT with a port in [1, 65535]");
+        d.masterPort = int(port);
+    }
+    d.timeoutSeconds = int(args.getInt("dist-timeout", 1, 7 * 24 * 3600));
+    return d;
 }
 
 } // namespace
@@ -209,6 +245,18 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("keep-checkpoints", "N", "Checkpoints kept (the newest)", "2")
         .option("save-dtype", "f32|f16|bf16", "Storage dtype of the final model", "f32")
         .option("threads", "N", "Compute threads (default: all cores)", "0")
+        .option("nproc", "N",
+                "Data-parallel: start N processes on this machine as the ranks of one run "
+                "(one per GPU with --device cuda; on CPUs each with --threads cores)",
+                "1")
+        .option("rank", "R",
+                "Data-parallel across machines: this process's rank, with --world-size and "
+                "--master (torchrun's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and "
+                "Slurm's SLURM_PROCID, SLURM_NTASKS are read when set)")
+        .option("world-size", "N", "Data-parallel: the number of ranks")
+        .option("master", "HOST:PORT", "Data-parallel: rank 0's address (default 127.0.0.1:29500)")
+        .option("dist-timeout", "S",
+                "Data-parallel: a rank silent this long stops the run with an error", "300")
         .flag("json-progress", "Print one JSON object per event on standard output (the last "
                                "line is the done event with the model's path)");
     addDeviceOption(args);
@@ -218,8 +266,29 @@ int runTrain(const std::vector<std::string>& argv) {
     if (!args.positional().empty())
         throw UsageError("unexpected argument " + args.positional().front());
 
+    const int nproc = int(args.getInt("nproc", 1, 1024));
+    auto dist = distributedFromArgs(args);
+    if (nproc > 1) {
+        if (dist.active())
+            throw UsageError("--nproc starts the ranks itself: not with --rank, --world-size or "
+                             "a launcher's RANK / WORLD_SIZE");
+        if (!args.has("resume") && args.getInt("batch", 1, 100000) < nproc)
+            throw UsageError("--batch must be at least --nproc: each rank takes its share of "
+                             "every batch");
+        std::vector<std::string> rest;
+        for (size_t i = 0; i < argv.size(); ++i) {
+            if (argv[i] == "--nproc") {
+                ++i;
+                continue;
+            }
+            if (argv[i].rfind("--nproc=", 0) != 0)
+                rest.push_back(argv[i]);
+        }
+        return runLocalRanks(nproc, rest, dist.timeoutSeconds);
+    }
     engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
     engine::TrainConfig c;
+    c.distributed = dist;
     if (!args.has("out"))
         throw UsageError("--out DIR is required");
     c.outDir = args.get("out");
@@ -304,6 +373,8 @@ int runTrain(const std::vector<std::string>& argv) {
         c.precision = args.get("precision");
     }
 
+    // Rank 0 reports; the others print only their errors.
+    const bool quiet = dist.rank != 0;
     const bool json = args.has("json-progress");
     engine::CancelToken cancel;
     g_interrupted.store(false);
@@ -311,11 +382,10 @@ int runTrain(const std::vector<std::string>& argv) {
     auto previousTerm = std::signal(SIGTERM, onSignal);
     TerminalProgress bar("train");
     auto onEvent = [&](const engine::TrainEvent& e) {
-        if (json) {
+        if (json && !quiet)
             std::cout << eventJson(e).dump() << "\n" << std::flush;
-        } else {
+        else if (!quiet)
             printHuman(e, bar);
-        }
         return !g_interrupted.load();
     };
     auto result = engine::train(c, onEvent, cancel);
@@ -324,10 +394,12 @@ int runTrain(const std::vector<std::string>& argv) {
     std::signal(SIGTERM, previousTerm);
     check(result);
     if (result->cancelled) {
-        std::cerr << "cancelled: resume with baton-cli train --out " << c.outDir << " --resume\n";
+        if (!quiet)
+            std::cerr << "cancelled: resume with baton-cli train --out " << c.outDir
+                      << " --resume\n";
         return 130;
     }
-    if (!json)
+    if (!json && !quiet)
         std::cout << result->modelDir << "\n";
     return 0;
 }

@@ -23,6 +23,8 @@
 #             OPTIONS after the common PRETRAIN_OPTIONS (a small model leaves most of
 #             an H100 idle); the variant with the lowest validation loss is the one
 #             whose model comes back, the others' logs and curves come back beside it.
+#   distributed tools/gpu/distributed.sh: NCCL with world size 1 against one plain
+#             process on CUDA (a smoke test), and Gloo with 2 CPU processes against 1
 #   synthetic tools/gpu/synthetic.sh: the synthetic memory task's jobs of
 #             --synthetic-jobs FILE (default tools/gpu/synthetic-jobs.txt) on CUDA,
 #             --synthetic-parallel N at a time (default 5), until the command's end; the
@@ -64,11 +66,11 @@ while (($#)); do
     --synthetic-jobs) synthetic_jobs=$(realpath "$2"); shift 2 ;;
     --synthetic-parallel) synthetic_parallel=$2; shift 2 ;;
     --) shift; pretrain_args=("$@"); break ;;
-    build | test | bench | pretrain | synthetic) steps+=("$1"); shift ;;
+    build | test | bench | pretrain | synthetic | distributed) steps+=("$1"); shift ;;
     *) echo "error: unknown step or option $1" >&2; exit 2 ;;
   esac
 done
-((${#steps[@]})) || { echo "error: name at least one step: build test bench pretrain synthetic" >&2; exit 2; }
+((${#steps[@]})) || { echo "error: name at least one step: build test bench pretrain synthetic distributed" >&2; exit 2; }
 
 # The Python with torch (PyTorch's on the GPU machine; PYTHON=/usr/bin/python3 with
 # Debian's python3-torch for a dry run here).
@@ -181,6 +183,18 @@ for step in "${steps[@]}"; do
         cp "$build"/synthetic-runs/*.log "$logs/synthetic/" 2>/dev/null
       else
         status[synthetic]="skipped: not built"
+      fi
+      ;;
+    distributed)
+      if ((built)) || [[ -x $build/app/cli/baton-cli ]]; then
+        device=cuda
+        ((dry)) && device=cpu
+        run_step distributed 240 "$root/tools/gpu/distributed.sh" "$build/app/cli/baton-cli" \
+          "$carry/fixtures/gpt2-tiny-random" "$logs/distributed" "$device"
+        grep -h "Baton: distributed" "$build/build.log" >>"$logs/distributed.log" 2>/dev/null
+        grep -h '^{' "$logs/distributed.log" 2>/dev/null
+      else
+        status[distributed]="skipped: not built"
       fi
       ;;
     pretrain)

@@ -186,6 +186,17 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     ll->addWidget(sectionTitle(tr("Training")));
     ll->addLayout(form);
     ll->addLayout(buttons);
+    // This page trains in this process; bigger runs go to the command line.
+    auto* larger =
+        new QLabel(tr("Several GPUs or machines: <code>baton-cli train --nproc N</code>, or one "
+                      "process per machine under torchrun or Slurm, trains one model data-parallel "
+                      "(docs/training.md, \"Training on several processes\")."));
+    larger->setObjectName(QStringLiteral("fineTuneLargerRuns"));
+    larger->setWordWrap(true);
+    larger->setTextFormat(Qt::RichText);
+    larger->setForegroundRole(QPalette::PlaceholderText);
+    ll->addSpacing(4);
+    ll->addWidget(larger);
     auto* scroll = new QScrollArea;
     scroll->setWidget(left);
     scroll->setWidgetResizable(true);

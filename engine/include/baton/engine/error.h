@@ -45,6 +45,8 @@ enum class ErrorCode : int {
     // books
     BookInvalid = 60,
     BookDrm = 61,
+    // distributed training
+    PeerFailed = 70, // another rank died, hung past the timeout or could not be reached
 };
 
 // A short stable name for a code, e.g. "truncated-file".

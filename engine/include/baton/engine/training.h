@@ -19,6 +19,40 @@ enum class TrainScope { All, Recurrence, RecurrenceAndTopBlocks };
 enum class LrSchedule { Constant, Cosine };
 enum class OptimizerKind { Adam, AdamW };
 
+// Data-parallel training: the run as one of N processes (ranks) on one or several
+// machines, through LibTorch's distributed engine (c10d: Gloo for CPU tensors, NCCL for
+// CUDA ones). Every rank computes the gradient of its share of each batch; the shares'
+// gradients are summed, so every rank takes the same optimizer step. Rank 0 alone
+// writes the run folder (run.json, checkpoints, the model), which every rank reads:
+// on several machines it must be on a shared filesystem. Not part of run.json: a run
+// resumes with any number of ranks.
+struct DistributedConfig {
+    int rank = 0;
+    int worldSize = 1; // 1: one process, nothing is communicated
+    int localRank = 0; // the rank's index on its machine: --device cuda means cuda:localRank
+    std::string masterAddr = "127.0.0.1"; // rank 0's host (it serves the rendezvous store)
+    int masterPort = 29500;
+    // A rank that stays silent this long (at the rendezvous or in any exchange) stops
+    // the others with an error naming it; rank 0's setup before the first step (the
+    // corpus's tokenization, a tokenizer trained for --scratch) may take longer.
+    int timeoutSeconds = 300;
+    // Set by a launcher's variables or --rank / --world-size: the run goes through the
+    // process group even with one rank (as torchrun's single process does).
+    bool launched = false;
+    bool active() const { return launched || worldSize > 1; }
+};
+
+// Reads a launcher's variables through `getenv`: torchrun's (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or Slurm's (SLURM_PROCID, SLURM_NTASKS,
+// SLURM_LOCALID, with MASTER_ADDR and MASTER_PORT set by the job script), marked
+// `launched`. Returns a one-process configuration when neither is set; an error for
+// values out of range.
+Result<DistributedConfig>
+distributedFromEnvironment(const std::function<const char*(const char*)>& getenv);
+// The backends this build has ("gloo", "gloo, nccl"), or "" when it was built
+// without the distributed engine (worldSize > 1 is then refused).
+std::string distributedBackends();
+
 struct TrainConfig {
     // Where the run lives: checkpoints, the token cache, the log, the outputs.
     std::string outDir;
@@ -88,6 +122,7 @@ struct TrainConfig {
     // "auto": bf16 autocast on CUDA (weights, optimizer and the loss stay float32),
     // float32 on the CPU; "f32"; "bf16" (CUDA only).
     std::string precision = "auto";
+    DistributedConfig distributed; // one process by default
 };
 
 Result<void> validateTrainConfig(const TrainConfig& config);
@@ -103,6 +138,9 @@ struct TrainEvent {
     double lr = 0;
     double gradNorm = 0, moduleGradNorm = 0; // before clipping
     double etaSeconds = 0;
+    // Several ranks: this step's exchange (gradients and statistics), its wall time and
+    // the bytes each rank sent (a ring all-reduce's 2 (N-1)/N of the data).
+    double commSeconds = 0, commBytes = 0;
     std::vector<double>
         slotAttention; // mean attention on the state slot: positions 0-15, 16-63, rest
     // Validation events

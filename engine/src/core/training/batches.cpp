@@ -3,6 +3,7 @@
 #include "baton/engine/sampling.h"
 #include "probe/episodes.h"
 #include "util/files.h"
+#include "util/hash.h"
 
 #include <torch/torch.h>
 
@@ -79,6 +80,18 @@ Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const To
               count(size_t(c.bpttWindows), "window", "windows") +
               "); validation: " + (valNames.empty() ? std::string("none") : valNames);
     return {};
+}
+
+std::string BatchSource::fingerprint() const {
+    ContentHash h;
+    for (const auto* corpus : {&m_train, &m_validation}) {
+        h.update(std::to_string(corpus->docs.size()) + ";");
+        for (const auto& doc : corpus->docs) {
+            h.update(std::to_string(doc.size()) + ";");
+            h.update(doc.data(), doc.size() * sizeof(int32_t));
+        }
+    }
+    return h.hex();
 }
 
 void BatchSource::startEpoch(int64_t epoch) {

@@ -22,6 +22,8 @@ public:
                          std::string& summary);
 
     size_t sequenceCount() const { return m_sequences.size(); }
+    // A hash of the training and validation tokens (ranks compare theirs).
+    std::string fingerprint() const;
     const TokenizedCorpus& validation() const { return m_validation; }
 
     // The order of the sequences in this epoch (from the seed and the epoch).

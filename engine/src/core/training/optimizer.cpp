@@ -2,6 +2,7 @@
 
 #include "model/fixed_blocks.h"
 #include "model/safetensors.h"
+#include "util/hash.h"
 
 #include <torch/torch.h>
 
@@ -97,6 +98,18 @@ Result<void> AdamOptimizer::save(const std::string& path) const {
             }
         }
     return writeSafetensors(path, out, {{"step", std::to_string(m_step)}});
+}
+
+std::string AdamOptimizer::fingerprint() const {
+    ContentHash h;
+    h.update(std::to_string(m_step));
+    for (const auto& group : m_state)
+        for (const auto& slot : group)
+            for (const auto* t : {&slot.m, &slot.v}) {
+                const auto c = t->to(torch::kCPU).contiguous();
+                h.update(c.data_ptr(), size_t(c.numel()) * c.element_size());
+            }
+    return h.hex();
 }
 
 Result<void> AdamOptimizer::load(const std::string& path) {

@@ -45,6 +45,8 @@ public:
 
     Result<void> save(const std::string& path) const;
     Result<void> load(const std::string& path);
+    // A hash of the step count and every moment (ranks compare theirs).
+    std::string fingerprint() const;
 
 private:
     struct Slot {

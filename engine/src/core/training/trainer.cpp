@@ -7,10 +7,13 @@
 #include "training/batches.h"
 #include "training/bptt.h"
 #include "training/checkpoints.h"
+#include "training/distributed.h"
+#include "training/distributed_config.h"
 #include "training/model_setup.h"
 #include "training/optimizer.h"
 #include "training/run_config.h"
 #include "util/files.h"
+#include "util/hash.h"
 
 #include <torch/torch.h>
 
@@ -54,6 +57,25 @@ private:
     Result<void> checkpoint();
     // Loads the latest checkpoint's model and progress; false when there is none.
     Result<bool> restoreCheckpoint();
+    // Reads run.json (resume) or writes it (a new run), then the model and the data.
+    // With several ranks rank 0 alone does this and writes a first checkpoint, which
+    // the others then load (setUpFollower), so that all start from the same bytes.
+    Result<void> setUpLeader(bool& restored);
+    Result<void> setUpFollower();
+    Result<void> prepareData();
+    // Distributed runs: the ranks compare their configuration, corpus and model.
+    Result<void> agreeOnInputs();
+
+    // Rank 0 (or the only process) writes the run folder.
+    bool leader() const { return !m_group || m_group->rank() == 0; }
+    // Stops on a cancel: one process's own token, or with several ranks the decision
+    // all of them took together at the last step (one rank's cancel stops all).
+    bool stopRequested() const { return m_group ? m_stopAll : m_cancel.cancelled(); }
+    // This rank's share of a batch's B sequences (all of them with one process).
+    WindowBatch share(const WindowBatch& batch) const;
+    // Sums over the ranks: the gradients, and the step's statistics (with the cancel
+    // vote); adds the time and bytes sent to `e`.
+    Result<void> sumAcrossRanks(BatchStats& total, TrainEvent& e);
 
     TrainConfig c;
     std::function<bool(const TrainEvent&)> m_onEvent;
@@ -65,7 +87,57 @@ private:
     std::unique_ptr<AdamOptimizer> m_opt;
     std::vector<torch::Tensor> m_netParams, m_moduleParams;
     RunProgress m_p; // saved in every checkpoint
+    torch::Device m_device{torch::kCPU};
+    std::unique_ptr<RankGroup> m_group; // with several ranks
+    bool m_stopAll = false;
 };
+
+WindowBatch Run::share(const WindowBatch& batch) const {
+    if (!m_group)
+        return batch;
+    const int64_t B = batch.inputs.size(1), n = m_group->size(), r = m_group->rank();
+    const int64_t first = B * r / n, count = B * (r + 1) / n - first;
+    WindowBatch part;
+    part.inputs = batch.inputs.narrow(1, first, count).contiguous();
+    part.targets = batch.targets.narrow(1, first, count).contiguous();
+    part.scored = part.targets.ge(0).sum().item<int64_t>();
+    return part;
+}
+
+Result<void> Run::sumAcrossRanks(BatchStats& total, TrainEvent& e) {
+    const auto t0 = Clock::now();
+    torch::NoGradGuard noGrad;
+    std::vector<torch::Tensor> grads;
+    int64_t elements = 0;
+    for (const auto* list : {&m_netParams, &m_moduleParams})
+        for (const auto& p : *list) {
+            if (!p.grad().defined()) // a parameter no gradient reached on this rank
+                p.mutable_grad() = torch::zeros_like(p);
+            grads.push_back(p.grad());
+            elements += p.numel();
+        }
+    if (auto r = m_group->sum(grads); !r)
+        return r.error();
+    std::vector<double> stats = {total.nllSum, m_cancel.cancelled() ? 1.0 : 0.0};
+    for (size_t i = 0; i < 3; ++i) {
+        stats.push_back(total.slotMass[i]);
+        stats.push_back(double(total.slotCount[i]));
+    }
+    auto t = torch::tensor(stats, torch::kFloat64).to(m_device);
+    if (auto r = m_group->sum({t}); !r)
+        return r.error();
+    t = t.cpu();
+    const double* v = t.data_ptr<double>();
+    total.nllSum = v[0];
+    m_stopAll = v[1] > 0;
+    for (size_t i = 0; i < 3; ++i) {
+        total.slotMass[i] = v[2 + 2 * i];
+        total.slotCount[i] = int64_t(std::llround(v[3 + 2 * i]));
+    }
+    e.commSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    e.commBytes = m_group->bytesPerSum(elements + int64_t(stats.size()) * 2);
+    return {};
+}
 
 void Run::setTrainable() {
     Model::Impl& m = ModelAccess::of(*m_model);
@@ -136,35 +208,47 @@ Result<TrainEvent> Run::validate() {
     e.totalSteps = m_p.totalSteps;
     e.tokens = m_p.tokens;
     auto evaluate = [&](bool useState, double& loss, std::vector<double>& bands) -> Result<void> {
-        double nll = 0;
-        int64_t scored = 0, budget = c.validationMaxTokens;
-        std::vector<double> bandNll(3, 0.0);
-        std::vector<int64_t> bandCount(3, 0);
-        for (const auto& doc : m_data.validation().docs) {
-            if (budget <= 1)
-                break;
+        // sums[0] NLL, [1] tokens, [2 + 2 i] band i's NLL, [3 + 2 i] its tokens. With
+        // several ranks each scores every N-th document and the sums are added up.
+        std::vector<double> sums(8, 0.0);
+        int64_t budget = c.validationMaxTokens;
+        const auto& docs = m_data.validation().docs;
+        for (size_t d = 0; d < docs.size() && budget > 1; ++d) {
+            const auto& doc = docs[d];
             const int64_t take = std::min<int64_t>(budget, int64_t(doc.size()));
             budget -= take;
+            if (m_group && int(d % size_t(m_group->size())) != m_group->rank())
+                continue;
             ScoreOptions o;
             o.windows = {c.window, c.overlap};
             o.state = useState ? StateSource::On : StateSource::Off;
             o.keepPerToken = false;
-            o.cancel = m_cancel;
+            // With several ranks a cancel waits for the step's vote: one rank alone
+            // leaving the validation would leave the others waiting for it.
+            if (!m_group)
+                o.cancel = m_cancel;
             auto r =
                 scoreTokens(*m_model, std::vector<int32_t>(doc.begin(), doc.begin() + take), o);
             if (!r)
                 return r.error();
-            nll += r->nllSum;
-            scored += r->scoredTokens;
+            sums[0] += r->nllSum;
+            sums[1] += double(r->scoredTokens);
             for (size_t i = 0; i < 3; ++i) {
-                bandNll[i] += r->bands[i].nllSum;
-                bandCount[i] += r->bands[i].tokens;
+                sums[2 + 2 * i] += r->bands[i].nllSum;
+                sums[3 + 2 * i] += double(r->bands[i].tokens);
             }
         }
-        loss = scored ? nll / double(scored) : 0.0;
+        if (m_group) {
+            auto t = torch::tensor(sums, torch::kFloat64).to(m_device);
+            if (auto r = m_group->sum({t}); !r)
+                return r.error();
+            t = t.cpu();
+            sums.assign(t.data_ptr<double>(), t.data_ptr<double>() + 8);
+        }
+        loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
         bands.clear();
         for (size_t i = 0; i < 3; ++i)
-            bands.push_back(bandCount[i] ? bandNll[i] / double(bandCount[i]) : 0.0);
+            bands.push_back(sums[3 + 2 * i] > 0 ? sums[2 + 2 * i] / sums[3 + 2 * i] : 0.0);
         return {};
     };
     if (auto r = evaluate(true, e.valLoss, e.valBandLoss); !r)
@@ -177,6 +261,8 @@ Result<TrainEvent> Run::validate() {
 }
 
 Result<void> Run::checkpoint() {
+    if (!leader())
+        return {};
     auto dir = writeCheckpoint(c.outDir, c.keepCheckpoints, ModelAccess::of(*m_model),
                                m_tokenizerDir, *m_opt, m_p);
     if (!dir)
@@ -197,7 +283,7 @@ Result<bool> Run::restoreCheckpoint() {
         return false;
     LoadOptions load;
     load.mapWeights = false; // training writes the weights
-    load.device = c.device;
+    load.device = m_device.str();
     auto model = Model::load(dir, load);
     if (!model)
         return model.error();
@@ -210,17 +296,25 @@ Result<bool> Run::restoreCheckpoint() {
     return true;
 }
 
-Result<TrainResult> Run::run() {
-    if (auto r = validateTrainConfig(c); !r)
+Result<void> Run::prepareData() {
+    std::string summary;
+    if (auto r = m_data.prepare(c, m_model->tokenizer(), summary); !r)
         return r.error();
-    files::makeDirectories(c.outDir);
+    info(summary);
+    setTrainable();
+    const int64_t perStep = int64_t(c.batchSize) * c.accumulate;
+    m_p.totalSteps =
+        c.steps > 0
+            ? c.steps
+            : std::max<int64_t>(1, int64_t(std::ceil(c.epochs * double(m_data.sequenceCount()) /
+                                                     double(perStep))));
+    m_data.startEpoch(m_p.epoch);
+    return {};
+}
+
+Result<void> Run::setUpLeader(bool& restored) {
     const std::string runFile = files::join(c.outDir, "run.json");
-    bool restored = false;
     if (c.resume) {
-        auto stored = readRunConfig(c.outDir);
-        if (!stored)
-            return stored.error();
-        c = *stored;
         auto r = restoreCheckpoint();
         if (!r)
             return r.error();
@@ -240,7 +334,9 @@ Result<TrainResult> Run::run() {
             return r.error();
     }
     if (!restored) {
-        auto set = setUpModel(c, [this](const std::string& m) { info(m); });
+        TrainConfig onDevice = c;
+        onDevice.device = m_device.str();
+        auto set = setUpModel(onDevice, [this](const std::string& m) { info(m); });
         if (!set)
             return set.error();
         m_model = set->model;
@@ -252,24 +348,117 @@ Result<TrainResult> Run::run() {
                 !r)
                 return r.error();
     }
-    std::string summary;
-    if (auto r = m_data.prepare(c, m_model->tokenizer(), summary); !r)
-        return r.error();
-    info(summary);
-    setTrainable();
+    if (auto r = prepareData(); !r)
+        return r;
     if (restored)
         if (auto r = m_opt->load(files::join(latestCheckpoint(c.outDir), "optimizer.safetensors"));
             !r)
             return r.error();
-    const int64_t perStep = int64_t(c.batchSize) * c.accumulate;
-    m_p.totalSteps =
-        c.steps > 0
-            ? c.steps
-            : std::max<int64_t>(1, int64_t(std::ceil(c.epochs * double(m_data.sequenceCount()) /
-                                                     double(perStep))));
-    m_data.startEpoch(m_p.epoch);
-    if (!restored)
+    if (!restored) {
         m_p.nextValidation = c.validateEveryTokens;
+        if (m_group) // the step-0 checkpoint the other ranks start from
+            return checkpoint();
+    }
+    return {};
+}
+
+Result<void> Run::setUpFollower() {
+    auto r = restoreCheckpoint();
+    if (!r)
+        return r.error();
+    if (!*r)
+        return makeError(ErrorCode::FileNotFound,
+                         "rank " + std::to_string(m_group->rank()) + " finds no checkpoint in " +
+                             c.outDir +
+                             ": every rank must read rank 0's run folder (on several machines, "
+                             "put --out on a shared filesystem)");
+    if (auto p = prepareData(); !p)
+        return p;
+    return m_opt->load(files::join(latestCheckpoint(c.outDir), "optimizer.safetensors"));
+}
+
+Result<void> Run::agreeOnInputs() {
+    ContentHash model;
+    Model::Impl& m = ModelAccess::of(*m_model);
+    auto add = [&](torch::nn::Module& mod) {
+        for (const auto& p : mod.named_parameters(true)) {
+            const auto t = p.value().detach().to(torch::kCPU).contiguous();
+            model.update(p.key());
+            model.update(t.data_ptr(), size_t(t.numel()) * t.element_size());
+        }
+    };
+    add(*m.net);
+    if (m.recurrent())
+        add(*m.recurrence);
+    if (auto r = m_group->agree("corpus", m_data.fingerprint()); !r)
+        return r;
+    if (auto r = m_group->agree("model (the checkpoint read from the run folder)", model.hex()); !r)
+        return r;
+    return m_group->agree("training state", m_opt->fingerprint() + "/" + std::to_string(m_p.step) +
+                                                "/" + std::to_string(m_p.epoch) + "/" +
+                                                std::to_string(m_p.position));
+}
+
+Result<TrainResult> Run::run() {
+    if (auto r = validateTrainConfig(c); !r)
+        return r.error();
+    const DistributedConfig dist = c.distributed;
+    if (auto r = validateDistributed(dist); !r)
+        return r.error();
+    files::makeDirectories(c.outDir);
+    if (c.resume) {
+        auto stored = readRunConfig(c.outDir);
+        if (!stored)
+            return stored.error();
+        c = *stored;
+        c.resume = true;
+        c.distributed = dist;
+    }
+    // With several ranks on one machine, --device cuda is each rank's own card.
+    m_device = torch::Device(
+        dist.active() && c.device == "cuda" ? "cuda:" + std::to_string(dist.localRank) : c.device);
+    bool restored = false;
+    if (dist.active()) {
+        if (c.batchSize < dist.worldSize)
+            return makeError(ErrorCode::InvalidArgument,
+                             "--batch " + std::to_string(c.batchSize) +
+                                 " is smaller than the number of ranks (" +
+                                 std::to_string(dist.worldSize) +
+                                 "): each rank takes its share of every batch");
+        if (!c.corpusTexts.empty() || !c.validationTexts.empty())
+            return makeError(ErrorCode::InvalidArgument,
+                             "distributed training reads its corpus from files");
+        auto group = RankGroup::connect(dist, m_device);
+        if (!group)
+            return group.error();
+        m_group = std::move(*group);
+        TrainConfig started = c; // what each rank was started with, where it runs aside
+        started.device = c.device;
+        if (auto r = m_group->agree("configuration",
+                                    (c.resume ? "resume\n" : "new run\n") + runConfigText(started));
+            !r)
+            return r.error();
+        if (leader()) {
+            auto r = setUpLeader(restored);
+            if (auto f = m_group->finish("setup", r ? "" : r.error().message); !f)
+                return f.error();
+            if (!r)
+                return r.error();
+        } else {
+            if (auto r = m_group->await("setup"); !r)
+                return r.error();
+            if (auto r = setUpFollower(); !r)
+                return r.error();
+            restored = true;
+        }
+        if (auto r = agreeOnInputs(); !r)
+            return r.error();
+        info("rank " + std::to_string(dist.rank) + " of " + std::to_string(dist.worldSize) +
+             ": every batch of " + std::to_string(c.batchSize) +
+             " sequences is shared out among the ranks");
+    } else if (auto r = setUpLeader(restored); !r) {
+        return r.error();
+    }
 
     const bool recurrent = c.mode == TrainMode::Recurrent;
     const bool bf16Autocast = c.precision == "bf16" || (c.precision == "auto" && c.device != "cpu");
@@ -278,7 +467,7 @@ Result<TrainResult> Run::run() {
     const int64_t firstStep = m_p.step;
     try {
         while (m_p.step < m_p.totalSteps) {
-            if (m_cancel.cancelled()) {
+            if (stopRequested()) {
                 result.cancelled = true;
                 break;
             }
@@ -287,8 +476,9 @@ Result<TrainResult> Run::run() {
             std::vector<WindowBatch> batches;
             int64_t scored = 0;
             for (int a = 0; a < c.accumulate; ++a) {
-                batches.push_back(m_data.next(m_p.epoch, m_p.position));
-                scored += batches.back().scored;
+                const WindowBatch all = m_data.next(m_p.epoch, m_p.position);
+                scored += all.scored; // the whole batch's: every rank divides by it
+                batches.push_back(share(all));
             }
             BatchStats total;
             for (const auto& b : batches) {
@@ -302,6 +492,9 @@ Result<TrainResult> Run::run() {
             }
             TrainEvent e;
             e.kind = TrainEvent::Kind::Step;
+            if (m_group)
+                if (auto r = sumAcrossRanks(total, e); !r)
+                    return r.error();
             const GradNorms norms = clipGradients(m_netParams, m_moduleParams, c.clipNorm);
             e.gradNorm = norms.net;
             e.moduleGradNorm = norms.module;
@@ -347,11 +540,12 @@ Result<TrainResult> Run::run() {
                     m_p.bestVal = v->valLoss;
                     m_p.haveBest = true;
                     m_p.sinceBest = 0;
-                    if (auto r = saveModelFolder(ModelAccess::of(*m_model),
-                                                 files::join(c.outDir, "best"), StDtype::F32,
-                                                 m_tokenizerDir);
-                        !r)
-                        return r.error();
+                    if (leader())
+                        if (auto r = saveModelFolder(ModelAccess::of(*m_model),
+                                                     files::join(c.outDir, "best"), StDtype::F32,
+                                                     m_tokenizerDir);
+                            !r)
+                            return r.error();
                 } else {
                     ++m_p.sinceBest;
                 }
@@ -362,14 +556,14 @@ Result<TrainResult> Run::run() {
                     result.stoppedEarly = stop = true;
                 }
             }
-            if (last || stop || m_cancel.cancelled() ||
+            if (last || stop || stopRequested() ||
                 (c.checkpointEverySteps > 0 && m_p.step % c.checkpointEverySteps == 0))
                 if (auto r = checkpoint(); !r)
                     return r.error();
             if (stop)
                 break;
         }
-        if (m_cancel.cancelled())
+        if (stopRequested())
             result.cancelled = true;
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
@@ -383,7 +577,9 @@ Result<TrainResult> Run::run() {
     result.bestValLoss = m_p.bestVal;
     if (m_p.haveBest)
         result.bestDir = files::join(c.outDir, "best");
-    if (!result.cancelled) {
+    if (!result.cancelled && !leader()) {
+        result.modelDir = files::join(c.outDir, c.adapter ? "adapter" : "model"); // rank 0's
+    } else if (!result.cancelled) {
         auto dtype = storageDtype(c.saveDtype);
         if (!dtype)
             return dtype.error();

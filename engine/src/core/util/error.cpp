@@ -54,6 +54,8 @@ const char* errorCodeName(ErrorCode code) {
         return "tokenizer-invalid";
     case ErrorCode::TokenizerMismatch:
         return "tokenizer-mismatch";
+    case ErrorCode::PeerFailed:
+        return "peer-failed";
     case ErrorCode::StateCorrupt:
         return "state-corrupt";
     case ErrorCode::StateMismatch:
