@@ -13,11 +13,15 @@ set(BATON_GLOO_TARGET "")
 option(BATON_REQUIRE_DISTRIBUTED "Fail the configuration when Gloo is missing" OFF)
 
 include(CheckCXXSourceCompiles)
-# Compiles and links a program that uses the process group as distributed.cpp does,
+# Compiles a program that uses the process group as distributed.cpp does,
 # so that a LibTorch whose c10d headers differ turns the backend off instead of
 # breaking the build.
+# Compiled, not linked: the imported torch target cannot be used in a try_compile (its
+# link interface names targets of Torch's own configuration, such as protobuf's).
 function(baton_check_c10d result define header class)
-  set(CMAKE_REQUIRED_LIBRARIES torch ${ARGN})
+  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+  set(CMAKE_REQUIRED_INCLUDES ${TORCH_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS})
+  set(CMAKE_REQUIRED_FLAGS "${TORCH_CXX_FLAGS}")
   set(CMAKE_REQUIRED_DEFINITIONS -D${define})
   set(CMAKE_REQUIRED_QUIET ON)
   check_cxx_source_compiles("

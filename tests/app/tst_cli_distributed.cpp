@@ -4,6 +4,7 @@
 // variables.
 #include "stored_tensors.h"
 #include "test_support.h"
+#include "training_fixture.h"
 
 #include <baton/engine/training.h>
 
@@ -29,45 +30,11 @@ struct Run {
 };
 
 // A short recurrent or baseline run on the fixture checkpoint: batch 4 (shared out
-// unevenly among 3 ranks), two micro-batches per step, one thread per process.
+// unevenly among 3 ranks), two micro-batches per step.
 QStringList trainArgs(const QString& out, const QString& corpus, const QString& val,
                       const QString& mode, int steps) {
-    return {"train",
-            "--base",
-            baton::test::fixtureDir(),
-            "--out",
-            out,
-            "--mode",
-            mode,
-            "--corpus",
-            corpus,
-            "--val",
-            val,
-            "--window",
-            "16",
-            "--overlap",
-            "4",
-            "--bptt-windows",
-            "3",
-            "--batch",
-            "4",
-            "--accumulate",
-            "2",
-            "--steps",
-            QString::number(steps),
-            "--lr",
-            "3e-3",
-            "--warmup",
-            "2",
-            "--validate-every",
-            "0",
-            "--val-tokens",
-            "200",
-            "--checkpoint-every",
-            "2",
-            "--json-progress",
-            "--threads",
-            "1"};
+    return baton::test::fixtureTrainArgs(out, corpus, val, mode, steps, 4) << "--accumulate"
+                                                                           << "2";
 }
 
 Run finish(QProcess& p, int timeoutMs = 240000) {
@@ -190,18 +157,10 @@ private Q_SLOTS:
         QVERIFY(m_tmp.isValid());
         QVERIFY2(!baton::engine::distributedBackends().empty(),
                  "this build has no distributed engine (libgloo-dev missing at configure)");
-        const QString austen = baton::test::sharedPath("corpus/books");
-        QStringList books = QDir(austen).entryList({"*.txt"}, QDir::Files, QDir::Name);
-        QVERIFY2(!books.isEmpty(), qPrintable(baton::test::missingMessage(austen)));
-        const QByteArray text = baton::test::readFile(austen + "/" + books.first());
-        QVERIFY(text.size() > 100000);
-        m_corpus = m_tmp.filePath("corpus");
-        QDir().mkpath(m_corpus);
-        for (int i = 0; i < 3; ++i)
-            QVERIFY(baton::test::writeFile(m_corpus + QString("/part%1.txt").arg(i),
-                                           text.mid(20000 + i * 6000, 6000)));
-        m_val = m_tmp.filePath("val.txt");
-        QVERIFY(baton::test::writeFile(m_val, text.mid(60000, 4000)));
+        const auto texts = baton::test::writeTrainingTexts(m_tmp.path());
+        QVERIFY2(texts.error.isEmpty(), qPrintable(texts.error));
+        m_corpus = texts.corpus;
+        m_val = texts.val;
     }
 
     // N ranks, each with its share of every batch, follow one process with the whole

@@ -3,6 +3,7 @@
 // cancellation, learning on a small corpus, and from-scratch runs that the CLI loads.
 #include "cli_run.h"
 #include "test_support.h"
+#include "training_fixture.h"
 #include "verify_ok.h"
 
 #include "kernels/core_budget.h"
@@ -183,60 +184,17 @@ class TestTraining : public QObject {
     }
 
     QStringList fixtureRun(const QString& out, const QString& mode, int steps) const {
-        return {"train",
-                "--base",
-                baton::test::fixtureDir(),
-                "--out",
-                out,
-                "--mode",
-                mode,
-                "--corpus",
-                m_corpus,
-                "--val",
-                m_val,
-                "--window",
-                "16",
-                "--overlap",
-                "4",
-                "--bptt-windows",
-                "3",
-                "--batch",
-                "2",
-                "--steps",
-                QString::number(steps),
-                "--lr",
-                "3e-3",
-                "--warmup",
-                "2",
-                "--validate-every",
-                "0",
-                "--val-tokens",
-                "200",
-                "--checkpoint-every",
-                "2",
-                "--json-progress",
-                "--threads",
-                "1"};
+        return baton::test::fixtureTrainArgs(out, m_corpus, m_val, mode, steps, 2);
     }
 
 private Q_SLOTS:
     void initTestCase() {
         baton::test::initTestProcess();
         QVERIFY(m_tmp.isValid());
-        const QString austen = baton::test::sharedPath("corpus/books");
-        QVERIFY2(QDir(austen).exists(), qPrintable(baton::test::missingMessage(austen)));
-        // Three training documents and one validation document cut from one book.
-        QStringList books = QDir(austen).entryList({"*.txt"}, QDir::Files, QDir::Name);
-        QVERIFY(!books.isEmpty());
-        const QByteArray text = baton::test::readFile(austen + "/" + books.first());
-        QVERIFY(text.size() > 100000);
-        m_corpus = m_tmp.filePath("corpus");
-        QDir().mkpath(m_corpus);
-        for (int i = 0; i < 3; ++i)
-            QVERIFY(baton::test::writeFile(m_corpus + QString("/part%1.txt").arg(i),
-                                           text.mid(20000 + i * 6000, 6000)));
-        m_val = m_tmp.filePath("val.txt");
-        QVERIFY(baton::test::writeFile(m_val, text.mid(60000, 4000)));
+        const auto texts = baton::test::writeTrainingTexts(m_tmp.path());
+        QVERIFY2(texts.error.isEmpty(), qPrintable(texts.error));
+        m_corpus = texts.corpus;
+        m_val = texts.val;
     }
 
     // ---- corpus and sequences ----

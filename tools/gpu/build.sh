@@ -52,7 +52,7 @@ start=$SECONDS
 if ! cmake --preset engine-only -B "$build" \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
-  -DBATON_GPU_TESTS=ON -DBATON_BUILD_BENCHMARKS=ON \
+  -DBATON_GPU_TESTS=ON -DBATON_BUILD_BENCHMARKS=ON -DBATON_REQUIRE_DISTRIBUTED=OFF \
   -DBATON_GPU_FIXTURE="$carry/fixtures/gpt2-tiny-random" \
   -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" \
   -DCMAKE_PREFIX_PATH="${torch:+$torch;}$deps/usr" \

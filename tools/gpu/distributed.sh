@@ -13,9 +13,11 @@ set -uo pipefail
 cli=$1 fixture=$2 outdir=$3 device=$4
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$outdir"
+runs=$(mktemp -d) # the run folders (checkpoints) stay out of OUTDIR, which comes back
+trap 'rm -rf "$runs"' EXIT
 "$cli" train --help | grep -q -- --nproc || { echo "error: $cli has no data-parallel training" >&2; exit 1; }
 # Markdown from the checkout is the corpus (../shared does not travel).
-corpus=$outdir/corpus
+corpus=$runs/corpus
 mkdir -p "$corpus"
 cp "$root"/docs/*.md "$root"/README.md "$corpus/"
 common=(--base "$fixture" --corpus "$corpus" --val-fraction 0.2 --mode recurrent --window 64
@@ -44,8 +46,7 @@ rc=0
 run() { # NAME ARGS...
   local name=$1
   shift
-  rm -rf "$outdir/run-$name"
-  if "$cli" train --out "$outdir/run-$name" "${common[@]}" "$@" >"$outdir/$name.jsonl" 2>"$outdir/$name.err"; then
+  if "$cli" train --out "$runs/run-$name" "${common[@]}" "$@" >"$outdir/$name.jsonl" 2>"$outdir/$name.err"; then
     summarize "$name" "$outdir/$name.jsonl"
   else
     echo "{\"run\": \"$name\", \"failed\": true}"

@@ -187,10 +187,11 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     ll->addLayout(form);
     ll->addLayout(buttons);
     // This page trains in this process; bigger runs go to the command line.
-    auto* larger =
-        new QLabel(tr("Several GPUs or machines: <code>baton-cli train --nproc N</code>, or one "
-                      "process per machine under torchrun or Slurm, trains one model data-parallel "
-                      "(docs/training.md, \"Training on several processes\")."));
+    auto* larger = new QLabel(
+        tr("Several GPUs or machines train one model data-parallel from the command line: "
+           "<span style=\"white-space:nowrap\"><code>baton-cli train --nproc N</code></span> "
+           "on one machine, or one process per machine under torchrun or Slurm "
+           "(docs/training.md, \"Training on several processes\")."));
     larger->setObjectName(QStringLiteral("fineTuneLargerRuns"));
     larger->setWordWrap(true);
     larger->setTextFormat(Qt::RichText);

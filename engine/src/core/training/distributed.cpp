@@ -73,7 +73,7 @@ std::string text(const std::vector<uint8_t>& b) {
     return {b.begin(), b.end()};
 }
 
-bool loopback(const std::string& host) {
+[[maybe_unused]] bool loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
@@ -158,28 +158,29 @@ Result<std::unique_ptr<RankGroup>> RankGroup::connect(const DistributedConfig& c
             impl->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl->store, config.rank,
                                                                      config.worldSize, options);
         }
-        return std::unique_ptr<RankGroup>(new RankGroup(std::move(impl)));
-    }
 #endif
 #if BATON_WITH_GLOO
-    auto options = c10d::ProcessGroupGloo::Options::create(impl->timeout());
-    // On one machine the loopback interface; else GLOO_SOCKET_IFNAME's interface, or
-    // the address this machine's host name resolves to.
-    if (loopback(config.masterAddr))
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    else if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
-    else
-        options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-    options->threads = 2;
-    impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, config.rank,
-                                                             config.worldSize, options);
+        if (!impl->cuda) {
+            auto options = c10d::ProcessGroupGloo::Options::create(impl->timeout());
+            // On one machine the loopback interface; else GLOO_SOCKET_IFNAME's interface,
+            // or the address this machine's host name resolves to.
+            if (loopback(config.masterAddr))
+                options->devices.push_back(
+                    c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+            else if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
+                options->devices.push_back(
+                    c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+            else
+                options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+            options->threads = 2;
+            impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, config.rank,
+                                                                     config.worldSize, options);
+        }
 #endif
-}
-catch (const std::exception& e) {
-    return peerFailed(config.rank, "connecting the ranks", e, config.timeoutSeconds);
-}
-return std::unique_ptr<RankGroup>(new RankGroup(std::move(impl)));
+    } catch (const std::exception& e) {
+        return peerFailed(config.rank, "connecting the ranks", e, config.timeoutSeconds);
+    }
+    return std::unique_ptr<RankGroup>(new RankGroup(std::move(impl)));
 }
 
 Result<void> RankGroup::agree(const std::string& what, const std::string& fingerprint) {
