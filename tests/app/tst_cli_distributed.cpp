@@ -250,6 +250,31 @@ private Q_SLOTS:
         QVERIFY2(diff >= 0 && diff < 2e-4, qPrintable(QString("weights differ by %1").arg(diff)));
     }
 
+    // Ctrl+C on one rank alone (SIGINT to rank 1) stops every rank after the same step:
+    // the ranks vote with each step's exchange, and rank 0 writes the checkpoint.
+    void cancelOnOneRankStopsAll() {
+        const QString out = m_tmp.filePath("cancelled");
+        const int port = freePort();
+        const auto args = trainArgs(out, m_corpus, m_val, "baseline", 400);
+        QProcess r0, r1;
+        startRank(r0, args, 0, 2, port);
+        startRank(r1, args, 1, 2, port);
+        QByteArray seen;
+        QVERIFY2(waitForSteps(r0, seen, 2), r0.readAllStandardError().constData());
+        ::kill(pid_t(r1.processId()), SIGINT);
+        const Run a = finish(r0, 60000), b = finish(r1, 60000);
+        QCOMPARE(a.exitCode, 130);
+        QCOMPARE(b.exitCode, 130);
+        const auto done = events(seen + a.out, "done");
+        QCOMPARE(done.size(), 1);
+        QCOMPARE(done[0]["message"].toString(), QString("cancelled"));
+        const int step = done[0]["step"].toInt();
+        QVERIFY(step >= 2 && step < 400);
+        QVERIFY2(
+            done[0]["path"].toString().endsWith(QString("step-%1").arg(step, 9, 10, QChar('0'))),
+            qPrintable(done[0]["path"].toString()));
+    }
+
     // A rank that stops answering (SIGSTOP) makes the others fail after --dist-timeout.
     void hungRankTimesOut() {
         const QString out = m_tmp.filePath("hung");
