@@ -8,12 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 namespace baton::cli {
 
@@ -247,7 +249,8 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("threads", "N", "Compute threads (default: all cores)", "0")
         .option("nproc", "N",
                 "Data-parallel: start N processes on this machine as the ranks of one run "
-                "(one per GPU with --device cuda; on CPUs each with --threads cores)",
+                "(one per GPU with --device cuda; without --threads each takes 1/N of the "
+                "cores, as with a launcher's LOCAL_WORLD_SIZE)",
                 "1")
         .option("rank", "R",
                 "Data-parallel across machines: this process's rank, with --world-size and "
@@ -286,7 +289,17 @@ int runTrain(const std::vector<std::string>& argv) {
         }
         return runLocalRanks(nproc, rest, dist.timeoutSeconds);
     }
-    engine::initializeRuntime(static_cast<int>(args.getInt("threads", 0, 1024)));
+    int threads = static_cast<int>(args.getInt("threads", 0, 1024));
+    // Several ranks on one machine (--nproc, or a launcher's LOCAL_WORLD_SIZE) share its
+    // cores: by default each takes its part of them, not all.
+    if (threads == 0)
+        if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) {
+            const int n = std::atoi(local);
+            const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+            if (n > 1 && n <= 4096)
+                threads = std::max(1, cores / n);
+        }
+    engine::initializeRuntime(threads);
     engine::TrainConfig c;
     c.distributed = dist;
     if (!args.has("out"))
