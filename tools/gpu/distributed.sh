@@ -15,7 +15,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$outdir"
 runs=$(mktemp -d) # the run folders (checkpoints) stay out of OUTDIR, which comes back
 trap 'rm -rf "$runs"' EXIT
-"$cli" train --help | grep -q -- --nproc || { echo "error: $cli has no data-parallel training" >&2; exit 1; }
+help=$("$cli" train --help)
+[[ $help == *--nproc* ]] || { echo "error: $cli has no data-parallel training" >&2; exit 1; }
 # Markdown from the checkout is the corpus (../shared does not travel).
 corpus=$runs/corpus
 mkdir -p "$corpus"
