@@ -82,6 +82,7 @@ std::string text(const std::vector<uint8_t>& b) {
 struct RankGroup::Impl {
     DistributedConfig config;
     bool cuda = false;
+    torch::Device device{torch::kCPU};
     c10::intrusive_ptr<c10d::TCPStore> store;
 #if BATON_WITH_GLOO
     c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
@@ -124,6 +125,7 @@ Result<std::unique_ptr<RankGroup>> RankGroup::connect(const DistributedConfig& c
     auto impl = std::make_unique<Impl>();
     impl->config = config;
     impl->cuda = device.is_cuda();
+    impl->device = device;
     const bool haveBackend = impl->cuda ? BATON_WITH_NCCL : BATON_WITH_GLOO;
     if (!haveBackend)
         return makeError(ErrorCode::Unsupported,
@@ -287,6 +289,15 @@ Result<void> RankGroup::sum(const std::vector<torch::Tensor>& tensors) {
     return {};
 }
 
+Result<void> RankGroup::sumValues(std::vector<double>& values) {
+    auto t = torch::tensor(values, torch::kFloat64).to(d->device);
+    if (auto r = sum({t}); !r)
+        return r;
+    t = t.cpu();
+    values.assign(t.data_ptr<double>(), t.data_ptr<double>() + values.size());
+    return {};
+}
+
 double RankGroup::bytesPerSum(int64_t elements) const {
     const double n = size();
     return 2.0 * (n - 1.0) / n * double(elements) * 4.0;
@@ -320,6 +331,9 @@ Result<void> RankGroup::await(const std::string&) {
     return {};
 }
 Result<void> RankGroup::sum(const std::vector<torch::Tensor>&) {
+    return {};
+}
+Result<void> RankGroup::sumValues(std::vector<double>&) {
     return {};
 }
 double RankGroup::bytesPerSum(int64_t) const {

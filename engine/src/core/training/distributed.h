@@ -43,6 +43,8 @@ public:
     // group's device, sent in buckets of about 25 MB, all in flight together. The sum
     // of each element is the same on every rank.
     Result<void> sum(const std::vector<torch::Tensor>& tensors);
+    // Sums a few numbers over the ranks (in float64, through the group's device).
+    Result<void> sumValues(std::vector<double>& values);
     // Bytes each rank sends per sum of `elements` float32 values (ring all-reduce:
     // 2 (N-1)/N of the data), for the progress report.
     double bytesPerSum(int64_t elements) const;

@@ -1,7 +1,6 @@
 #include "baton/engine/training.h"
 
 #include "baton/engine/sampling.h"
-#include "baton/engine/scoring.h"
 #include "baton/engine/windows.h"
 #include "model/checkpoint.h"
 #include "training/batches.h"
@@ -12,6 +11,8 @@
 #include "training/model_setup.h"
 #include "training/optimizer.h"
 #include "training/run_config.h"
+#include "training/run_output.h"
+#include "training/validation.h"
 #include "util/files.h"
 #include "util/hash.h"
 
@@ -123,11 +124,10 @@ Result<void> Run::sumAcrossRanks(BatchStats& total, TrainEvent& e) {
         stats.push_back(total.slotMass[i]);
         stats.push_back(double(total.slotCount[i]));
     }
-    auto t = torch::tensor(stats, torch::kFloat64).to(m_device);
-    if (auto r = m_group->sum({t}); !r)
+    const size_t sent = stats.size();
+    if (auto r = m_group->sumValues(stats); !r)
         return r.error();
-    t = t.cpu();
-    const double* v = t.data_ptr<double>();
+    const double* v = stats.data();
     total.nllSum = v[0];
     m_stopAll = v[1] > 0;
     for (size_t i = 0; i < 3; ++i) {
@@ -135,7 +135,7 @@ Result<void> Run::sumAcrossRanks(BatchStats& total, TrainEvent& e) {
         total.slotCount[i] = int64_t(std::llround(v[3 + 2 * i]));
     }
     e.commSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    e.commBytes = m_group->bytesPerSum(elements + int64_t(stats.size()) * 2);
+    e.commBytes = m_group->bytesPerSum(elements + int64_t(sent) * 2);
     return {};
 }
 
@@ -207,56 +207,19 @@ Result<TrainEvent> Run::validate() {
     e.step = m_p.step;
     e.totalSteps = m_p.totalSteps;
     e.tokens = m_p.tokens;
-    auto evaluate = [&](bool useState, double& loss, std::vector<double>& bands) -> Result<void> {
-        // sums[0] NLL, [1] tokens, [2 + 2 i] band i's NLL, [3 + 2 i] its tokens. With
-        // several ranks each scores every N-th document and the sums are added up.
-        std::vector<double> sums(8, 0.0);
-        int64_t budget = c.validationMaxTokens;
-        const auto& docs = m_data.validation().docs;
-        for (size_t d = 0; d < docs.size() && budget > 1; ++d) {
-            const auto& doc = docs[d];
-            const int64_t take = std::min<int64_t>(budget, int64_t(doc.size()));
-            budget -= take;
-            if (m_group && int(d % size_t(m_group->size())) != m_group->rank())
-                continue;
-            ScoreOptions o;
-            o.windows = {c.window, c.overlap};
-            o.state = useState ? StateSource::On : StateSource::Off;
-            o.keepPerToken = false;
-            // With several ranks a cancel waits for the step's vote: one rank alone
-            // leaving the validation would leave the others waiting for it.
-            if (!m_group)
-                o.cancel = m_cancel;
-            auto r =
-                scoreTokens(*m_model, std::vector<int32_t>(doc.begin(), doc.begin() + take), o);
-            if (!r)
-                return r.error();
-            sums[0] += r->nllSum;
-            sums[1] += double(r->scoredTokens);
-            for (size_t i = 0; i < 3; ++i) {
-                sums[2 + 2 * i] += r->bands[i].nllSum;
-                sums[3 + 2 * i] += double(r->bands[i].tokens);
-            }
-        }
-        if (m_group) {
-            auto t = torch::tensor(sums, torch::kFloat64).to(m_device);
-            if (auto r = m_group->sum({t}); !r)
-                return r.error();
-            t = t.cpu();
-            sums.assign(t.data_ptr<double>(), t.data_ptr<double>() + 8);
-        }
-        loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
-        bands.clear();
-        for (size_t i = 0; i < 3; ++i)
-            bands.push_back(sums[3 + 2 * i] > 0 ? sums[2 + 2 * i] / sums[3 + 2 * i] : 0.0);
-        return {};
-    };
-    if (auto r = evaluate(true, e.valLoss, e.valBandLoss); !r)
-        return r.error();
+    auto on = validationLoss(*m_model, m_data.validation(), c, true, m_group.get(), m_cancel);
+    if (!on)
+        return on.error();
+    e.valLoss = on->loss;
+    e.valBandLoss = on->bands;
     e.valPerplexity = std::exp(e.valLoss);
-    if (m.recurrent())
-        if (auto r = evaluate(false, e.valLossNoState, e.valBandLossNoState); !r)
-            return r.error();
+    if (m.recurrent()) {
+        auto off = validationLoss(*m_model, m_data.validation(), c, false, m_group.get(), m_cancel);
+        if (!off)
+            return off.error();
+        e.valLossNoState = off->loss;
+        e.valBandLossNoState = off->bands;
+    }
     return e;
 }
 
@@ -577,49 +540,11 @@ Result<TrainResult> Run::run() {
     result.bestValLoss = m_p.bestVal;
     if (m_p.haveBest)
         result.bestDir = files::join(c.outDir, "best");
-    if (!result.cancelled && !leader()) {
-        result.modelDir = files::join(c.outDir, c.adapter ? "adapter" : "model"); // rank 0's
-    } else if (!result.cancelled) {
-        auto dtype = storageDtype(c.saveDtype);
-        if (!dtype)
-            return dtype.error();
-        // The output is the best-validation model when validation ran, else the last.
-        std::shared_ptr<Model> source = m_model;
-        std::string tokenizerDir = m_tokenizerDir;
-        if (m_p.haveBest) {
-            auto best = Model::load(result.bestDir);
-            if (!best)
-                return best.error();
-            source = *best;
-            tokenizerDir = result.bestDir;
-        }
-        if (c.adapter) {
-            // The module alone, with the identity of the base it was trained on.
-            auto base = files::readAll(files::join(c.outDir, "adapter_base"), 4096);
-            if (!base)
-                return base.error();
-            Model::Impl& m = ModelAccess::of(*source);
-            result.modelDir = files::join(c.outDir, "adapter");
-            // The base's folder name, or its run's for a run's output (RUN/model).
-            std::string baseName = c.baseModel;
-            while (!baseName.empty() && baseName.back() == '/')
-                baseName.pop_back();
-            const size_t slash = baseName.find_last_of('/');
-            std::string last = baseName.substr(slash + 1);
-            if ((last == "model" || last == "best") && slash != std::string::npos && slash > 0)
-                last = baseName.substr(0, slash).substr(baseName.find_last_of('/', slash - 1) + 1);
-            baseName = last;
-            if (auto r = saveAdapterFolder(*m.recurrence, result.modelDir, m.tokenizer->identity(),
-                                           *dtype, *base, baseName);
-                !r)
+    if (!result.cancelled) {
+        result.modelDir = runOutputDir(c);
+        if (leader()) // the other ranks report rank 0's output
+            if (auto r = writeRunOutput(c, m_model, m_tokenizerDir, result.bestDir); !r)
                 return r.error();
-        } else {
-            result.modelDir = files::join(c.outDir, "model");
-            if (auto r = saveModelFolder(ModelAccess::of(*source), result.modelDir, *dtype,
-                                         tokenizerDir);
-                !r)
-                return r.error();
-        }
     }
     TrainEvent done;
     done.kind = TrainEvent::Kind::Done;
