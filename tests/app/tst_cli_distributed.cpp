@@ -2,6 +2,7 @@
 // (--nproc, and ranks started by hand as a launcher starts them) against one process,
 // a rank killed or hung mid-run, a rank started differently, and the launcher's
 // variables.
+#include "cli_run.h"
 #include "stored_tensors.h"
 #include "test_support.h"
 #include "training_fixture.h"
@@ -24,10 +25,9 @@
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using baton::test::cli;
+using baton::test::finish;
+using Run = baton::test::CliRun;
 
 // A short recurrent or baseline run on the fixture checkpoint: batch 4 (shared out
 // unevenly among 3 ranks), two micro-batches per step.
@@ -37,31 +37,7 @@ QStringList trainArgs(const QString& out, const QString& corpus, const QString& 
                                                                            << "2";
 }
 
-Run finish(QProcess& p, int timeoutMs = 240000) {
-    p.closeWriteChannel();
-    p.waitForFinished(timeoutMs);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
-
-Run cli(const QStringList& args,
-        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(BATON_CLI_PATH), args);
-    return finish(p);
-}
-
-// The JSON events of a run's standard output.
-QList<QJsonObject> events(const QByteArray& out, const QString& kind) {
-    QList<QJsonObject> list;
-    for (const auto& line : out.split('\n')) {
-        const auto j = QJsonDocument::fromJson(line).object();
-        if (j["event"].toString() == kind)
-            list.push_back(j);
-    }
-    return list;
-}
+const auto events = baton::test::jsonEvents;
 
 // A port the kernel hands out as free on 127.0.0.1.
 int freePort() {
@@ -101,7 +77,7 @@ bool waitForSteps(QProcess& p, QByteArray& seen, int count) {
     while (t.elapsed() < 120000) {
         p.waitForReadyRead(200);
         seen += p.readAllStandardOutput();
-        if (events(seen, "step").size() >= count)
+        if (int(events(seen, "step").size()) >= count)
             return true;
         if (p.state() == QProcess::NotRunning)
             return false;
@@ -185,8 +161,8 @@ private Q_SLOTS:
         const Run many = cli(args);
         QVERIFY2(many.exitCode == 0, many.err.constData());
         const auto a = events(one.out, "step"), b = events(many.out, "step");
-        QCOMPARE(a.size(), 4);
-        QCOMPARE(b.size(), 4); // rank 0 alone reports
+        QCOMPARE(int(a.size()), 4);
+        QCOMPARE(int(b.size()), 4); // rank 0 alone reports
         for (int i = 0; i < 4; ++i) {
             QCOMPARE(b[i]["tokens"].toInteger(), a[i]["tokens"].toInteger());
             const double la = a[i]["loss"].toDouble(), lb = b[i]["loss"].toDouble();
@@ -199,7 +175,7 @@ private Q_SLOTS:
             QVERIFY(b[i]["comm_bytes"].toDouble() > 0);
         }
         const auto va = events(one.out, "validation"), vb = events(many.out, "validation");
-        QCOMPARE(vb.size(), 1);
+        QCOMPARE(int(vb.size()), 1);
         QVERIFY(std::abs(va[0]["val_loss"].toDouble() - vb[0]["val_loss"].toDouble()) < 1e-6);
         const double diff =
             maxWeightDifference(m_tmp.filePath("single-" + mode + "/model"), out + "/model");
@@ -233,19 +209,19 @@ private Q_SLOTS:
                                  "--json-progress", "--threads", "1"});
         QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
         const auto info = events(resumed.out, "info");
-        QVERIFY(!info.isEmpty());
+        QVERIFY(!info.empty());
         const QString resumedAt = info[0]["message"].toString();
         QVERIFY2(resumedAt.startsWith("resuming at step ") && resumedAt.mid(17).toInt() >= 2,
                  qPrintable(resumedAt));
         const auto done = events(resumed.out, "done");
-        QCOMPARE(done.size(), 1);
+        QCOMPARE(int(done.size()), 1);
         QCOMPARE(done[0]["step"].toInt(), 12);
         // It ends where one process that was never interrupted ends.
         const QString whole = m_tmp.filePath("uninterrupted");
         const Run one = cli(trainArgs(whole, m_corpus, m_val, "recurrent", 12));
         QVERIFY2(one.exitCode == 0, one.err.constData());
-        QCOMPARE(events(resumed.out, "step").last()["tokens"].toInteger(),
-                 events(one.out, "step").last()["tokens"].toInteger());
+        QCOMPARE(events(resumed.out, "step").back()["tokens"].toInteger(),
+                 events(one.out, "step").back()["tokens"].toInteger());
         const double diff = maxWeightDifference(whole + "/model", out + "/model");
         QVERIFY2(diff >= 0 && diff < 2e-4, qPrintable(QString("weights differ by %1").arg(diff)));
     }
@@ -266,7 +242,7 @@ private Q_SLOTS:
         QCOMPARE(a.exitCode, 130);
         QCOMPARE(b.exitCode, 130);
         const auto done = events(seen + a.out, "done");
-        QCOMPARE(done.size(), 1);
+        QCOMPARE(int(done.size()), 1);
         QCOMPARE(done[0]["message"].toString(), QString("cancelled"));
         const int step = done[0]["step"].toInt();
         QVERIFY(step >= 2 && step < 400);

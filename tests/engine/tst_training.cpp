@@ -139,13 +139,7 @@ double relativeDifference(const torch::Tensor& a, const torch::Tensor& b) {
 using baton::test::cli;
 using baton::test::CliRun;
 
-std::vector<QJsonObject> jsonLines(const QByteArray& out) {
-    std::vector<QJsonObject> events;
-    for (const auto& line : out.split('\n'))
-        if (!line.trimmed().isEmpty())
-            events.push_back(QJsonDocument::fromJson(line).object());
-    return events;
-}
+using baton::test::jsonLines;
 
 // step -> loss from --json-progress output.
 std::map<int, double> stepLosses(const std::vector<QJsonObject>& events) {

@@ -5,7 +5,11 @@
 #include "test_support.h"
 
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QStringList>
+
+#include <vector>
 
 namespace baton::test {
 
@@ -80,6 +84,24 @@ inline QStringList fixtureTrainArgs(const QString& out, const QString& corpus, c
             "--json-progress",
             "--threads",
             "1"};
+}
+
+// The events of `train --json-progress` output, one JSON object a line.
+inline std::vector<QJsonObject> jsonLines(const QByteArray& out) {
+    std::vector<QJsonObject> events;
+    for (const auto& line : out.split('\n'))
+        if (!line.trimmed().isEmpty())
+            events.push_back(QJsonDocument::fromJson(line).object());
+    return events;
+}
+
+// Those of one kind ("step", "validation", "done", ...).
+inline std::vector<QJsonObject> jsonEvents(const QByteArray& out, const QString& kind) {
+    std::vector<QJsonObject> picked;
+    for (auto& e : jsonLines(out))
+        if (e["event"].toString() == kind)
+            picked.push_back(std::move(e));
+    return picked;
 }
 
 } // namespace baton::test
