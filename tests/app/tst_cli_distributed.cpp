@@ -251,6 +251,47 @@ private Q_SLOTS:
             qPrintable(done[0]["path"].toString()));
     }
 
+    // Ranks that cannot start together say why: no rank 0 at the address (after the
+    // timeout), a run folder that is not shared (rank 1 finds none of rank 0's
+    // checkpoints), and rank 0's own setup failing (a run already in the folder).
+    void ranksThatCannotStartSayWhy_data() {
+        QTest::addColumn<QString>("problem");
+        QTest::addColumn<QByteArray>("rank1Says");
+        QTest::newRow("no rank 0") << "no rank 0" << QByteArray("is rank 0 running there?");
+        QTest::newRow("folder not shared") << "not shared" << QByteArray("shared filesystem");
+        QTest::newRow("rank 0 fails") << "rank 0 fails" << QByteArray("rank 0 failed: ");
+    }
+    void ranksThatCannotStartSayWhy() {
+        QFETCH(QString, problem);
+        QFETCH(QByteArray, rank1Says);
+        const QString out = m_tmp.filePath("cannot-start-" + problem.left(4));
+        if (problem == "rank 0 fails") {
+            QDir().mkpath(out);
+            QVERIFY(baton::test::writeFile(out + "/run.json", "{}"));
+        }
+        auto args = trainArgs(out, m_corpus, m_val, "baseline", 2);
+        args << "--dist-timeout"
+             << "2";
+        auto args1 = args;
+        if (problem == "not shared")
+            args1[args1.indexOf("--out") + 1] = out + "-elsewhere";
+        const int port = freePort();
+        QProcess r0, r1;
+        if (problem != "no rank 0")
+            startRank(r0, args, 0, 2, port);
+        startRank(r1, args1, 1, 2, port);
+        const Run b = finish(r1, 60000);
+        QCOMPARE(b.exitCode, 1);
+        QVERIFY2(b.err.contains(rank1Says), b.err.constData());
+        if (problem != "no rank 0") {
+            const Run a = finish(r0, 60000);
+            QCOMPARE(a.exitCode, 1);
+            QVERIFY2(a.err.startsWith("error: "), a.err.constData());
+        }
+        if (problem == "rank 0 fails")
+            QVERIFY(b.err.contains("already holds a training run"));
+    }
+
     // A rank that stops answering (SIGSTOP) makes the others fail after --dist-timeout.
     void hungRankTimesOut() {
         const QString out = m_tmp.filePath("hung");
@@ -365,7 +406,8 @@ private Q_SLOTS:
         for (const QStringList& extra :
              {QStringList{"--rank", "1"}, QStringList{"--world-size", "2", "--rank", "2"},
               QStringList{"--nproc", "2", "--world-size", "2", "--rank", "0"},
-              QStringList{"--master", "host"}, QStringList{"--nproc", "5"}}) {
+              QStringList{"--master", "host"}, QStringList{"--master", "host:70000"},
+              QStringList{"--nproc", "5"}}) {
             const Run r = cli(trainArgs(out, m_corpus, m_val, "recurrent", 1) + extra);
             QVERIFY2(r.exitCode == 2 || r.exitCode == 1, r.err.constData());
             QVERIFY2(r.err.startsWith("error: "), r.err.constData());
