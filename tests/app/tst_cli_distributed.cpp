@@ -85,6 +85,19 @@ bool waitForSteps(QProcess& p, QByteArray& seen, int count) {
     return false;
 }
 
+// Ranks 0 and 1 of 2 on a free port; once rank 0 has reported `steps` steps (its output
+// so far in `seen`), rank 1 gets `signal`. False when rank 0 ended before.
+bool signalRank1AfterSteps(QProcess& r0, QProcess& r1, const QStringList& args, int steps,
+                           int signal, QByteArray& seen) {
+    const int port = freePort();
+    startRank(r0, args, 0, 2, port);
+    startRank(r1, args, 1, 2, port);
+    if (!waitForSteps(r0, seen, steps))
+        return false;
+    ::kill(pid_t(r1.processId()), signal);
+    return true;
+}
+
 // The largest absolute difference between two runs' final weights (-1: unreadable or
 // not the same tensors).
 double maxWeightDifference(const QString& a, const QString& b) {
@@ -187,14 +200,11 @@ private Q_SLOTS:
     // from the last checkpoint and ends where an uninterrupted run ends.
     void killedRankStopsTheOthersAndTheRunResumes() {
         const QString out = m_tmp.filePath("killed");
-        const int port = freePort();
         QProcess r0, r1;
         const auto args = trainArgs(out, m_corpus, m_val, "recurrent", 12);
-        startRank(r0, args, 0, 2, port);
-        startRank(r1, args, 1, 2, port);
         QByteArray seen;
-        QVERIFY2(waitForSteps(r0, seen, 3), r0.readAllStandardError().constData());
-        ::kill(pid_t(r1.processId()), SIGKILL);
+        QVERIFY2(signalRank1AfterSteps(r0, r1, args, 3, SIGKILL, seen),
+                 r0.readAllStandardError().constData());
         QElapsedTimer t;
         t.start();
         const Run a = finish(r0, 60000);
@@ -230,14 +240,11 @@ private Q_SLOTS:
     // the ranks vote with each step's exchange, and rank 0 writes the checkpoint.
     void cancelOnOneRankStopsAll() {
         const QString out = m_tmp.filePath("cancelled");
-        const int port = freePort();
         const auto args = trainArgs(out, m_corpus, m_val, "baseline", 400);
         QProcess r0, r1;
-        startRank(r0, args, 0, 2, port);
-        startRank(r1, args, 1, 2, port);
         QByteArray seen;
-        QVERIFY2(waitForSteps(r0, seen, 2), r0.readAllStandardError().constData());
-        ::kill(pid_t(r1.processId()), SIGINT);
+        QVERIFY2(signalRank1AfterSteps(r0, r1, args, 2, SIGINT, seen),
+                 r0.readAllStandardError().constData());
         const Run a = finish(r0, 60000), b = finish(r1, 60000);
         QCOMPARE(a.exitCode, 130);
         QCOMPARE(b.exitCode, 130);
@@ -295,16 +302,13 @@ private Q_SLOTS:
     // A rank that stops answering (SIGSTOP) makes the others fail after --dist-timeout.
     void hungRankTimesOut() {
         const QString out = m_tmp.filePath("hung");
-        const int port = freePort();
         auto args = trainArgs(out, m_corpus, m_val, "baseline", 400);
         args << "--dist-timeout"
              << "3";
         QProcess r0, r1;
-        startRank(r0, args, 0, 2, port);
-        startRank(r1, args, 1, 2, port);
         QByteArray seen;
-        QVERIFY2(waitForSteps(r0, seen, 2), r0.readAllStandardError().constData());
-        ::kill(pid_t(r1.processId()), SIGSTOP);
+        QVERIFY2(signalRank1AfterSteps(r0, r1, args, 2, SIGSTOP, seen),
+                 r0.readAllStandardError().constData());
         QElapsedTimer t;
         t.start();
         const Run a = finish(r0, 60000);
