@@ -395,10 +395,10 @@ Result<TrainResult> Run::run() {
         if (!group)
             return group.error();
         m_group = std::move(*group);
-        TrainConfig started = c; // what each rank was started with, where it runs aside
-        started.device = c.device;
+        // What each rank was started with (run.json's text, the same for --device cuda on
+        // every rank), and whether it resumes.
         if (auto r = m_group->agree("configuration",
-                                    (c.resume ? "resume\n" : "new run\n") + runConfigText(started));
+                                    (c.resume ? "resume\n" : "new run\n") + runConfigText(c));
             !r)
             return r.error();
         if (leader()) {
