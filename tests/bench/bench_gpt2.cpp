@@ -21,9 +21,11 @@
 #include "gpt2_shapes.h"
 #include "read_probe.h"
 
+#include "kernels/batched_products.h"
 #include "kernels/core_budget.h"
 #include "kernels/weight_matrix.h"
 #include "model/checkpoint.h"
+#include "model/fixed_blocks.h"
 #include "model/model_impl.h"
 
 #include <baton/engine/generator.h>
@@ -85,18 +87,28 @@ double availableMemoryBytes() {
 
 // The machine's matrix-product peak in GFLOP/s for `dtype` (what prefill and scoring
 // run on): LibTorch's matmul of square matrices of 1024 and 2048, the best of three
-// products of each after one not counted. Measured right before and right after the
-// figure it bounds.
+// products of each after one not counted; in bf16 also Baton's own products of packed
+// weights (kernels/batched_products.h) on the same shapes, the faster of the two.
+// Measured right before and right after the figure it bounds.
 double gemmPeakGflops(torch::ScalarType dtype) {
     double best = 0;
+    const bool own =
+        dtype == torch::kBFloat16 && engine::cpu::batchedProducts(engine::WeightFormat::BF16);
     for (const int64_t n : {int64_t(1024), int64_t(2048)}) {
         auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+        const auto w = torch::randn({n, n}), x = torch::randn({n, n});
+        const auto packed = own ? engine::cpu::PackedMatrix::pack(w.data_ptr<float>(), n, n,
+                                                                  engine::WeightFormat::BF16)
+                                : engine::cpu::PackedMatrix();
         for (int r = 0; r < 4; ++r) {
-            const auto t0 = Clock::now();
-            auto c = torch::mm(a, b);
-            const double s = secondsSince(t0);
-            if (r > 0) // the first warms the library up
-                best = std::max(best, 2.0 * double(n) * double(n) * double(n) / s / 1e9);
+            for (int which = 0; which < (own ? 2 : 1); ++which) {
+                const auto t0 = Clock::now();
+                auto c = which == 0 ? torch::mm(a, b)
+                                    : engine::blocks::packedLinear(x, packed.view(), {});
+                const double s = secondsSince(t0);
+                if (r > 0) // the first warms the library up
+                    best = std::max(best, 2.0 * double(n) * double(n) * double(n) / s / 1e9);
+            }
         }
     }
     return best;
@@ -279,9 +291,9 @@ int main(int argc, char** argv) {
         report("gpt2", "read_bandwidth_all_threads", bandwidth(all), "GB/s",
                "\"threads\": " + std::to_string(cores));
     }
-    // BF16 weights on a CPU with native bf16 products prefill at the bf16 rate.
-    const bool bf16Prefill =
-        *weights == engine::WeightFormat::BF16 && engine::cpu::nativeBf16Products();
+    // Packed weights on a CPU with native bf16 products prefill at the bf16 rate
+    // (kernels/batched_products.h).
+    const bool bf16Prefill = engine::cpu::batchedProducts(*weights);
     const torch::ScalarType prefillDtype = bf16Prefill ? torch::kBFloat16 : torch::kFloat32;
 
     BusyLoad load(busy);

@@ -3,6 +3,7 @@
 #include "test_support.h"
 #include "verify_ok.h"
 
+#include "kernels/batched_products.h"
 #include "kernels/weight_matrix.h"
 #include "model/model_impl.h"
 
@@ -295,10 +296,9 @@ private Q_SLOTS:
             for (size_t i = 0; i < m_vocab; ++i)
                 diff = std::max(
                     diff, double(std::abs(next[i] - (*full)[(stream.size() - 1) * m_vocab + i])));
-            // With native bf16 products the batched path rounds activations to bf16 (the
-            // decoder keeps them in float32).
-            const double allowed =
-                o.weights == WeightFormat::BF16 && cpu::nativeBf16Products() ? 0.05 : 1e-4;
+            // Packed weights with native bf16 products: the batched path rounds activations
+            // and weights to bf16 (the decoder keeps activations in float32).
+            const double allowed = cpu::batchedProducts(o.weights) ? 0.05 : 1e-4;
             QVERIFY2(diff < allowed, qPrintable(QString("step %1: %2").arg(step).arg(diff)));
             auto r = (*gen)->generate(greedy);
             QVERIFY(r.ok());
@@ -306,32 +306,34 @@ private Q_SLOTS:
         }
     }
 
-    // On a CPU with AVX512-BF16 the batched paths multiply bf16 weights as they are held
-    // (no unpacking); their logits agree with the float32-activation path (the AVX2 path
-    // unpacks) within bf16 rounding of the activations, and differ from it.
-    void bf16NativeProducts() {
-        LoadOptions o;
-        o.weights = WeightFormat::BF16;
-        auto model = Model::load(baton::test::fixture(), o);
-        BATON_VERIFY_OK(model);
-        auto& net = *ModelAccess::of(**model).net;
-        if (!cpu::nativeBf16Products()) {
-            qInfo("this CPU has no AVX512-BF16: checking that the unpacking path is used");
-            QVERIFY(!net.wte->nativeBf16().defined());
-            return;
+    // On a CPU with AVX512-BF16 the batched paths multiply packed weights as they are
+    // held (no unpacking, kernels/batched_products.h); their logits agree with the
+    // float32 path (the AVX2 path unpacks) within bf16 rounding, and differ from it.
+    void packedWeightsMultipliedAsHeld() {
+        for (WeightFormat f : {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+            LoadOptions o;
+            o.weights = f;
+            auto model = Model::load(baton::test::fixture(), o);
+            BATON_VERIFY_OK(model);
+            if (!cpu::batchedProducts(f)) {
+                qInfo("this CPU has no AVX512-BF16: the batched paths unpack to float32");
+                return;
+            }
+            auto native = (*model)->windowLogits(m_ids);
+            cpu::setIsa(cpu::Isa::Avx2);
+            QVERIFY(!cpu::batchedProducts(f));
+            auto unpacked = (*model)->windowLogits(m_ids);
+            cpu::setIsa(cpu::bestIsa());
+            QVERIFY(native.ok() && unpacked.ok());
+            double worst = 0;
+            for (size_t i = 0; i < native->size(); ++i)
+                worst = std::max(worst, double(std::abs((*native)[i] - (*unpacked)[i])));
+            qInfo("%s: products of the packed weights against unpacked ones: worst logit "
+                  "difference %.2e",
+                  weightFormatName(f), worst);
+            QVERIFY2(worst > 0 && worst < 0.1,
+                     qPrintable(QString("%1: %2").arg(weightFormatName(f)).arg(worst)));
         }
-        QVERIFY(net.wte->nativeBf16().defined());
-        auto native = (*model)->windowLogits(m_ids);
-        cpu::setIsa(cpu::Isa::Avx2);
-        QVERIFY(!net.wte->nativeBf16().defined());
-        auto unpacked = (*model)->windowLogits(m_ids);
-        cpu::setIsa(cpu::bestIsa());
-        QVERIFY(native.ok() && unpacked.ok());
-        double worst = 0;
-        for (size_t i = 0; i < native->size(); ++i)
-            worst = std::max(worst, double(std::abs((*native)[i] - (*unpacked)[i])));
-        qInfo("native bf16 products against unpacked weights: worst logit difference %.2e", worst);
-        QVERIFY2(worst > 0 && worst < 0.1, qPrintable(QString::number(worst)));
     }
 };
 

@@ -8,6 +8,7 @@
 // conversions' undefined upper halves) in every file that uses them.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "kernels/weight_matrix.h"

@@ -94,9 +94,10 @@ Isa bestIsa(); // the best this CPU runs
 Isa isa();     // the one in use
 // Tests: selects a path (at most bestIsa(); a better one is lowered to it).
 void setIsa(Isa isa);
-// Whether the batched paths (prefill, scoring) multiply bfloat16 weights as they are
-// held: the CPU has AVX512-BF16 (LibTorch's bf16 matrix products then run about four
-// times the float32 rate) and the AVX-512 path is in use.
+// Whether the CPU has AVX512-BF16 and the AVX-512 path is in use: the decoder then
+// multiplies BF16 weights with vdpbf16ps, and the batched paths (prefill, scoring)
+// multiply every packed format as it is held (kernels/batched_products.h), about
+// four times the float32 rate.
 bool nativeBf16Products();
 
 } // namespace baton::engine::cpu

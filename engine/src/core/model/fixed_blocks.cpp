@@ -1,5 +1,6 @@
 #include "model/fixed_blocks.h"
 
+#include "kernels/batched_products.h"
 #include "kernels/core_budget.h"
 
 #include <ATen/Parallel.h>
@@ -65,8 +66,6 @@ Tensor linearForward(const Tensor& x, const Tensor& w, const Tensor& bias) {
         const auto wc = w.narrow(0, c, n).t();
         if (bias.defined())
             at::addmm_out(yc, bias.narrow(0, c, n), x, wc);
-        else if (x.scalar_type() == torch::kBFloat16)
-            yc.copy_(at::mm(x, wc)); // oneDNN writes contiguous blocks
         else
             at::mm_out(yc, x, wc);
     });
@@ -217,6 +216,29 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
     const auto y = needsGrad({x, w, bias})
                        ? LinearFn::apply(x2, w, bias.defined() ? bias : torch::empty({0}))
                        : linearForward(x2, rowsOrColumns(w), bias);
+    return y.view(shape);
+}
+
+Tensor packedLinear(const Tensor& x, const cpu::MatrixView& w, const Tensor& bias) {
+    TORCH_CHECK(x.size(-1) == w.cols && x.device().is_cpu() && !needsGrad({x}),
+                "packedLinear: a CPU input of the matrix's width, without gradients");
+    auto shape = x.sizes().vec();
+    shape.back() = w.rows;
+    const auto x2 = x.reshape({-1, w.cols}).to(torch::kFloat32).contiguous();
+    const int64_t rows = x2.size(0), stride = cpu::bf16Stride(w.cols);
+    auto xb = torch::empty({rows, stride}, torch::kInt16); // the bfloat16 bits
+    auto* xbits = reinterpret_cast<uint16_t*>(xb.data_ptr<int16_t>());
+    const float* xf = x2.data_ptr<float>();
+    forBlocks(rows, rows * w.cols, [&](int64_t r, int64_t n) {
+        cpu::roundRowsToBf16(xf + r * w.cols, n, w.cols, xbits + r * stride);
+    });
+    const Tensor b = bias.defined() ? bias.to(torch::kFloat32).contiguous() : Tensor();
+    const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
+    auto y = torch::empty({rows, w.rows}, torch::kFloat32);
+    float* yp = y.data_ptr<float>();
+    forBlocks(w.rows, rows * w.cols * w.rows, [&](int64_t c, int64_t n) {
+        cpu::batchedProductRows(w, xbits, rows, bp, yp, w.rows, c, c + n);
+    });
     return y.view(shape);
 }
 

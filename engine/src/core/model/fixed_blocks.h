@@ -20,6 +20,8 @@
 // support autograd (blocked backward passes too).
 #pragma once
 
+#include "kernels/weight_matrix.h"
+
 #include <torch/types.h>
 
 namespace baton::engine::blocks {
@@ -39,9 +41,17 @@ inline bool ownKernels(const torch::Tensor& t) {
 // the cap alone when adaptive threads are off). Cheap when the size is unchanged.
 void followThreadBudget();
 
-// x W^T (+ bias): x [..., in], W [out, in] float32 (or both bfloat16: then the
-// product is bfloat16). bias may be undefined. Blocks of output columns.
+// x W^T (+ bias): x [..., in], W [out, in] float32. bias may be undefined. Blocks of
+// output columns.
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias);
+
+// x W^T (+ bias) for a packed matrix that cpu::batchedProducts() multiplies as it is
+// held (kernels/batched_products.h): x [..., in] float32 on the CPU is rounded to
+// bfloat16 once, and blocks of output columns (as linear's) are shared among the team,
+// each converting its weights 32 rows at a time. Float32 result; no autograd (packed
+// weights are for inference).
+torch::Tensor packedLinear(const torch::Tensor& x, const cpu::MatrixView& w,
+                           const torch::Tensor& bias);
 
 // a @ b for a [..., n, k] and b [..., k, m] with broadcast batch dimensions (a plain
 // [n, k] matrix broadcasts too): one block per matrix of the batch.

@@ -1,5 +1,6 @@
 #include "model/gpt2.h"
 
+#include "kernels/batched_products.h"
 #include "model/fixed_blocks.h"
 
 #include <torch/nn/functional/activation.h>
@@ -43,13 +44,11 @@ cpu::MatrixView PackableWeight::view() const {
                                    transposed);
 }
 
-torch::Tensor PackableWeight::nativeBf16() const {
-    if (!packed || packed->view().format != WeightFormat::BF16 || !cpu::nativeBf16Products())
-        return {};
-    const cpu::MatrixView v = packed->view();
-    if (v.transposed)
-        return torch::from_blob(const_cast<void*>(v.data), {v.cols, v.rows}, torch::kBFloat16).t();
-    return torch::from_blob(const_cast<void*>(v.data), {v.rows, v.cols}, torch::kBFloat16);
+torch::Tensor PackableWeight::multiply(const torch::Tensor& x, const torch::Tensor& bias) const {
+    if (packed && cpu::batchedProducts(packed->view().format) && blocks::ownKernels(x) &&
+        !(torch::GradMode::is_enabled() && x.requires_grad()))
+        return blocks::packedLinear(x, packed->view(), bias);
+    return blocks::linear(x, dense(), bias);
 }
 
 void PackableWeight::pack(WeightFormat format) {
@@ -70,12 +69,7 @@ AffineImpl::AffineImpl(int64_t in, int64_t out) {
 }
 
 torch::Tensor AffineImpl::forward(const torch::Tensor& x) const {
-    // BF16 weights on a CPU with native bf16 products: the activations are rounded to
-    // bf16 and the product accumulates in float32 (oneDNN), about four times the float32
-    // rate and no unpacking; the output comes back as float32.
-    if (const auto w = nativeBf16(); w.defined())
-        return blocks::linear(x.to(torch::kBFloat16), w, {}).to(x.scalar_type()).add_(bias);
-    return blocks::linear(x, dense(), bias);
+    return multiply(x, bias);
 }
 
 TableImpl::TableImpl(int64_t rows, int64_t dim) {
@@ -175,9 +169,7 @@ void Gpt2Impl::initialiseForTraining() {
 }
 
 torch::Tensor Gpt2Impl::logits(const torch::Tensor& hidden) const {
-    if (const auto w = wte->nativeBf16(); w.defined())
-        return blocks::linear(hidden.to(torch::kBFloat16), w, {}).to(hidden.scalar_type());
-    return blocks::linear(hidden, wte->dense(), {});
+    return wte->multiply(hidden, {});
 }
 
 std::vector<std::pair<std::string, PackableWeight*>> Gpt2Impl::packableWeights() {

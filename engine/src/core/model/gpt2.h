@@ -24,7 +24,8 @@ namespace baton::engine {
 
 // A weight matrix that an inference model may hold packed (--weights f16|bf16|int8 on
 // the CPU): `packed` is then set and `weight` emptied (no float32 copy stays in
-// memory); every batched call unpacks it to float32.
+// memory). Batched calls multiply it as it is held where the CPU can
+// (cpu::batchedProducts), and unpack it to float32 otherwise.
 struct PackableWeight {
     torch::Tensor weight; // [rows, cols] float32 (row- or column-major), or empty while packed
     std::shared_ptr<const cpu::PackedMatrix> packed;
@@ -33,9 +34,9 @@ struct PackableWeight {
     torch::Tensor dense() const;
     // The weight for the CPU decoder (float32 CPU weights are shared, not copied).
     cpu::MatrixView view() const;
-    // BF16 weights as a bfloat16 tensor over the packed memory (no copy) when the CPU
-    // multiplies them natively (cpu::nativeBf16Products); otherwise undefined.
-    torch::Tensor nativeBf16() const;
+    // x W^T (+ bias): the packed matrix as it is held where cpu::batchedProducts()
+    // takes its format and x needs no gradient, else float32 products (dense()).
+    torch::Tensor multiply(const torch::Tensor& x, const torch::Tensor& bias) const;
     // Converts to `format` and drops the float32 weight (F32: nothing to do).
     void pack(WeightFormat format);
 };

@@ -1,0 +1,188 @@
+// Batched products over packed weights (kernels/batched_products.h, model/fixed_blocks.h's
+// packedLinear): every format and layout matches the product of the weights and
+// activations rounded to bfloat16, computed in double; any split of the rows gives the
+// same bits, and so does any team size; other paths leave the matrix to float32.
+#include "kernels/batched_products.h"
+#include "kernels/weight_kernels.h"
+#include "model/fixed_blocks.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <QtTest>
+
+#include <vector>
+
+using namespace baton::engine;
+using namespace baton::engine::cpu;
+
+namespace {
+
+// A packed matrix and the view the products read: row-major, or (transposed) the
+// column-major bytes of a mapped checkpoint, as borrow() holds them.
+struct Matrix {
+    PackedMatrix packed;
+    MatrixView view;
+};
+
+Matrix make(const torch::Tensor& w, WeightFormat f, bool transposed) {
+    const int64_t rows = w.size(0), cols = w.size(1);
+    Matrix m;
+    if (!transposed) {
+        const auto wc = w.contiguous();
+        m.packed = PackedMatrix::pack(wc.data_ptr<float>(), rows, cols, f);
+        m.view = m.packed.view();
+    } else {
+        const auto stored = w.t().contiguous(); // [cols, rows]
+        m.packed = PackedMatrix::pack(stored.data_ptr<float>(), cols, rows, f);
+        m.view = m.packed.view();
+        m.view.rows = rows;
+        m.view.cols = cols;
+        m.view.transposed = true;
+    }
+    return m;
+}
+
+// The weights as the products read them: the format's value, rounded to bfloat16.
+torch::Tensor weightsAsRead(const MatrixView& v) {
+    auto out = torch::empty({v.rows, v.cols}, torch::kDouble);
+    auto a = out.accessor<double, 2>();
+    for (int64_t r = 0; r < v.rows; ++r)
+        for (int64_t c = 0; c < v.cols; ++c)
+            a[r][c] = bf16ToFloat(floatToBf16(weightAt(v, r, c)));
+    return out;
+}
+
+torch::Tensor roundedBf16(const torch::Tensor& x) {
+    return x.to(torch::kBFloat16).to(torch::kDouble);
+}
+
+struct Case {
+    WeightFormat format;
+    bool transposed;
+};
+const Case kCases[] = {{WeightFormat::F16, false},
+                       {WeightFormat::F16, true},
+                       {WeightFormat::BF16, false},
+                       {WeightFormat::BF16, true},
+                       {WeightFormat::Int8, false}};
+
+QString name(const Case& c) {
+    return QString("%1%2").arg(weightFormatName(c.format)).arg(c.transposed ? " column-major" : "");
+}
+
+// y [m, ldy] from rows [r0, r1) of the product, the rest of y left at 42.
+torch::Tensor product(const MatrixView& v, const torch::Tensor& x, const float* b, int64_t ldy,
+                      int64_t r0, int64_t r1) {
+    const int64_t m = x.size(0), stride = bf16Stride(v.cols);
+    std::vector<uint16_t> xb(size_t(m * stride));
+    const auto xc = x.contiguous();
+    roundRowsToBf16(xc.data_ptr<float>(), m, v.cols, xb.data());
+    auto y = torch::full({m, ldy}, 42.f);
+    batchedProductRows(v, xb.data(), m, b, y.data_ptr<float>(), ldy, r0, r1);
+    return y;
+}
+
+} // namespace
+
+class TestBatchedProducts : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() {
+        if (!nativeBf16Products())
+            QSKIP("this CPU has no AVX512-BF16: batched products unpack to float32 here");
+        setIsa(bestIsa());
+    }
+    void cleanup() {
+        setIsa(bestIsa());
+        at::set_num_threads(1);
+    }
+
+    // Odd sizes everywhere: rows not a multiple of the 32-row panel, columns not a
+    // multiple of the 32-column chunk (nor even), activation rows not a multiple of the
+    // 12-row tile.
+    void matchesTheRoundedProduct() {
+        const std::vector<std::array<int64_t, 3>> shapes = {
+            {1, 1, 1}, {5, 33, 70}, {13, 67, 333}, {29, 64, 96}, {12, 100, 31}, {40, 96, 64}};
+        for (const Case& c : kCases)
+            for (auto [m, rows, cols] : shapes) {
+                torch::manual_seed(rows * 1000 + cols);
+                const auto w = torch::randn({rows, cols});
+                const auto x = torch::randn({m, cols});
+                const auto b = torch::randn({rows});
+                const Matrix mat = make(w, c.format, c.transposed);
+                const auto y = product(mat.view, x, b.data_ptr<float>(), rows, 0, rows);
+                const auto wr = weightsAsRead(mat.view), xr = roundedBf16(x);
+                const auto expected = xr.mm(wr.t()) + b.to(torch::kDouble);
+                const auto scale = xr.abs().mm(wr.abs().t()) + 1;
+                const double err =
+                    ((y.to(torch::kDouble) - expected).abs() / scale).max().item<double>();
+                QVERIFY2(err < 1e-5, qPrintable(QString("%1 m %2 [%3, %4]: relative error %5")
+                                                    .arg(name(c))
+                                                    .arg(m)
+                                                    .arg(rows)
+                                                    .arg(cols)
+                                                    .arg(err)));
+            }
+    }
+
+    // A range of rows written into a wider output gives the same bits as the whole
+    // product there, and leaves everything else alone; so does no bias.
+    void anyRowRangeGivesTheSameBits() {
+        torch::manual_seed(3);
+        const int64_t rows = 100, cols = 75, m = 14, ldy = 130;
+        const auto w = torch::randn({rows, cols});
+        const auto x = torch::randn({m, cols});
+        for (const Case& c : kCases) {
+            const Matrix mat = make(w, c.format, c.transposed);
+            const auto whole = product(mat.view, x, nullptr, ldy, 0, rows);
+            for (auto [r0, r1] : {std::pair<int64_t, int64_t>{7, 61}, {33, 34}, {64, 100}}) {
+                const auto part = product(mat.view, x, nullptr, ldy, r0, r1);
+                QVERIFY2(torch::equal(part.narrow(1, r0, r1 - r0), whole.narrow(1, r0, r1 - r0)),
+                         qPrintable(name(c)));
+                QVERIFY((part.narrow(1, 0, r0) == 42).all().item<bool>());
+                QVERIFY((part.narrow(1, r1, ldy - r1) == 42).all().item<bool>());
+            }
+            QVERIFY((whole.narrow(1, rows, ldy - rows) == 42).all().item<bool>());
+        }
+    }
+
+    // packedLinear: the same bits with a team of one, two or three threads, equal to the
+    // row products above, for inputs of any batch shape.
+    void packedLinearForAnyTeam() {
+        torch::manual_seed(4);
+        const auto w = torch::randn({200, 96});
+        const auto x = torch::randn({2, 150, 96});
+        const auto b = torch::randn({200});
+        for (const Case& c : kCases) {
+            const Matrix mat = make(w, c.format, c.transposed);
+            at::set_num_threads(1);
+            const auto one = blocks::packedLinear(x, mat.view, b);
+            QCOMPARE(one.sizes().vec(), (std::vector<int64_t>{2, 150, 200}));
+            for (int threads : {2, 3}) {
+                at::set_num_threads(threads);
+                QVERIFY2(torch::equal(blocks::packedLinear(x, mat.view, b), one),
+                         qPrintable(QString("%1, %2 threads").arg(name(c)).arg(threads)));
+            }
+            const auto rowsOnly =
+                product(mat.view, x.reshape({300, 96}), b.data_ptr<float>(), 200, 0, 200);
+            QVERIFY(torch::equal(rowsOnly.view({2, 150, 200}), one));
+        }
+    }
+
+    // Only the AVX-512 path with AVX512-BF16 multiplies packed matrices as they are
+    // held; float32 weights never go here.
+    void onlyTheBf16PathMultipliesPackedWeights() {
+        QVERIFY(!batchedProducts(WeightFormat::F32));
+        for (WeightFormat f : {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+            QVERIFY(batchedProducts(f));
+            setIsa(Isa::Avx2);
+            QVERIFY(!batchedProducts(f));
+            setIsa(bestIsa());
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestBatchedProducts)
+#include "tst_batched_products.moc"
