@@ -86,25 +86,29 @@ double availableMemoryBytes() {
 }
 
 // The machine's matrix-product peak in GFLOP/s for `dtype` (what prefill and scoring
-// run on): LibTorch's matmul of square matrices of 1024 and 2048, the best of three
-// products of each after one not counted; in bf16 also Baton's own products of packed
-// weights (kernels/batched_products.h) on the same shapes, the faster of the two.
-// Measured right before and right after the figure it bounds.
+// run on): LibTorch's matmul of square matrices of 1024 and 2048, and Baton's own
+// products of a weight matrix in that format (kernels/batched_products.h: float32, or
+// BF16 weights) on the same shapes where the CPU runs them; the best of three products
+// of each after one not counted. Measured right before and right after the figure it
+// bounds.
 double gemmPeakGflops(torch::ScalarType dtype) {
     double best = 0;
-    const bool own =
-        dtype == torch::kBFloat16 && engine::cpu::batchedProducts(engine::WeightFormat::BF16);
+    const auto format =
+        dtype == torch::kBFloat16 ? engine::WeightFormat::BF16 : engine::WeightFormat::F32;
+    const bool own = engine::cpu::batchedProducts(format);
     for (const int64_t n : {int64_t(1024), int64_t(2048)}) {
         auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
         const auto w = torch::randn({n, n}), x = torch::randn({n, n});
-        const auto packed = own ? engine::cpu::PackedMatrix::pack(w.data_ptr<float>(), n, n,
-                                                                  engine::WeightFormat::BF16)
+        const auto packed = own && format != engine::WeightFormat::F32
+                                ? engine::cpu::PackedMatrix::pack(w.data_ptr<float>(), n, n, format)
                                 : engine::cpu::PackedMatrix();
+        const auto view = format == engine::WeightFormat::F32
+                              ? engine::cpu::PackedMatrix::wrap(w.data_ptr<float>(), n, n)
+                              : packed.view();
         for (int r = 0; r < 4; ++r) {
             for (int which = 0; which < (own ? 2 : 1); ++which) {
                 const auto t0 = Clock::now();
-                auto c = which == 0 ? torch::mm(a, b)
-                                    : engine::blocks::packedLinear(x, packed.view(), {});
+                auto c = which == 0 ? torch::mm(a, b) : engine::blocks::packedLinear(x, view, {});
                 const double s = secondsSince(t0);
                 if (r > 0) // the first warms the library up
                     best = std::max(best, 2.0 * double(n) * double(n) * double(n) / s / 1e9);
@@ -293,7 +297,8 @@ int main(int argc, char** argv) {
     }
     // Packed weights on a CPU with native bf16 products prefill at the bf16 rate
     // (kernels/batched_products.h).
-    const bool bf16Prefill = engine::cpu::batchedProducts(*weights);
+    const bool bf16Prefill =
+        *weights != engine::WeightFormat::F32 && engine::cpu::batchedProducts(*weights);
     const torch::ScalarType prefillDtype = bf16Prefill ? torch::kBFloat16 : torch::kFloat32;
 
     BusyLoad load(busy);

@@ -10,7 +10,7 @@
 # stored in F16, written to a temporary folder, then each loaded in a fresh process per
 # weight format: time to the first token, warm load time, decode and peak memory (F32
 # and F16 weights of a file of that dtype are its mapped pages; once more with --map 0).
-# shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, bf16 and
+# shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, f16, bf16 and
 # int8 (a shape that does not fit in memory is skipped with a "skipped" line).
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
 # request, 20 requests, then its last 200 tokens edited), and the same story with its
@@ -91,7 +91,7 @@ for b in "${benches[@]}"; do
     rm -rf "$dir"
   elif [[ $b == shapes ]]; then
     for shape in small medium large xl; do
-      for w in f32 bf16 int8; do
+      for w in f32 f16 bf16 int8; do
         gpt2 --shape $shape --weights $w --repeats 1 --decode-tokens 32
       done
     done

@@ -1,7 +1,8 @@
-// Batched products over packed weights (kernels/batched_products.h, model/fixed_blocks.h's
-// packedLinear): every format and layout matches the product of the weights and
-// activations rounded to bfloat16, computed in double; any split of the rows gives the
-// same bits, and so does any team size; other paths leave the matrix to float32.
+// Batched products of weight matrices as they are held (kernels/batched_products.h,
+// model/fixed_blocks.h's packedLinear): every format and layout matches the product
+// computed in double (of float32 weights and activations as they are; of 16- and 8-bit
+// weights and the activations rounded to bfloat16); any split of the rows gives the
+// same bits, and so does any team size; other paths leave the matrix to LibTorch.
 #include "kernels/batched_products.h"
 #include "kernels/weight_kernels.h"
 #include "model/fixed_blocks.h"
@@ -22,13 +23,17 @@ namespace {
 // column-major bytes of a mapped checkpoint, as borrow() holds them.
 struct Matrix {
     PackedMatrix packed;
+    torch::Tensor kept; // float32 weights the view reads
     MatrixView view;
 };
 
 Matrix make(const torch::Tensor& w, WeightFormat f, bool transposed) {
     const int64_t rows = w.size(0), cols = w.size(1);
     Matrix m;
-    if (!transposed) {
+    if (f == WeightFormat::F32) { // as held: `w` itself, or its transpose's bytes
+        m.kept = transposed ? w.t().contiguous() : w.contiguous();
+        m.view = PackedMatrix::wrap(m.kept.data_ptr<float>(), rows, cols, transposed);
+    } else if (!transposed) {
         const auto wc = w.contiguous();
         m.packed = PackedMatrix::pack(wc.data_ptr<float>(), rows, cols, f);
         m.view = m.packed.view();
@@ -43,28 +48,31 @@ Matrix make(const torch::Tensor& w, WeightFormat f, bool transposed) {
     return m;
 }
 
-// The weights as the products read them: the format's value, rounded to bfloat16.
+// The weights as the products read them: float32 as held, the others rounded to
+// bfloat16.
 torch::Tensor weightsAsRead(const MatrixView& v) {
     auto out = torch::empty({v.rows, v.cols}, torch::kDouble);
     auto a = out.accessor<double, 2>();
     for (int64_t r = 0; r < v.rows; ++r)
-        for (int64_t c = 0; c < v.cols; ++c)
-            a[r][c] = bf16ToFloat(floatToBf16(weightAt(v, r, c)));
+        for (int64_t c = 0; c < v.cols; ++c) {
+            const float w = weightAt(v, r, c);
+            a[r][c] = v.format == WeightFormat::F32 ? w : bf16ToFloat(floatToBf16(w));
+        }
     return out;
 }
 
-torch::Tensor roundedBf16(const torch::Tensor& x) {
-    return x.to(torch::kBFloat16).to(torch::kDouble);
+torch::Tensor activationsAsRead(const torch::Tensor& x, WeightFormat f) {
+    return f == WeightFormat::F32 ? x.to(torch::kDouble)
+                                  : x.to(torch::kBFloat16).to(torch::kDouble);
 }
 
 struct Case {
     WeightFormat format;
     bool transposed;
 };
-const Case kCases[] = {{WeightFormat::F16, false},
-                       {WeightFormat::F16, true},
-                       {WeightFormat::BF16, false},
-                       {WeightFormat::BF16, true},
+const Case kCases[] = {{WeightFormat::F32, false},  {WeightFormat::F32, true},
+                       {WeightFormat::F16, false},  {WeightFormat::F16, true},
+                       {WeightFormat::BF16, false}, {WeightFormat::BF16, true},
                        {WeightFormat::Int8, false}};
 
 QString name(const Case& c) {
@@ -74,12 +82,12 @@ QString name(const Case& c) {
 // y [m, ldy] from rows [r0, r1) of the product, the rest of y left at 42.
 torch::Tensor product(const MatrixView& v, const torch::Tensor& x, const float* b, int64_t ldy,
                       int64_t r0, int64_t r1) {
-    const int64_t m = x.size(0), stride = bf16Stride(v.cols);
-    std::vector<uint16_t> xb(size_t(m * stride));
+    const int64_t m = x.size(0), steps = activationSteps(v.format, v.cols);
+    std::vector<uint32_t> xs(size_t(m * steps));
     const auto xc = x.contiguous();
-    roundRowsToBf16(xc.data_ptr<float>(), m, v.cols, xb.data());
+    prepareActivations(v.format, xc.data_ptr<float>(), m, v.cols, xs.data());
     auto y = torch::full({m, ldy}, 42.f);
-    batchedProductRows(v, xb.data(), m, b, y.data_ptr<float>(), ldy, r0, r1);
+    batchedProductRows(v, xs.data(), m, b, y.data_ptr<float>(), ldy, r0, r1);
     return y;
 }
 
@@ -91,7 +99,8 @@ class TestBatchedProducts : public QObject {
 private Q_SLOTS:
     void init() {
         if (!nativeBf16Products())
-            QSKIP("this CPU has no AVX512-BF16: batched products unpack to float32 here");
+            QSKIP("this CPU has no AVX512-BF16: batched products of packed weights unpack to "
+                  "float32 here");
         setIsa(bestIsa());
     }
     void cleanup() {
@@ -113,7 +122,7 @@ private Q_SLOTS:
                 const auto b = torch::randn({rows});
                 const Matrix mat = make(w, c.format, c.transposed);
                 const auto y = product(mat.view, x, b.data_ptr<float>(), rows, 0, rows);
-                const auto wr = weightsAsRead(mat.view), xr = roundedBf16(x);
+                const auto wr = weightsAsRead(mat.view), xr = activationsAsRead(x, c.format);
                 const auto expected = xr.mm(wr.t()) + b.to(torch::kDouble);
                 const auto scale = xr.abs().mm(wr.abs().t()) + 1;
                 const double err =
@@ -171,11 +180,11 @@ private Q_SLOTS:
         }
     }
 
-    // Only the AVX-512 path with AVX512-BF16 multiplies packed matrices as they are
-    // held; float32 weights never go here.
-    void onlyTheBf16PathMultipliesPackedWeights() {
-        QVERIFY(!batchedProducts(WeightFormat::F32));
-        for (WeightFormat f : {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+    // Only the AVX-512 path multiplies matrices as held (16- and 8-bit ones with
+    // AVX512-BF16); the others leave them to LibTorch.
+    void onlyTheAvx512PathMultipliesAsHeld() {
+        for (WeightFormat f :
+             {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
             QVERIFY(batchedProducts(f));
             setIsa(Isa::Avx2);
             QVERIFY(!batchedProducts(f));

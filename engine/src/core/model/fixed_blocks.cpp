@@ -57,8 +57,37 @@ bool needsGrad(std::initializer_list<Tensor> ts) {
                        [](const Tensor& t) { return t.defined() && t.requires_grad(); });
 }
 
-// y [rows, out] = x [rows, in] W^T (+ bias), in blocks of output columns.
+// y [rows, out] = x [rows, in] W^T (+ bias) for x float32 contiguous, with Baton's own
+// products of W as it is held (kernels/batched_products.h), in blocks of output columns.
+Tensor productAsHeld(const Tensor& x, const cpu::MatrixView& w, const Tensor& bias) {
+    const int64_t rows = x.size(0), steps = cpu::activationSteps(w.format, w.cols);
+    auto xs = torch::empty({rows, steps}, torch::kInt32);
+    auto* xp = reinterpret_cast<uint32_t*>(xs.data_ptr<int32_t>());
+    const float* xf = x.data_ptr<float>();
+    forBlocks(rows, rows * w.cols, [&](int64_t r, int64_t n) {
+        cpu::prepareActivations(w.format, xf + r * w.cols, n, w.cols, xp + r * steps);
+    });
+    const Tensor b = bias.defined() ? bias.detach().to(torch::kFloat32).contiguous() : Tensor();
+    const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
+    auto y = torch::empty({rows, w.rows}, torch::kFloat32);
+    float* yp = y.data_ptr<float>();
+    forBlocks(w.rows, rows * w.cols * w.rows, [&](int64_t c, int64_t n) {
+        cpu::batchedProductRows(w, xp, rows, bp, yp, w.rows, c, c + n);
+    });
+    return y;
+}
+
+// y [rows, out] = x [rows, in] W^T (+ bias), in blocks of output columns: Baton's own
+// float32 products where the CPU runs them (the same in training and inference, so
+// both compute the same bits), else LibTorch's. W is row-major or the transposed view
+// of a row-major block.
 Tensor linearForward(const Tensor& x, const Tensor& w, const Tensor& bias) {
+    if (x.scalar_type() == torch::kFloat32 && w.scalar_type() == torch::kFloat32 &&
+        (w.is_contiguous() || w.t().is_contiguous()) && cpu::batchedProducts(WeightFormat::F32))
+        return productAsHeld(
+            x.contiguous(),
+            cpu::PackedMatrix::wrap(w.data_ptr<float>(), w.size(0), w.size(1), !w.is_contiguous()),
+            bias);
     const int64_t rows = x.size(0), in = x.size(1), out = w.size(0);
     auto y = torch::empty({rows, out}, x.options());
     forBlocks(out, rows * in * out, [&](int64_t c, int64_t n) {
@@ -220,26 +249,12 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
 }
 
 Tensor packedLinear(const Tensor& x, const cpu::MatrixView& w, const Tensor& bias) {
-    TORCH_CHECK(x.size(-1) == w.cols && x.device().is_cpu() && !needsGrad({x}),
+    TORCH_CHECK(x.size(-1) == w.cols && x.device().is_cpu() && !needsGrad({x, bias}),
                 "packedLinear: a CPU input of the matrix's width, without gradients");
     auto shape = x.sizes().vec();
     shape.back() = w.rows;
     const auto x2 = x.reshape({-1, w.cols}).to(torch::kFloat32).contiguous();
-    const int64_t rows = x2.size(0), stride = cpu::bf16Stride(w.cols);
-    auto xb = torch::empty({rows, stride}, torch::kInt16); // the bfloat16 bits
-    auto* xbits = reinterpret_cast<uint16_t*>(xb.data_ptr<int16_t>());
-    const float* xf = x2.data_ptr<float>();
-    forBlocks(rows, rows * w.cols, [&](int64_t r, int64_t n) {
-        cpu::roundRowsToBf16(xf + r * w.cols, n, w.cols, xbits + r * stride);
-    });
-    const Tensor b = bias.defined() ? bias.to(torch::kFloat32).contiguous() : Tensor();
-    const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
-    auto y = torch::empty({rows, w.rows}, torch::kFloat32);
-    float* yp = y.data_ptr<float>();
-    forBlocks(w.rows, rows * w.cols * w.rows, [&](int64_t c, int64_t n) {
-        cpu::batchedProductRows(w, xbits, rows, bp, yp, w.rows, c, c + n);
-    });
-    return y.view(shape);
+    return productAsHeld(x2, w, bias).view(shape);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

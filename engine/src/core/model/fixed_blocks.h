@@ -42,14 +42,15 @@ inline bool ownKernels(const torch::Tensor& t) {
 void followThreadBudget();
 
 // x W^T (+ bias): x [..., in], W [out, in] float32. bias may be undefined. Blocks of
-// output columns.
+// output columns. The forward product is Baton's own (kernels/batched_products.h) on
+// an AVX-512 CPU, LibTorch's otherwise; the backward products are LibTorch's.
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias);
 
-// x W^T (+ bias) for a packed matrix that cpu::batchedProducts() multiplies as it is
-// held (kernels/batched_products.h): x [..., in] float32 on the CPU is rounded to
-// bfloat16 once, and blocks of output columns (as linear's) are shared among the team,
-// each converting its weights 32 rows at a time. Float32 result; no autograd (packed
-// weights are for inference).
+// x W^T (+ bias) for a matrix that cpu::batchedProducts() multiplies as it is held
+// (kernels/batched_products.h): x [..., in] on the CPU is prepared once (rounded to
+// bfloat16 for 16- and 8-bit weights), and blocks of output columns (as linear's) are
+// shared among the team, each converting its weights 32 rows at a time. Float32
+// result; no autograd (for inference).
 torch::Tensor packedLinear(const torch::Tensor& x, const cpu::MatrixView& w,
                            const torch::Tensor& bias);
 

@@ -34,8 +34,8 @@ struct PackableWeight {
     torch::Tensor dense() const;
     // The weight for the CPU decoder (float32 CPU weights are shared, not copied).
     cpu::MatrixView view() const;
-    // x W^T (+ bias): the packed matrix as it is held where cpu::batchedProducts()
-    // takes its format and x needs no gradient, else float32 products (dense()).
+    // x W^T (+ bias): a packed matrix as it is held where cpu::batchedProducts() takes
+    // its format and x needs no gradient, else blocks::linear of dense().
     torch::Tensor multiply(const torch::Tensor& x, const torch::Tensor& bias) const;
     // Converts to `format` and drops the float32 weight (F32: nothing to do).
     void pack(WeightFormat format);
