@@ -247,12 +247,14 @@ Result<std::shared_ptr<Model>> createModel(const ModelConfig& config,
 
 namespace {
 
-// A load frees its temporaries (rows converted to the held format, tensors read from
-// the file) between the matrices it keeps. Once the allocator has raised its mmap
-// threshold (glibc does when a large block is freed: a model unloaded before, a
-// prefill's temporaries), those pages stay in the heap: reloading GPT-2 XL in int8
-// after a first token kept 1.2 GB more than the model (tests/bench/bench_gpt2
-// --model DIR, private_rss_after_load_mb). Give them back to the system.
+// Freed memory the heap keeps: a model unloaded just before a load, and the load's own
+// temporaries (rows converted to the held format, tensors read from the file) freed
+// between the matrices it keeps. Once the allocator has raised its mmap threshold
+// (glibc does when a large block is freed: a prefill's temporaries, a model
+// unloaded), such pages stay with the process: reloading GPT-2 XL in int8 after a
+// first token kept 1.2 GB more than the model and peaked 1.2 GB higher
+// (tests/bench/bench_gpt2 --model DIR: private_rss_after_load_mb, peak_rss_after_load_mb).
+// A load gives them back before it starts and when it is done.
 void releaseFreedPages() {
 #if defined(__GLIBC__)
     malloc_trim(0);
@@ -265,6 +267,7 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
                                           std::shared_ptr<const Tokenizer> tokenizer,
                                           const std::string& tokenizerIdentity) {
     try {
+        releaseFreedPages(); // a model unloaded just before
         auto resolved = resolveDevice(options);
         if (!resolved)
             return resolved.error();
