@@ -3,12 +3,14 @@
 // float32, and without LibTorch's BLAS for float32 ones.
 //
 // Each thread converts 32 rows of the matrix at a time into a buffer of its own (a
-// panel, in the order the products read it, about 100-200 KB for a GPT-2 matrix) and
-// multiplies it with every activation vector, accumulating in float32; the weights are
-// read once per product, in whatever layout they are held (row-major, or a mapped
-// checkpoint's column-major bytes). Float32 weights are multiplied with FMA (AVX-512);
-// F16, BF16 and int8 weights are rounded to bfloat16 in the panel, the activations
-// rounded to bfloat16 once per product, and multiplied with vdpbf16ps (AVX512-BF16).
+// panel, in the order the products read it: 128 bytes per float32 weight column or
+// bf16 column pair, 100-800 KB for GPT-2's matrices, four at once for column-major
+// weights) and multiplies it with every activation vector, accumulating in float32;
+// the weights are read once per product, in whatever layout they are held (row-major,
+// or a mapped checkpoint's column-major bytes). Float32 weights are multiplied with
+// FMA (AVX-512); F16, BF16 and int8 weights are rounded to bfloat16 in the panel, the
+// activations rounded to bfloat16 once per product, and multiplied with vdpbf16ps
+// (AVX512-BF16).
 // The Debian OpenBLAS that LibTorch uses picks its AVX2 kernels on AMD Zen 4 and 5,
 // half the float32 rate of the AVX-512 ones. Other CPUs use LibTorch's float32
 // products (unpacking packed matrices). No torch here.
