@@ -82,12 +82,9 @@ Tensor productAsHeld(const Tensor& x, const cpu::MatrixView& w, const Tensor& bi
 // both compute the same bits), else LibTorch's. W is row-major or the transposed view
 // of a row-major block.
 Tensor linearForward(const Tensor& x, const Tensor& w, const Tensor& bias) {
-    if (x.scalar_type() == torch::kFloat32 && w.scalar_type() == torch::kFloat32 &&
-        (w.is_contiguous() || w.t().is_contiguous()) && cpu::batchedProducts(WeightFormat::F32))
-        return productAsHeld(
-            x.contiguous(),
-            cpu::PackedMatrix::wrap(w.data_ptr<float>(), w.size(0), w.size(1), !w.is_contiguous()),
-            bias);
+    if (x.scalar_type() == torch::kFloat32 && cpu::batchedProducts(WeightFormat::F32))
+        if (const auto v = heldView(w))
+            return productAsHeld(x.contiguous(), *v, bias);
     const int64_t rows = x.size(0), in = x.size(1), out = w.size(0);
     auto y = torch::empty({rows, out}, x.options());
     forBlocks(out, rows * in * out, [&](int64_t c, int64_t n) {
@@ -246,6 +243,18 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
                        ? LinearFn::apply(x2, w, bias.defined() ? bias : torch::empty({0}))
                        : linearForward(x2, rowsOrColumns(w), bias);
     return y.view(shape);
+}
+
+std::optional<cpu::MatrixView> heldView(const Tensor& w) {
+    if (w.dim() != 2 || w.scalar_type() != torch::kFloat32 || !w.device().is_cpu())
+        return std::nullopt;
+    // The transposed view of a row-major [cols, rows] block: a Conv1D weight shared with
+    // the checkpoint's mapped bytes.
+    const bool transposed =
+        !w.is_contiguous() && w.size(0) > 1 && w.stride(0) == 1 && w.stride(1) == w.size(0);
+    if (!transposed && !w.is_contiguous())
+        return std::nullopt;
+    return cpu::PackedMatrix::wrap(w.data_ptr<float>(), w.size(0), w.size(1), transposed);
 }
 
 Tensor packedLinear(const Tensor& x, const cpu::MatrixView& w, const Tensor& bias) {

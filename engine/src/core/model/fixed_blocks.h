@@ -24,6 +24,8 @@
 
 #include <torch/types.h>
 
+#include <optional>
+
 namespace baton::engine::blocks {
 
 // The one switch between Baton's own CPU kernels (these fixed blocks, the packed
@@ -53,6 +55,11 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch
 // result; no autograd (for inference).
 torch::Tensor packedLinear(const torch::Tensor& x, const cpu::MatrixView& w,
                            const torch::Tensor& bias);
+
+// A float32 CPU matrix [rows, cols] as the kernels read it, without a copy: row-major,
+// or the transposed view of a row-major [cols, rows] block (a Conv1D weight shared with
+// a mapped checkpoint); nullopt for any other layout or type.
+std::optional<cpu::MatrixView> heldView(const torch::Tensor& w);
 
 // a @ b for a [..., n, k] and b [..., k, m] with broadcast batch dimensions (a plain
 // [n, k] matrix broadcasts too): one block per matrix of the batch.

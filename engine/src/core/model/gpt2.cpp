@@ -14,16 +14,6 @@ namespace baton::engine {
 // Parameters are created uninitialised (torch::empty): they are always either
 // loaded from a checkpoint or initialised by initialiseForTraining().
 
-namespace {
-
-// Whether a float32 weight is the transposed view of a row-major [cols, rows] block
-// (a Conv1D weight shared with the checkpoint's mapped bytes).
-bool columnMajor(const torch::Tensor& w) {
-    return w.dim() == 2 && w.size(0) > 1 && w.stride(0) == 1 && w.stride(1) == w.size(0);
-}
-
-} // namespace
-
 torch::Tensor PackableWeight::dense() const {
     if (!packed)
         return weight;
@@ -38,10 +28,9 @@ torch::Tensor PackableWeight::dense() const {
 cpu::MatrixView PackableWeight::view() const {
     if (packed)
         return packed->view();
-    const bool transposed = columnMajor(weight);
-    TORCH_CHECK(transposed || weight.is_contiguous(), "a weight matrix in an unknown layout");
-    return cpu::PackedMatrix::wrap(weight.data_ptr<float>(), weight.size(0), weight.size(1),
-                                   transposed);
+    const auto v = blocks::heldView(weight);
+    TORCH_CHECK(v.has_value(), "a weight matrix in an unknown layout");
+    return *v;
 }
 
 torch::Tensor PackableWeight::multiply(const torch::Tensor& x, const torch::Tensor& bias) const {
