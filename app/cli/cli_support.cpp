@@ -22,9 +22,10 @@ void addModelOptions(Args& args) {
     args.option("model", "DIR",
                 "Model folder (Hugging Face GPT-2 layout, safetensors only; default: the "
                 "bundled baton-mini)")
-        .option("weights", "f32|f16|bf16|int8",
-                "How the weights are held in memory: 16-bit floats or 8-bit blocks halve or "
-                "quarter the memory read per token (CPU: float32 arithmetic either way)",
+        .option("weights", "f32|f16|bf16|int8|q4",
+                "How the weights are held in memory: 16-bit floats, 8-bit or 4-bit blocks "
+                "halve, quarter or divide by seven the memory read per token (CPU only for "
+                "int8 and q4)",
                 "f32")
         .flag("no-map",
               "Copy the weights into memory instead of using the mapped file's pages (the "
@@ -67,8 +68,8 @@ std::shared_ptr<engine::Model> loadModelAt(const std::string& folder, const Args
     engine::LoadOptions options;
     const auto weights = engine::parseWeightFormat(args.get("weights"));
     if (!weights)
-        throw UsageError("--weights must be f32, f16, bf16 or int8, not '" + args.get("weights") +
-                         "'");
+        throw UsageError("--weights must be f32, f16, bf16, int8 or q4, not '" +
+                         args.get("weights") + "'");
     options.weights = *weights;
     options.device = args.get("device");
     options.mapWeights = !args.has("no-map");

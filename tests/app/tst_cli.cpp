@@ -128,6 +128,21 @@ private Q_SLOTS:
         QVERIFY(!cli({"info", "--model", m_model, "--no-map"}).out.contains("mapped pages"));
     }
 
+    // --weights q4 holds 4-bit blocks and generates with them (nothing mapped: the
+    // blocks are made at load time).
+    void fourBitWeights() {
+        const Run info = cli({"info", "--model", m_model, "--json", "--weights", "q4"});
+        QCOMPARE(info.exitCode, 0);
+        const auto j = QJsonDocument::fromJson(info.out).object();
+        QCOMPARE(j["weights"].toString(), QStringLiteral("q4"));
+        QVERIFY(j["mapped_bytes"].toDouble() <
+                0.2 * QFileInfo(m_model + "/model.safetensors").size());
+        const Run gen = cli({"generate", "--model", m_model, "--weights", "q4", "--prompt", "Once",
+                             "--max-tokens", "8", "--seed", "3"});
+        QVERIFY2(gen.exitCode == 0, gen.err.constData());
+        QVERIFY(!gen.out.isEmpty());
+    }
+
     // info reports the runtime and OpenMP's waiting policy (bug reports about speed
     // on a busy machine need it).
     void openMpWaitPolicy_data() {

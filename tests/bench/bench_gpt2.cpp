@@ -6,7 +6,7 @@
 // memory, or a model folder:
 //   bench_gpt2 [--shape small|medium|large|xl | --layers 12 --embd 768 --heads 12]
 //              [--vocab 50257 --window 300 --decode-tokens 128 --repeats 5
-//               --weights f32|f16|bf16|int8 --threads N --busy N --fixed-threads 0|1
+//               --weights f32|f16|bf16|int8|q4 --threads N --busy N --fixed-threads 0|1
 //               --isa avx512|avx2|scalar]
 //   bench_gpt2 --save-model DIR [--save-dtype f32|f16 --tokenizer DIR] [shape options]
 //     writes the random model as a Hugging Face folder (GPT-2's tokenizer) and exits
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     const int repeats = std::stoi(arg(argc, argv, "repeats", "5"));
     const auto weights = engine::parseWeightFormat(arg(argc, argv, "weights", "f32"));
     if (!weights) {
-        std::fprintf(stderr, "error: --weights takes f32, f16, bf16 or int8\n");
+        std::fprintf(stderr, "error: --weights takes f32, f16, bf16, int8 or q4\n");
         return 2;
     }
     const std::string modelDir = arg(argc, argv, "model", ""),

@@ -5,11 +5,13 @@
 # and then llama.cpp's (llama-bench tg128 and pp300 on the same weights converted to
 # GGUF), --repeats times; the best of each is reported, with each system's share of
 # the bound measured beside Baton's figure (the bound's bytes are Baton's own format:
-# float32, 16-bit, or int8 with a float32 scale per 32 weights, 9 bits a weight, where
-# llama.cpp's Q8_0 reads 8.5).
+# float32, 16-bit, int8 with a float32 scale per 32 weights, 9 bits a weight, where
+# llama.cpp's Q8_0 reads 8.5, or q4 with a float16 scale per 32 weights, 4.5 bits a
+# weight like Q4_0). Baton's q4 and llama.cpp's Q4_0 are each made from the same
+# float32 weights by their own rounding.
 #
 #   tests/bench/llama_side_by_side.sh [BUILD_DIR] [--llama LLAMA_BUILD_DIR]
-#       [--llama-source DIR] [--repeats N] [--threads N] [--formats "f32 f16 int8"]
+#       [--llama-source DIR] [--repeats N] [--threads N] [--formats "f32 f16 int8 q4"]
 #
 # LLAMA_BUILD_DIR holds bin/llama-bench and bin/llama-quantize (a llama.cpp build the
 # user made; this script builds and downloads nothing); --llama-source is its source
@@ -24,7 +26,7 @@ llama=""
 source_dir=""
 repeats=3
 threads=2
-formats="f32 f16 int8"
+formats="f32 f16 int8 q4"
 if (($#)) && [[ $1 != --* ]]; then build=$1; shift; fi
 while (($#)); do
   case $1 in
@@ -43,7 +45,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results.jsonl
 
-declare -A gguf_type=([f32]=F32 [f16]=F16 [bf16]=BF16 [int8]=Q8_0)
+declare -A gguf_type=([f32]=F32 [f16]=F16 [bf16]=BF16 [int8]=Q8_0 [q4]=Q4_0)
 have_llama=0
 if [[ -n $llama ]]; then
   [[ -x $llama/bin/llama-bench && -x $llama/bin/llama-quantize ]] ||

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs Baton's benchmarks; prints one JSON object per measurement.
 #   tests/bench/run.sh [BUILD_DIR] [gpt2|windows|training|topics|busy|weights ...]
-# weights: GPT-2-small decode, prefill and scoring with f32, bf16, f16 and int8 weights
+# weights: GPT-2-small decode, prefill and scoring with f32, bf16, f16, int8 and q4 weights
 # in turn, three rounds (take medians and the ratio to f32 within a round).
 # busy: GPT-2-small decode, prefill and scoring, and baton-mini-sized training steps, on
 # an idle machine (1 thread, all cores) and with 1 and 2 busy-looping processes, with
@@ -10,8 +10,8 @@
 # stored in F16, written to a temporary folder, then each loaded in a fresh process per
 # weight format: time to the first token, warm load time, decode and peak memory (F32
 # and F16 weights of a file of that dtype are its mapped pages; once more with --map 0).
-# shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, f16, bf16 and
-# int8 (a shape that does not fit in memory is skipped with a "skipped" line).
+# shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, f16, bf16,
+# int8 and q4 (a shape that does not fit in memory is skipped with a "skipped" line).
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
 # request, 20 requests, then its last 200 tokens edited), and the same story with its
 # front cut by the client as KoboldAI Lite and SillyTavern cut it: time to first token.
@@ -70,7 +70,7 @@ for b in "${benches[@]}"; do
     done
   elif [[ $b == weights ]]; then
     for r in 1 2 3; do
-      for w in f32 bf16 f16 int8; do
+      for w in f32 bf16 f16 int8 q4; do
         gpt2 --weights $w --repeats 3 --decode-tokens 96
       done
     done
@@ -85,13 +85,13 @@ for b in "${benches[@]}"; do
     # the F32 weights copied instead of mapped (the column-major products against rows)
     "$t" --model "$dir/small" --weights f32 --map 0 --repeats 5 --decode-tokens 32
     "$t" --shape xl --save-model "$dir/xl" --save-dtype f16
-    for w in int8 bf16 f16; do
+    for w in q4 int8 bf16 f16; do
       "$t" --model "$dir/xl" --weights $w --repeats 2 --decode-tokens 16 --window 64
     done
     rm -rf "$dir"
   elif [[ $b == shapes ]]; then
     for shape in small medium large xl; do
-      for w in f32 f16 bf16 int8; do
+      for w in f32 f16 bf16 int8 q4; do
         gpt2 --shape $shape --weights $w --repeats 1 --decode-tokens 32
       done
     done

@@ -1,7 +1,7 @@
 // Batched products of weight matrices as they are held (kernels/batched_products.h,
 // model/fixed_blocks.h's packedLinear): every format and layout matches the product
-// computed in double (of float32 weights and activations as they are; of 16- and 8-bit
-// weights and the activations rounded to bfloat16); any split of the rows gives the
+// computed in double (of float32 weights and activations as they are; of 16-, 8- and
+// 4-bit weights and the activations rounded to bfloat16); any split of the rows gives the
 // same bits, and so does any team size; other paths leave the matrix to LibTorch.
 #include "kernels/batched_products.h"
 #include "kernels/weight_kernels.h"
@@ -73,7 +73,7 @@ struct Case {
 const Case kCases[] = {{WeightFormat::F32, false},  {WeightFormat::F32, true},
                        {WeightFormat::F16, false},  {WeightFormat::F16, true},
                        {WeightFormat::BF16, false}, {WeightFormat::BF16, true},
-                       {WeightFormat::Int8, false}};
+                       {WeightFormat::Int8, false}, {WeightFormat::Q4, false}};
 
 // The cases this CPU multiplies as held.
 std::vector<Case> cases() {
@@ -195,8 +195,8 @@ private Q_SLOTS:
     // Only the AVX-512 path multiplies matrices as held (16- and 8-bit ones with
     // AVX512-BF16); the others leave them to LibTorch.
     void onlyTheAvx512PathMultipliesAsHeld() {
-        for (WeightFormat f :
-             {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+        for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16,
+                               WeightFormat::Int8, WeightFormat::Q4}) {
             QCOMPARE(batchedProducts(f), f == WeightFormat::F32 || nativeBf16Products());
             setIsa(Isa::Avx2);
             QVERIFY(!batchedProducts(f));

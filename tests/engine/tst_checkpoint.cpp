@@ -434,7 +434,8 @@ private Q_SLOTS:
         }
         QCOMPARE(loaded->contentHash, hash.hex());
 
-        for (WeightFormat f : {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+        for (WeightFormat f :
+             {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8, WeightFormat::Q4}) {
             auto packed = loadGpt2(dir, CancelToken(), {}, f);
             QVERIFY(packed.ok());
             QCOMPARE(packed->contentHash, loaded->contentHash);
@@ -446,12 +447,16 @@ private Q_SLOTS:
             for (size_t i = 0; i < a.size(); ++i) {
                 const auto va = a[i].second->view(), vb = b[i].second->view();
                 QCOMPARE(va.bytes(), vb.bytes());
-                const size_t weightBytes =
-                    va.bytes() -
-                    (f == WeightFormat::Int8 ? 4 * size_t(va.rows * va.blocksPerRow()) : 0);
+                const size_t scaleBytes =
+                    size_t(va.rows * va.blocksPerRow()) * (f == WeightFormat::Int8 ? 4
+                                                           : f == WeightFormat::Q4 ? 2
+                                                                                   : 0);
+                const size_t weightBytes = va.bytes() - scaleBytes;
                 QVERIFY2(std::memcmp(va.data, vb.data, weightBytes) == 0, a[i].first.c_str());
                 if (f == WeightFormat::Int8)
-                    QVERIFY(std::memcmp(va.scales, vb.scales, va.bytes() - weightBytes) == 0);
+                    QVERIFY(std::memcmp(va.scales, vb.scales, scaleBytes) == 0);
+                if (f == WeightFormat::Q4)
+                    QVERIFY(std::memcmp(va.q4Scales, vb.q4Scales, scaleBytes) == 0);
                 QCOMPARE(a[i].second->weight.numel(), int64_t(0)); // no float32 copy kept
             }
             QCOMPARE(packed->net->parameterCount(), loaded->net->parameterCount());

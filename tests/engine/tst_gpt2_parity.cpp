@@ -254,6 +254,7 @@ private Q_SLOTS:
         QTest::newRow("f16") << "f16" << 0.01;
         QTest::newRow("bf16") << "bf16" << 0.1;
         QTest::newRow("int8") << "int8" << 0.1;
+        QTest::newRow("q4") << "q4" << 0.5;
     }
     void weightFormats() {
         QFETCH(QString, format);
@@ -297,8 +298,10 @@ private Q_SLOTS:
                 diff = std::max(
                     diff, double(std::abs(next[i] - (*full)[(stream.size() - 1) * m_vocab + i])));
             // Packed weights with native bf16 products: the batched path rounds activations
-            // and weights to bf16 (the decoder keeps activations in float32).
-            const double allowed = cpu::batchedProducts(o.weights) ? 0.05 : 1e-4;
+            // and weights to bf16 (the decoder keeps activations in float32). With q4
+            // weights the decoder rounds activations to 8 bits (the batched path does not).
+            const double allowed =
+                cpu::batchedProducts(o.weights) || o.weights == WeightFormat::Q4 ? 0.05 : 1e-4;
             QVERIFY2(diff < allowed, qPrintable(QString("step %1: %2").arg(step).arg(diff)));
             auto r = (*gen)->generate(greedy);
             QVERIFY(r.ok());
@@ -310,7 +313,8 @@ private Q_SLOTS:
     // held (no unpacking, kernels/batched_products.h); their logits agree with the
     // float32 path (the AVX2 path unpacks) within bf16 rounding, and differ from it.
     void packedWeightsMultipliedAsHeld() {
-        for (WeightFormat f : {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8}) {
+        for (WeightFormat f :
+             {WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8, WeightFormat::Q4}) {
             LoadOptions o;
             o.weights = f;
             auto model = Model::load(baton::test::fixture(), o);

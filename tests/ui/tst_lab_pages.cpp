@@ -162,8 +162,8 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(m_app.engine->model()->path), QDir(good).absolutePath());
         QCOMPARE(m_app.engine->model()->weights, engine::WeightFormat::F32);
 
-        // The weights option reloads the writing model with 8-bit weights (remembered),
-        // and back.
+        // The weights option reloads the writing model with 8-bit, then 4-bit weights
+        // (remembered), and back.
         auto* weights = panel->findChild<QComboBox*>(QStringLiteral("modelWeights"));
         QVERIFY(weights);
         const auto choose = [&](engine::WeightFormat f) {
@@ -179,6 +179,10 @@ private Q_SLOTS:
         m_app.window->showPage(MainWindow::Page::Models);
         QTest::qWait(50);
         screenshot(QStringLiteral("models-int8.png"));
+        choose(engine::WeightFormat::Q4);
+        QTRY_COMPARE_WITH_TIMEOUT(held(), engine::WeightFormat::Q4, 60000);
+        QCOMPARE(QSettings().value(QStringLiteral("model/weights")).toString(),
+                 QStringLiteral("q4"));
         // A choice made while the model loads applies when that load finishes.
         Q_EMIT panel->useRequested(QDir(good).absolutePath());
         choose(engine::WeightFormat::F32);

@@ -96,9 +96,9 @@ constexpr int kRecurrentFormatVersion = 3;
 // 8-bit blocks made at load time (32 weights of a row share one float scale). On the
 // CPU every format accumulates in float32 and only the weight matrices (attention,
 // MLP, token embedding and LM head) change; norms, biases and position embeddings stay
-// float32. On CUDA, f16 and bf16 are the compute dtype and int8 is not available.
-enum class WeightFormat { F32, F16, BF16, Int8 };
-const char* weightFormatName(WeightFormat format); // "f32", "f16", "bf16", "int8"
+// float32. On CUDA, f16 and bf16 are the compute dtype and int8 and q4 are not available.
+enum class WeightFormat { F32, F16, BF16, Int8, Q4 };
+const char* weightFormatName(WeightFormat format); // "f32", "f16", "bf16", "int8", "q4"
 std::optional<WeightFormat> parseWeightFormat(const std::string& name);
 
 struct ModelInfo {

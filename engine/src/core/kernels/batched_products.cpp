@@ -1,7 +1,8 @@
 // Batched products over packed weights (batched_products.h): float32 weights with
-// FMA, the others as bfloat16 with vdpbf16ps.
+// FMA, the others (F16, BF16, int8, 4-bit) as bfloat16 with vdpbf16ps.
 #include "kernels/batched_products.h"
 
+#include "kernels/q4_blocks.h"
 #include "kernels/weight_kernels.h"
 #include "kernels/weight_loads.h"
 
@@ -51,6 +52,11 @@ BATON_BF16 inline __m512i rowChunk(const MatrixView& m, int64_t r, int64_t c) {
         const __m512 lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
         const __m512 hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
         return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+    } else if constexpr (F == WeightFormat::Q4) {
+        // A chunk is one block (columns past the width are zeros).
+        alignas(64) float w[kInt8Block];
+        q4BlockWeights(m, r, c / kInt8Block, w);
+        return (__m512i)_mm512_cvtne2ps_pbh(_mm512_load_ps(w + 16), _mm512_load_ps(w));
     } else {
         const __m256i q =
             _mm256_maskz_loadu_epi8(mask, static_cast<const int8_t*>(m.data) + r * m.cols + c);
@@ -97,7 +103,10 @@ template <WeightFormat F>
 BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t steps,
                          uint32_t* panel) {
     const auto* data = static_cast<const uint8_t*>(m.data);
-    const size_t rowBytes = size_t(m.cols) * weightBytes(F);
+    // (Q4 rows: half a byte a weight, near enough for the prefetch.)
+    constexpr size_t kHalves = F == WeightFormat::Q4 ? 1 : 2 * weightBytes(F);
+    const size_t rowBytes =
+        F == WeightFormat::Q4 ? q4RowBytes(m.cols) : size_t(m.cols) * weightBytes(F);
     for (int64_t s = 0; s < steps; s += kChunk) {
         const int64_t c = s * columnsPerStep(F);
         uint32_t* out = panel + s * kPanel;
@@ -110,7 +119,7 @@ BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t ste
                     continue;
                 }
                 // Many rows at once: prefetch each row ahead of its conversion.
-                const size_t ahead = size_t(c + 256) * weightBytes(F);
+                const size_t ahead = size_t(c + 256) * kHalves / 2;
                 if (ahead < rowBytes)
                     _mm_prefetch(
                         reinterpret_cast<const char*>(data + size_t(r0 + row) * rowBytes + ahead),
@@ -205,8 +214,10 @@ PackFn packer(const MatrixView& m) {
         return m.transposed ? packColumns<WeightFormat::F16> : packRows<WeightFormat::F16>;
     case WeightFormat::BF16:
         return m.transposed ? packColumns<WeightFormat::BF16> : packRows<WeightFormat::BF16>;
-    default:
+    case WeightFormat::Int8:
         return packRows<WeightFormat::Int8>;
+    default:
+        return packRows<WeightFormat::Q4>;
     }
 }
 

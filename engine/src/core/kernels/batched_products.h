@@ -8,7 +8,7 @@
 // weights) and multiplies it with every activation vector, accumulating in float32;
 // the weights are read once per product, in whatever layout they are held (row-major,
 // or a mapped checkpoint's column-major bytes). Float32 weights are multiplied with
-// FMA (AVX-512); F16, BF16 and int8 weights are rounded to bfloat16 in the panel, the
+// FMA (AVX-512); F16, BF16, int8 and 4-bit weights are rounded to bfloat16 in the panel, the
 // activations rounded to bfloat16 once per product, and multiplied with vdpbf16ps
 // (AVX512-BF16).
 // The Debian OpenBLAS that LibTorch uses picks its AVX2 kernels on AMD Zen 4 and 5,
@@ -23,7 +23,7 @@
 namespace baton::engine::cpu {
 
 // Whether batchedProductRows() multiplies matrices of this format now: the AVX-512
-// path is in use, and for F16, BF16 and Int8 the CPU has AVX512-BF16.
+// path is in use, and for F16, BF16, Int8 and Q4 the CPU has AVX512-BF16.
 bool batchedProducts(WeightFormat format);
 
 // The activations as batchedProductRows() reads them for a matrix of this format: m
@@ -36,7 +36,7 @@ void prepareActivations(WeightFormat format, const float* x, int64_t m, int64_t 
 // y[i * ldy + r] = b[r] + the sum over the columns c, in order (in pairs for bfloat16,
 // each pair one vdpbf16ps step), of x(i, c) w(r, c), accumulated in float32 with one
 // rounding per step, for every i < m and r in [r0, r1); w is the weight as held (F32)
-// or rounded to bfloat16 (F16 and int8 weights are converted to float32, then rounded
+// or rounded to bfloat16 (F16, int8 and Q4 weights are converted to float32, then rounded
 // to nearest even), x the activations of prepareActivations(W.format, ...). b may be
 // null. Runs on the calling thread; an element's value does not depend on r0 and r1,
 // so any split of the rows among threads gives the same bits.

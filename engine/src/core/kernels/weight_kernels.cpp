@@ -1,5 +1,6 @@
 // The matrix kernels for each weight format and instruction set (weight_kernels.h).
 #include "kernels/weight_kernels.h"
+#include "kernels/q4_blocks.h"
 #include "kernels/weight_loads.h"
 
 #include <cpuid.h>
@@ -86,6 +87,8 @@ float weightAt(const MatrixView& m, int64_t r, int64_t c) {
     case WeightFormat::Int8:
         return m.scales[r * m.blocksPerRow() + c / kInt8Block] *
                float(static_cast<const int8_t*>(m.data)[i]);
+    case WeightFormat::Q4:
+        return q4WeightAt(m, r, c);
     }
     return 0.f;
 }
@@ -126,21 +129,6 @@ void rowsScalar(const MatrixView& m, const float* x, const float* b, float* y, i
 template <WeightFormat F>
 const void* rowPtr(const MatrixView& m, int64_t r) {
     return static_cast<const uint8_t*>(m.data) + size_t(r * m.cols) * elementBytes<F>();
-}
-
-// Software prefetch: a decode product streams each weight once from memory, four rows
-// at a time. The hardware prefetchers keep up with float32 rows, but for the 16- and
-// 8-bit formats (more instructions per byte) they do not: measured on AMD Zen 5 with
-// one thread, F16 and int8 products read 23 GB/s against float32's 36, and 34 GB/s
-// with this prefetch. Each row stream asks for the line kPrefetchAhead bytes ahead of
-// the one it reads (the rows are contiguous, so the lines past a row's end are the
-// next rows'); 8 KiB ahead was the best of 2-16 KiB, into L1 better than into L2.
-// (The address may lie past the matrix: a prefetch never faults. GCC 12 drops the
-// prefetches from the 16-bit loops when the address is computed as an integer.)
-constexpr int64_t kPrefetchAhead = 8192;
-
-inline void prefetchAhead(const void* row, int64_t byteOffset) {
-    __builtin_prefetch(static_cast<const char*>(row) + byteOffset + kPrefetchAhead, 0, 3);
 }
 
 // The four row streams of a step that starts at weight i (float32 rows do without).
@@ -451,23 +439,24 @@ BATON_AVX512BF16 void rowsAvx512Bf16(const MatrixView& m, const float* x, const 
     }
 }
 
-constexpr Kernels kScalar{{rowsScalar, rowsScalar, rowsScalar, rowsScalar},
-                          {unpackScalar, unpackScalar, unpackScalar, unpackScalar},
+constexpr Kernels kScalar{{rowsScalar, rowsScalar, rowsScalar, rowsScalar, rowsQ4Scalar},
+                          {unpackScalar, unpackScalar, unpackScalar, unpackScalar, unpackQ4},
                           axpyScalar};
 constexpr Kernels kAvx2{{rowsAvx2<WeightFormat::F32>, rowsAvx2<WeightFormat::F16>,
-                         rowsAvx2<WeightFormat::BF16>, rowsAvx2<WeightFormat::Int8>},
+                         rowsAvx2<WeightFormat::BF16>, rowsAvx2<WeightFormat::Int8>, rowsQ4Avx2},
                         {unpackScalar, unpackAvx2<WeightFormat::F16>,
-                         unpackAvx2<WeightFormat::BF16>, unpackAvx2<WeightFormat::Int8>},
+                         unpackAvx2<WeightFormat::BF16>, unpackAvx2<WeightFormat::Int8>, unpackQ4},
                         axpyAvx2};
-constexpr Kernels kAvx512{{rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>,
-                           rowsAvx512<WeightFormat::BF16>, rowsAvx512<WeightFormat::Int8>},
-                          {unpackScalar, unpackAvx512<WeightFormat::F16>,
-                           unpackAvx512<WeightFormat::BF16>, unpackAvx512<WeightFormat::Int8>},
-                          axpyAvx512};
+constexpr Kernels kAvx512{
+    {rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>, rowsAvx512<WeightFormat::BF16>,
+     rowsAvx512<WeightFormat::Int8>, rowsQ4Avx512},
+    {unpackScalar, unpackAvx512<WeightFormat::F16>, unpackAvx512<WeightFormat::BF16>,
+     unpackAvx512<WeightFormat::Int8>, unpackQ4},
+    axpyAvx512};
 constexpr Kernels kAvx512Bf16{
     {rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>, rowsAvx512Bf16,
-     rowsAvx512<WeightFormat::Int8>},
-    {kAvx512.unpack[0], kAvx512.unpack[1], kAvx512.unpack[2], kAvx512.unpack[3]},
+     rowsAvx512<WeightFormat::Int8>, rowsQ4Avx512},
+    {kAvx512.unpack[0], kAvx512.unpack[1], kAvx512.unpack[2], kAvx512.unpack[3], kAvx512.unpack[4]},
     axpyAvx512};
 
 // F16C from CPUID (clang's __builtin_cpu_supports does not know "f16c").

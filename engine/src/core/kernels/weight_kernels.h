@@ -19,8 +19,8 @@ using AxpyFn = void (*)(float*, const float*, float, int64_t);
 using UnpackFn = void (*)(const MatrixView&, int64_t, int64_t, float*);
 
 struct Kernels {
-    RowsFn rows[4];     // by WeightFormat
-    UnpackFn unpack[4]; // by WeightFormat (F32 is a copy and never comes here)
+    RowsFn rows[5];     // by WeightFormat
+    UnpackFn unpack[5]; // by WeightFormat (F32 is a copy and never comes here)
     AxpyFn axpy;
 };
 

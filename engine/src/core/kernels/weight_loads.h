@@ -68,6 +68,21 @@ BATON_AVX512 inline __m512 load16(const void* row, int64_t i) {
     }
 }
 
+// Software prefetch: a decode product streams each weight once from memory, four rows
+// at a time. The hardware prefetchers keep up with float32 rows, but for the 16- and
+// 8-bit formats (more instructions per byte) they do not: measured on AMD Zen 5 with
+// one thread, F16 and int8 products read 23 GB/s against float32's 36, and 34 GB/s
+// with this prefetch. Each row stream asks for the line kPrefetchAhead bytes ahead of
+// the one it reads (the rows are contiguous, so the lines past a row's end are the
+// next rows'); 8 KiB ahead was the best of 2-16 KiB, into L1 better than into L2.
+// (The address may lie past the matrix: a prefetch never faults. GCC 12 drops the
+// prefetches from the 16-bit loops when the address is computed as an integer.)
+constexpr int64_t kPrefetchAhead = 8192;
+
+inline void prefetchAhead(const void* row, int64_t byteOffset) {
+    __builtin_prefetch(static_cast<const char*>(row) + byteOffset + kPrefetchAhead, 0, 3);
+}
+
 template <WeightFormat F>
 constexpr size_t elementBytes() {
     return weightBytes(F);

@@ -1,5 +1,6 @@
 #include "kernels/weight_matrix.h"
 
+#include "kernels/q4_blocks.h"
 #include "kernels/weight_kernels.h"
 #include "kernels/worker_team.h"
 
@@ -20,13 +21,15 @@ const char* weightFormatName(WeightFormat format) {
         return "bf16";
     case WeightFormat::Int8:
         return "int8";
+    case WeightFormat::Q4:
+        return "q4";
     }
     return "?";
 }
 
 std::optional<WeightFormat> parseWeightFormat(const std::string& name) {
-    for (WeightFormat f :
-         {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Int8})
+    for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16,
+                           WeightFormat::Int8, WeightFormat::Q4})
         if (name == weightFormatName(f))
             return f;
     return std::nullopt;
@@ -35,6 +38,8 @@ std::optional<WeightFormat> parseWeightFormat(const std::string& name) {
 namespace cpu {
 
 size_t MatrixView::bytes() const {
+    if (format == WeightFormat::Q4) // nibbles and a float16 scale per block
+        return size_t(rows) * (q4RowBytes(cols) + 2 * size_t(blocksPerRow()));
     const size_t n = size_t(rows * cols);
     const size_t scales = format == WeightFormat::Int8 ? size_t(rows * blocksPerRow()) : 0;
     return weightBytes(format) * n + sizeof(float) * scales;
@@ -43,7 +48,7 @@ size_t MatrixView::bytes() const {
 MatrixView MatrixView::stored() const {
     if (!transposed)
         return *this;
-    return {format, data, scales, cols, rows, false};
+    return {format, data, scales, cols, rows, false, q4Scales};
 }
 
 MatrixView PackedMatrix::wrap(const float* w, int64_t rows, int64_t cols, bool transposed) {
@@ -65,6 +70,11 @@ PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat for
     p.m_format = format;
     p.m_rows = rows;
     p.m_cols = cols;
+    if (format == WeightFormat::Q4) { // packRows fills them
+        p.m_data.reset(new uint8_t[size_t(rows) * q4RowBytes(cols)]);
+        p.m_q4Scales.reset(new uint16_t[size_t(rows * p.view().blocksPerRow())]);
+        return p;
+    }
     p.m_data.reset(new uint8_t[weightBytes(format) * size_t(rows * cols)]); // packRows fills it
     if (format == WeightFormat::Int8)
         p.m_scales.reset(new float[size_t(rows * p.view().blocksPerRow())]);
@@ -79,6 +89,10 @@ PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, Weig
 
 void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
     const int64_t cols = m_cols;
+    if (m_format == WeightFormat::Q4) {
+        packQ4Rows(w, cols, r0, r1, m_data.get(), m_q4Scales.get());
+        return;
+    }
     const size_t n = size_t((r1 - r0) * cols), first = size_t(r0 * cols);
     switch (m_format) {
     case WeightFormat::F32:
@@ -109,13 +123,15 @@ void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
             }
         break;
     }
+    case WeightFormat::Q4: // above
+        break;
     }
 }
 
 MatrixView PackedMatrix::view() const {
     if (m_keep)
         return m_borrowed;
-    return {m_format, m_data.get(), m_scales.get(), m_rows, m_cols};
+    return {m_format, m_data.get(), m_scales.get(), m_rows, m_cols, false, m_q4Scales.get()};
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Weight matrices in the formats the CPU decoder reads (engine::WeightFormat):
-// float32, float16, bfloat16, and 8-bit blocks (every 32 consecutive weights of a row
-// share one float scale: w = scale * q, q in [-127, 127], scale = max |w| / 127).
+// float32, float16, bfloat16, 8-bit blocks (every 32 consecutive weights of a row
+// share one float scale: w = scale * q, q in [-127, 127], scale = max |w| / 127), and
+// 4-bit blocks (32 weights, a float16 scale: kernels/q4_blocks.h).
 // Matrix-vector products read each weight once and accumulate in float32, with
 // AVX-512, AVX2 (+FMA, F16C) and plain C++ paths chosen at start-up. No torch here.
 #pragma once
@@ -15,9 +16,12 @@ namespace baton::engine::cpu {
 
 constexpr int64_t kInt8Block = 32;
 
-// Bytes one weight takes in a format (Int8's block scales aside).
+// Bytes one weight takes in a format (Int8's block scales aside; Q4 holds two weights a
+// byte and is never read by the weight: see MatrixView::bytes()).
 constexpr size_t weightBytes(WeightFormat format) {
-    return format == WeightFormat::F32 ? 4 : format == WeightFormat::Int8 ? 1 : 2;
+    return format == WeightFormat::F32                                  ? 4
+           : format == WeightFormat::Int8 || format == WeightFormat::Q4 ? 1
+                                                                        : 2;
 }
 
 // A [rows, cols] matrix in some format; does not own its memory. Row-major, or with
@@ -26,10 +30,11 @@ constexpr size_t weightBytes(WeightFormat format) {
 // as the weights without a copy (F32, F16 and BF16 only).
 struct MatrixView {
     WeightFormat format = WeightFormat::F32;
-    const void* data = nullptr;    // rows * cols elements of the format
+    const void* data = nullptr;    // rows * cols elements of the format (Q4: nibbles)
     const float* scales = nullptr; // Int8 only: [rows, blocksPerRow()]
     int64_t rows = 0, cols = 0;
     bool transposed = false;
+    const uint16_t* q4Scales = nullptr; // Q4 only: [rows, blocksPerRow()] float16
 
     int64_t blocksPerRow() const { return (cols + kInt8Block - 1) / kInt8Block; }
     // Bytes one full read of the matrix streams (the weights and the scales).
@@ -48,7 +53,7 @@ public:
     // Shares an existing float32 matrix, no copy (format F32 only).
     static MatrixView wrap(const float* w, int64_t rows, int64_t cols, bool transposed = false);
     // A matrix over memory it does not own (a checkpoint's mapped 16-bit weights):
-    // `keep` holds that memory for as long as this matrix lives. Not Int8.
+    // `keep` holds that memory for as long as this matrix lives. Not Int8 or Q4.
     static PackedMatrix borrow(const MatrixView& view, std::shared_ptr<const void> keep);
 
     // A matrix whose rows packRows() fills (the memory is not touched before).
@@ -63,8 +68,9 @@ private:
     WeightFormat m_format = WeightFormat::F32;
     int64_t m_rows = 0, m_cols = 0;
     std::unique_ptr<uint8_t[]> m_data;
-    std::unique_ptr<float[]> m_scales; // Int8 only
-    MatrixView m_borrowed;             // set by borrow(): the memory m_keep holds
+    std::unique_ptr<float[]> m_scales;      // Int8 only
+    std::unique_ptr<uint16_t[]> m_q4Scales; // Q4 only
+    MatrixView m_borrowed;                  // set by borrow(): the memory m_keep holds
     std::shared_ptr<const void> m_keep;
 };
 

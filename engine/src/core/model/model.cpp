@@ -157,9 +157,11 @@ Result<torch::Device> resolveDevice(const LoadOptions& options) {
                          "CUDA was requested but this LibTorch has no usable CUDA device");
     if (!device.is_cpu() && !device.is_cuda())
         return makeError(ErrorCode::Unsupported, "only cpu and cuda devices are supported");
-    if (options.weights == WeightFormat::Int8 && !blocks::ownKernels(device))
+    if ((options.weights == WeightFormat::Int8 || options.weights == WeightFormat::Q4) &&
+        !blocks::ownKernels(device))
         return makeError(ErrorCode::Unsupported,
-                         "int8 weights run on the CPU only (use f16 or bf16 on CUDA)");
+                         std::string(weightFormatName(options.weights)) +
+                             " weights run on the CPU only (use f16 or bf16 on CUDA)");
     return device;
 }
 

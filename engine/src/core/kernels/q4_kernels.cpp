@@ -1,0 +1,387 @@
+// 4-bit weights: packing, the activations' quantization and the matrix-vector products
+// (q4_blocks.h).
+#include "kernels/q4_blocks.h"
+#include "kernels/weight_loads.h"
+
+#include <immintrin.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+namespace baton::engine::cpu {
+
+namespace {
+
+constexpr float kF16Max = 65504.f;
+
+// Rounds to the nearest integer, ties to even, for |v| < 2^22 (as cvtps2dq does in the
+// default rounding mode); inline, where std::nearbyint is a library call.
+inline float roundEven(float v) {
+    constexpr float kMagic = 12582912.f; // 1.5 * 2^23
+    return v >= 0.f ? (v + kMagic) - kMagic : -((-v + kMagic) - kMagic);
+}
+
+inline float finiteOrZero(float v) {
+    return std::fabs(v) <= FLT_MAX ? v : 0.f;
+}
+
+// The levels u of n weights for the scale d (not 0), and their squared error.
+double levels(const float* w, int64_t n, float d, uint8_t* u) {
+    const float inv = 1.f / d;
+    double sse = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = finiteOrZero(w[i]);
+        const float q = std::clamp(roundEven(v * inv), -8.f, 7.f);
+        u[i] = uint8_t(int(q) + 8);
+        const double e = double(v) - double(d) * double(q);
+        sse += e * e;
+    }
+    return sse;
+}
+
+float toF16(float v, uint16_t& bits) {
+    bits = floatToF16(std::clamp(v, -kF16Max, kF16Max));
+    return f16ToFloat(bits);
+}
+
+// One block of n <= 32 weights: its levels (u = 8 past n) and its scale's bits.
+void quantizeBlock(const float* w, int64_t n, uint8_t u[32], uint16_t& scale) {
+    std::fill(u, u + kInt8Block, uint8_t(8));
+    float amax = 0.f, extreme = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = finiteOrZero(w[i]);
+        if (std::fabs(v) > amax) {
+            amax = std::fabs(v);
+            extreme = v;
+        }
+    }
+    uint16_t bits0 = 0;
+    const float d0 = toF16(extreme / -8.f, bits0);
+    scale = 0;
+    if (d0 == 0.f)
+        return; // all zero, or below float16's resolution
+    scale = bits0;
+    const double sse0 = levels(w, n, d0, u);
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double q = double(u[i]) - 8.0;
+        num += double(finiteOrZero(w[i])) * q;
+        den += q * q;
+    }
+    uint16_t bits1 = 0;
+    const float d1 = den > 0.0 ? toF16(float(num / den), bits1) : 0.f;
+    if (d1 == 0.f || d1 == d0)
+        return;
+    uint8_t u1[kInt8Block];
+    std::fill(u1, u1 + kInt8Block, uint8_t(8));
+    if (levels(w, n, d1, u1) < sse0) {
+        std::copy(u1, u1 + kInt8Block, u);
+        scale = bits1;
+    }
+}
+
+// Block `blk` of row r: the first byte of its part 0, and the distance between parts.
+const uint8_t* blockStart(const MatrixView& m, int64_t r, int64_t blk, int64_t& partBytes) {
+    return static_cast<const uint8_t*>(m.data) + size_t(r) * q4RowBytes(m.cols) +
+           q4BlockOffset(m.blocksPerRow(), blk, partBytes);
+}
+
+// The exact integer sum of (u - 8) x_q over block `blk` of row r (its bias included).
+int32_t blockSum(const MatrixView& m, const Q4Activations& a, int64_t r, int64_t blk) {
+    const int64_t g = blk / kQ4Group, j = blk % kQ4Group;
+    int64_t stride = 0;
+    const uint8_t* first = blockStart(m, r, blk, stride);
+    int32_t s = a.bias[size_t(blk)];
+    for (int64_t p = 0; p < 4; ++p)
+        for (int64_t k = 0; k < 4; ++k) {
+            const uint8_t byte = first[p * stride + k];
+            const int8_t* x = a.q.data() + (8 * g + 2 * p) * 64 + 4 * j + k;
+            s += int32_t(byte & 15) * x[0] + int32_t(byte >> 4) * x[64];
+        }
+    return s;
+}
+
+inline float blockScale(const MatrixView& m, const Q4Activations& a, int64_t r, int64_t blk) {
+    return f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]) * a.scale[size_t(blk)];
+}
+
+// One block of x: its values x_q into the layout, its scale and bias.
+void quantizeBlockScalar(const float* x, int64_t n, int64_t blk, Q4Activations& a) {
+    float amax = 0.f;
+    bool finite = true;
+    for (int64_t i = 0; i < n; ++i) {
+        finite = finite && std::fabs(x[i]) <= FLT_MAX;
+        amax = std::max(amax, std::fabs(x[i]));
+    }
+    int8_t q[kInt8Block] = {};
+    int32_t sum = 0;
+    if (finite && amax > 0.f) {
+        const float inv = 127.f / amax;
+        for (int64_t i = 0; i < n; ++i) {
+            q[i] = int8_t(std::clamp(roundEven(x[i] * inv), -127.f, 127.f));
+            sum += q[i];
+        }
+    }
+    const int64_t g = blk / kQ4Group, j = blk % kQ4Group;
+    for (int64_t v = 0; v < 8; ++v)
+        std::memcpy(a.q.data() + (8 * g + v) * 64 + 4 * j, q + 4 * v, 4);
+    a.scale[size_t(blk)] = finite ? amax / 127.f : std::numeric_limits<float>::quiet_NaN();
+    a.bias[size_t(blk)] = -8 * sum;
+}
+
+// The same values with AVX-512 (blocks with a non-finite value go the scalar way).
+BATON_AVX512 void quantizeBlockAvx512(const float* x, int64_t n, int64_t blk, Q4Activations& a) {
+    const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
+    const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    const __m512 va = _mm512_maskz_loadu_ps(lo, x), vb = _mm512_maskz_loadu_ps(hi, x + 16);
+    const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+    const __m512 absA = _mm512_abs_ps(va), absB = _mm512_abs_ps(vb);
+    // Not (|x| < inf): infinite or NaN.
+    if (_mm512_cmp_ps_mask(absA, inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(absB, inf, _CMP_NLT_UQ)) {
+        quantizeBlockScalar(x, n, blk, a);
+        return;
+    }
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(absA, absB));
+    const int64_t g = blk / kQ4Group, j = blk % kQ4Group;
+    alignas(32) int8_t q[kInt8Block] = {};
+    int32_t sum = 0;
+    if (amax > 0.f) {
+        const __m512 inv = _mm512_set1_ps(127.f / amax);
+        const __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(va, inv));
+        const __m512i qb = _mm512_cvtps_epi32(_mm512_mul_ps(vb, inv));
+        sum = _mm512_reduce_add_epi32(_mm512_add_epi32(qa, qb));
+        _mm_store_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(qa));
+        _mm_store_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(qb));
+    }
+    for (int64_t v = 0; v < 8; ++v)
+        std::memcpy(a.q.data() + (8 * g + v) * 64 + 4 * j, q + 4 * v, 4);
+    a.scale[size_t(blk)] = amax / 127.f;
+    a.bias[size_t(blk)] = -8 * sum;
+}
+
+Q4Activations& quantized(const float* x, int64_t cols) {
+    thread_local Q4Activations a;
+    quantizeQ4Activations(x, cols, a);
+    return a;
+}
+
+} // namespace
+
+void packQ4Rows(const float* w, int64_t cols, int64_t r0, int64_t r1, uint8_t* nibbles,
+                uint16_t* scales) {
+    const int64_t nb = (cols + kInt8Block - 1) / kInt8Block;
+    uint8_t u[kInt8Block];
+    for (int64_t r = r0; r < r1; ++r) {
+        const float* row = w + (r - r0) * cols;
+        for (int64_t blk = 0; blk < nb; ++blk) {
+            const int64_t c0 = blk * kInt8Block;
+            quantizeBlock(row + c0, std::min(kInt8Block, cols - c0), u, scales[r * nb + blk]);
+            int64_t stride = 0;
+            uint8_t* first = nibbles + r * nb * 16 + q4BlockOffset(nb, blk, stride);
+            for (int64_t p = 0; p < 4; ++p)
+                for (int64_t k = 0; k < 4; ++k)
+                    first[p * stride + k] = uint8_t(u[8 * p + k] | (u[8 * p + 4 + k] << 4));
+        }
+    }
+}
+
+void quantizeQ4Activations(const float* x, int64_t cols, Q4Activations& a) {
+    const int64_t nb = (cols + kInt8Block - 1) / kInt8Block;
+    a.groups = (nb + kQ4Group - 1) / kQ4Group;
+    a.q.assign(size_t(a.groups * 8 * 64), 0);
+    a.scale.assign(size_t(a.groups * kQ4Group), 0.f);
+    a.bias.assign(size_t(a.groups * kQ4Group), 0);
+    const bool vector = isa() == Isa::Avx512;
+    for (int64_t blk = 0; blk < nb; ++blk) {
+        const int64_t c0 = blk * kInt8Block, n = std::min(kInt8Block, cols - c0);
+        if (vector)
+            quantizeBlockAvx512(x + c0, n, blk, a);
+        else
+            quantizeBlockScalar(x + c0, n, blk, a);
+    }
+}
+
+float q4WeightAt(const MatrixView& m, int64_t r, int64_t c) {
+    const int64_t blk = c / kInt8Block, i = c % kInt8Block;
+    int64_t stride = 0;
+    const uint8_t byte = blockStart(m, r, blk, stride)[(i / 8) * stride + i % 4];
+    const int u = i % 8 >= 4 ? byte >> 4 : byte & 15;
+    return f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]) * float(u - 8);
+}
+
+namespace {
+
+void blockWeightsScalar(const MatrixView& m, int64_t r, int64_t blk, float* out) {
+    int64_t stride = 0;
+    const uint8_t* first = blockStart(m, r, blk, stride);
+    const float d = f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]);
+    for (int64_t p = 0; p < 4; ++p)
+        for (int64_t k = 0; k < 4; ++k) {
+            const uint8_t byte = first[p * stride + k];
+            out[8 * p + k] = d * float((byte & 15) - 8);
+            out[8 * p + 4 + k] = d * float((byte >> 4) - 8);
+        }
+}
+
+// The same values: the four parts' bytes, their nibbles in order, minus 8, times d.
+BATON_AVX512 void blockWeightsAvx512(const MatrixView& m, int64_t r, int64_t blk, float* out) {
+    int64_t stride = 0;
+    const uint8_t* first = blockStart(m, r, blk, stride);
+    int32_t parts[4];
+    for (int64_t p = 0; p < 4; ++p)
+        std::memcpy(&parts[p], first + p * stride, 4);
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(parts));
+    const __m128i low = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    const __m128i ul = _mm_and_si128(v, low), uh = _mm_and_si128(_mm_srli_epi16(v, 4), low);
+    const __m128i w0 = _mm_sub_epi8(_mm_unpacklo_epi32(ul, uh), eight); // weights 0-15
+    const __m128i w1 = _mm_sub_epi8(_mm_unpackhi_epi32(ul, uh), eight); // 16-31
+    const __m512 d = _mm512_set1_ps(f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]));
+    _mm512_storeu_ps(out, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w0))));
+    _mm512_storeu_ps(out + 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w1))));
+}
+
+} // namespace
+
+void q4BlockWeights(const MatrixView& m, int64_t r, int64_t blk, float out[32]) {
+    if (isa() == Isa::Avx512)
+        blockWeightsAvx512(m, r, blk, out);
+    else
+        blockWeightsScalar(m, r, blk, out);
+}
+
+void unpackQ4(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    float v[kInt8Block];
+    for (int64_t r = r0; r < r1; ++r, out += m.cols)
+        for (int64_t blk = 0; blk < m.blocksPerRow(); ++blk) {
+            q4BlockWeights(m, r, blk, v);
+            const int64_t c0 = blk * kInt8Block;
+            std::copy(v, v + std::min(kInt8Block, m.cols - c0), out + c0);
+        }
+}
+
+void rowsQ4Scalar(const MatrixView& m, const float* x, const float* b, float* y, int64_t r0,
+                  int64_t r1) {
+    const Q4Activations& a = quantized(x, m.cols);
+    for (int64_t r = r0; r < r1; ++r) {
+        float s = 0.f;
+        for (int64_t blk = 0; blk < m.blocksPerRow(); ++blk)
+            s += float(blockSum(m, a, r, blk)) * blockScale(m, a, r, blk);
+        y[r] = s + (b ? b[r] : 0.f);
+    }
+}
+
+// AVX2: a group's lanes in two halves of 8 blocks, u8 x s8 products in pairs
+// (vpmaddubsw: at most 2 * 15 * 127, no saturation) summed into 32-bit lanes
+// (vpmaddwd); a half the row's last group does not fill goes block by block.
+BATON_AVX2 void rowsQ4Avx2(const MatrixView& m, const float* x, const float* b, float* y,
+                           int64_t r0, int64_t r1) {
+    const Q4Activations& a = quantized(x, m.cols);
+    const int64_t nb = m.blocksPerRow();
+    const __m256i low = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+    for (int64_t r = r0; r < r1; ++r) {
+        __m256 acc = _mm256_setzero_ps();
+        float rest = 0.f;
+        for (int64_t g = 0; g * kQ4Group < nb; ++g) {
+            const int64_t n = std::min(kQ4Group, nb - g * kQ4Group), first = g * kQ4Group;
+            const auto* group = static_cast<const uint8_t*>(m.data) + (r * nb + first) * 16;
+            for (int64_t h = 0; h < 2; ++h) {
+                if (8 * h + 8 > n) {
+                    for (int64_t blk = first + 8 * h; blk < first + n; ++blk)
+                        rest += float(blockSum(m, a, r, blk)) * blockScale(m, a, r, blk);
+                    continue;
+                }
+                __m256i sum = _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(a.bias.data() + first + 8 * h));
+                for (int64_t p = 0; p < 4; ++p) {
+                    const __m256i v = _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(group + p * 4 * n + 32 * h));
+                    const int8_t* xs = a.q.data() + (8 * g + 2 * p) * 64 + 32 * h;
+                    const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs));
+                    const __m256i xh =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 64));
+                    const __m256i ul = _mm256_and_si256(v, low);
+                    const __m256i uh = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+                    sum = _mm256_add_epi32(sum,
+                                           _mm256_madd_epi16(_mm256_maddubs_epi16(ul, xl), ones));
+                    sum = _mm256_add_epi32(sum,
+                                           _mm256_madd_epi16(_mm256_maddubs_epi16(uh, xh), ones));
+                }
+                const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(
+                    reinterpret_cast<const __m128i*>(m.q4Scales + r * nb + first + 8 * h)));
+                const __m256 s = _mm256_mul_ps(d, _mm256_loadu_ps(a.scale.data() + first + 8 * h));
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), s, acc);
+            }
+        }
+        y[r] = simd::hsum256(acc) + rest + (b ? b[r] : 0.f);
+    }
+}
+
+namespace {
+
+#define BATON_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+// R rows from r: per group, per row, four 64-byte loads; the low nibbles multiply
+// directly, the high ones masked in place (16 u) and their sum divided by 16 exactly.
+template <int R>
+BATON_VNNI void rowsVnni(const MatrixView& m, const Q4Activations& a, const float* b, float* y,
+                         int64_t r) {
+    const int64_t nb = m.blocksPerRow();
+    const auto* data = static_cast<const uint8_t*>(m.data);
+    const __m512i low = _mm512_set1_epi8(0x0f), high = _mm512_set1_epi8(char(0xf0));
+    __m512 acc[R];
+    for (int t = 0; t < R; ++t)
+        acc[t] = _mm512_setzero_ps();
+    for (int64_t g = 0; g * kQ4Group < nb; ++g) {
+        const int64_t n = std::min(kQ4Group, nb - g * kQ4Group), first = g * kQ4Group;
+        const __mmask16 lanes = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
+        const int8_t* xs = a.q.data() + g * 8 * 64;
+        const __m512i bias = _mm512_loadu_si512(a.bias.data() + first);
+        const __m512 sx = _mm512_loadu_ps(a.scale.data() + first);
+        for (int t = 0; t < R; ++t) {
+            const uint8_t* group = data + ((r + t) * nb + first) * 16;
+            simd::prefetchAhead(group, 0);
+            simd::prefetchAhead(group, 64);
+            simd::prefetchAhead(group, 128);
+            simd::prefetchAhead(group, 192);
+            __m512i sl = bias, sh = _mm512_setzero_si512();
+            for (int64_t p = 0; p < 4; ++p) {
+                const __m512i v = _mm512_maskz_loadu_epi32(lanes, group + p * 4 * n);
+                sl = _mm512_dpbusd_epi32(sl, _mm512_and_si512(v, low),
+                                         _mm512_loadu_si512(xs + 2 * p * 64));
+                sh = _mm512_dpbusd_epi32(sh, _mm512_and_si512(v, high),
+                                         _mm512_loadu_si512(xs + (2 * p + 1) * 64));
+            }
+            const __m512i sum = _mm512_add_epi32(sl, _mm512_srai_epi32(sh, 4));
+            const __m512 d =
+                _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, m.q4Scales + (r + t) * nb + first));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, sx), acc[t]);
+        }
+    }
+    for (int t = 0; t < R; ++t)
+        y[r + t] = _mm512_reduce_add_ps(acc[t]) + (b ? b[r + t] : 0.f);
+}
+
+BATON_VNNI void rowsQ4Vnni(const MatrixView& m, const float* x, const float* b, float* y,
+                           int64_t r0, int64_t r1) {
+    const Q4Activations& a = quantized(x, m.cols);
+    int64_t r = r0;
+    for (; r + 4 <= r1; r += 4)
+        rowsVnni<4>(m, a, b, y, r);
+    for (; r < r1; ++r)
+        rowsVnni<1>(m, a, b, y, r);
+}
+
+const bool g_vnni = __builtin_cpu_supports("avx512vnni");
+
+} // namespace
+
+void rowsQ4Avx512(const MatrixView& m, const float* x, const float* b, float* y, int64_t r0,
+                  int64_t r1) {
+    if (g_vnni)
+        rowsQ4Vnni(m, x, b, y, r0, r1);
+    else
+        rowsQ4Avx2(m, x, b, y, r0, r1);
+}
+
+} // namespace baton::engine::cpu

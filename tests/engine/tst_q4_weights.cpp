@@ -1,0 +1,307 @@
+// 4-bit weights (kernels/q4_blocks.h): packing follows the format's definition block
+// by block, the activations quantize to the same values on every path, and every
+// path's matrix-vector product is the definition's sum (exact integer sums of the
+// quantized weights and activations, scaled), for odd shapes and partial groups.
+#include "kernels/q4_blocks.h"
+#include "kernels/weight_kernels.h"
+#include "kernels/weight_matrix.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace baton::engine;
+using namespace baton::engine::cpu;
+
+namespace {
+
+std::vector<float> randomValues(size_t n, unsigned seed, float spread = 1.f) {
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> normal(0.f, spread);
+    std::vector<float> v(n);
+    for (float& x : v)
+        x = normal(gen);
+    return v;
+}
+
+float finite(float v) {
+    return std::fabs(v) <= std::numeric_limits<float>::max() ? v : 0.f;
+}
+
+float halfRound(float v) {
+    return f16ToFloat(floatToF16(std::clamp(v, -65504.f, 65504.f)));
+}
+
+// The weights of one block as q4_blocks.h defines them, written out plainly.
+std::vector<float> definedBlock(const float* w, int64_t n) {
+    float amax = 0.f, extreme = 0.f;
+    for (int64_t i = 0; i < n; ++i)
+        if (std::fabs(finite(w[i])) > amax) {
+            amax = std::fabs(finite(w[i]));
+            extreme = finite(w[i]);
+        }
+    std::vector<float> out(size_t(n), 0.f);
+    const float d0 = halfRound(extreme / -8.f);
+    if (d0 == 0.f)
+        return out;
+    auto levels = [&](float d, std::vector<float>& q) {
+        double sse = 0.0;
+        q.assign(size_t(n), 0.f);
+        for (int64_t i = 0; i < n; ++i) {
+            q[size_t(i)] = std::clamp(std::nearbyint(finite(w[i]) * (1.f / d)), -8.f, 7.f);
+            const double e = double(finite(w[i])) - double(d) * q[size_t(i)];
+            sse += e * e;
+        }
+        return sse;
+    };
+    std::vector<float> q0, q1;
+    const double sse0 = levels(d0, q0);
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        num += double(finite(w[i])) * q0[size_t(i)];
+        den += double(q0[size_t(i)]) * q0[size_t(i)];
+    }
+    float d = d0;
+    std::vector<float>* q = &q0;
+    const float d1 = den > 0.0 ? halfRound(float(num / den)) : 0.f;
+    if (d1 != 0.f && d1 != d0 && levels(d1, q1) < sse0) {
+        d = d1;
+        q = &q1;
+    }
+    for (int64_t i = 0; i < n; ++i)
+        out[size_t(i)] = d * (*q)[size_t(i)];
+    return out;
+}
+
+// The product by its definition, in double: per block, d s times the integer sum of
+// the weights' levels and the activations quantized to 8 bits; and the sum of the
+// magnitudes of its terms (for a relative error).
+struct Expected {
+    std::vector<double> y, magnitude;
+};
+Expected definedProduct(const MatrixView& m, const float* x, const float* b) {
+    Expected e{std::vector<double>(size_t(m.rows)), std::vector<double>(size_t(m.rows))};
+    for (int64_t blk = 0; blk < m.blocksPerRow(); ++blk) {
+        const int64_t c0 = blk * kInt8Block, n = std::min(kInt8Block, m.cols - c0);
+        float amax = 0.f;
+        for (int64_t i = 0; i < n; ++i)
+            amax = std::max(amax, std::fabs(x[c0 + i]));
+        const float s = amax / 127.f;
+        std::vector<double> xq(size_t(n), 0.0);
+        for (int64_t i = 0; i < n && amax > 0.f; ++i)
+            xq[size_t(i)] = std::clamp(std::nearbyint(x[c0 + i] * (127.f / amax)), -127.f, 127.f);
+        for (int64_t r = 0; r < m.rows; ++r) {
+            const float d = f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]);
+            double dot = 0.0, mag = 0.0;
+            for (int64_t i = 0; i < n && d != 0.f; ++i) {
+                const double level = double(weightAt(m, r, c0 + i)) / d; // exact
+                dot += level * xq[size_t(i)];
+                mag += std::fabs(level * xq[size_t(i)]);
+            }
+            e.y[size_t(r)] += double(d) * s * dot;
+            e.magnitude[size_t(r)] += std::fabs(double(d) * s) * mag;
+        }
+    }
+    for (int64_t r = 0; r < m.rows; ++r) {
+        e.y[size_t(r)] += b ? b[r] : 0.f;
+        e.magnitude[size_t(r)] += (b ? std::fabs(b[r]) : 0.0) + 1.0;
+    }
+    return e;
+}
+
+std::vector<Isa> isas() {
+    std::vector<Isa> out{Isa::Scalar};
+    if (int(bestIsa()) >= int(Isa::Avx2))
+        out.push_back(Isa::Avx2);
+    if (bestIsa() == Isa::Avx512)
+        out.push_back(Isa::Avx512);
+    return out;
+}
+
+} // namespace
+
+class TestQ4Weights : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { setIsa(bestIsa()); }
+    void cleanupTestCase() { setIsa(bestIsa()); }
+
+    void name() {
+        QCOMPARE(parseWeightFormat("q4"), std::optional<WeightFormat>(WeightFormat::Q4));
+        QCOMPARE(std::string(weightFormatName(WeightFormat::Q4)), std::string("q4"));
+    }
+
+    // Every block as defined: random rows of several widths (a partial last block, a
+    // partial last group of 16 blocks), and blocks with zeros, a lone extreme, a
+    // constant, tiny values, huge ones and non-finite ones.
+    void packingFollowsTheDefinition() {
+        for (int64_t cols : {int64_t(1), int64_t(31), int64_t(101), int64_t(800), int64_t(1600)}) {
+            const int64_t rows = 9;
+            auto w = randomValues(size_t(rows * cols), unsigned(cols), 0.05f);
+            if (cols >= 101) {
+                std::fill(w.begin(), w.begin() + 32, 0.f);        // a zero block
+                w[40] = -3.f;                                     // a lone extreme
+                std::fill(w.begin() + 64, w.begin() + 96, 0.25f); // a constant block
+                w[size_t(cols)] = std::numeric_limits<float>::infinity();
+                w[size_t(cols) + 1] = std::numeric_limits<float>::quiet_NaN();
+                w[size_t(2 * cols)] = 1e-9f;            // below float16's resolution
+                w[size_t(3 * cols)] = 1e7f;             // a scale past float16's range
+                w[size_t(3 * cols) + 1] = -65504.f * 8; // the largest that fits
+            }
+            const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
+            const MatrixView v = packed.view();
+            QCOMPARE(v.bytes(), size_t(rows * ((cols + 31) / 32) * 18));
+            std::vector<float> back(size_t(rows * cols));
+            for (Isa path : isas()) {
+                setIsa(path);
+                unpackRows(v, 0, rows, back.data());
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t c0 = 0; c0 < cols; c0 += 32) {
+                        const int64_t n = std::min<int64_t>(32, cols - c0);
+                        const auto want = definedBlock(w.data() + r * cols + c0, n);
+                        for (int64_t i = 0; i < n; ++i) {
+                            const float got = back[size_t(r * cols + c0 + i)];
+                            QVERIFY2(got == want[size_t(i)] && weightAt(v, r, c0 + i) == got,
+                                     qPrintable(QString("%1 wide, (%2, %3): %4, defined %5")
+                                                    .arg(cols)
+                                                    .arg(r)
+                                                    .arg(c0 + i)
+                                                    .arg(got)
+                                                    .arg(want[size_t(i)])));
+                        }
+                    }
+            }
+            if (cols >= 101) {
+                QCOMPARE(back[0], 0.f);
+                QCOMPARE(back[40], -3.f); // the extreme is exactly -8 d
+                QCOMPARE(back[size_t(2 * cols)], 0.f);
+                QVERIFY(std::isfinite(back[size_t(3 * cols)]));
+            }
+        }
+    }
+
+    // The least-squares scale is taken where it does better than Q4_0's: over many
+    // random blocks the error is below that of the first scale alone.
+    void refitLowersTheError() {
+        const int64_t rows = 64, cols = 1024;
+        const auto w = randomValues(size_t(rows * cols), 11);
+        const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
+        std::vector<float> back(w.size());
+        unpackRows(packed.view(), 0, rows, back.data());
+        double ours = 0.0, q40 = 0.0;
+        for (size_t i = 0; i < w.size(); i += 32) {
+            float amax = 0.f, extreme = 0.f;
+            for (size_t k = i; k < i + 32; ++k)
+                if (std::fabs(w[k]) > amax) {
+                    amax = std::fabs(w[k]);
+                    extreme = w[k];
+                }
+            const float d = halfRound(extreme / -8.f);
+            for (size_t k = i; k < i + 32; ++k) {
+                const double q = std::clamp(std::nearbyint(w[k] * (1.f / d)), -8.f, 7.f);
+                q40 += std::pow(double(w[k]) - d * q, 2);
+                ours += std::pow(double(w[k]) - back[k], 2);
+            }
+        }
+        QVERIFY2(ours < 0.97 * q40, qPrintable(QString("%1 vs %2").arg(ours).arg(q40)));
+    }
+
+    // The same quantized activations on every path (the AVX-512 one is vectorized).
+    void activationsQuantizeAlikeOnEveryPath() {
+        for (int64_t cols : {int64_t(1), int64_t(45), int64_t(768), int64_t(1600)}) {
+            auto x = randomValues(size_t(cols), unsigned(100 + cols), 3.f);
+            if (cols > 64)
+                std::fill(x.begin() + 32, x.begin() + 64, 0.f);
+            Q4Activations reference;
+            setIsa(Isa::Scalar);
+            quantizeQ4Activations(x.data(), cols, reference);
+            for (Isa path : isas()) {
+                setIsa(path);
+                Q4Activations a;
+                quantizeQ4Activations(x.data(), cols, a);
+                QVERIFY(a.q == reference.q);
+                QVERIFY(a.scale == reference.scale);
+                QVERIFY(a.bias == reference.bias);
+            }
+        }
+    }
+
+    // y = W x + b by the definition, each path, odd shapes (rows not a multiple of 4;
+    // widths with partial blocks and partial groups of 16 blocks).
+    void gemvMatchesTheDefinition() {
+        const std::pair<int64_t, int64_t> shapes[] = {{1, 1},     {3, 7},    {4, 32},
+                                                      {5, 33},    {13, 257}, {9, 512},
+                                                      {130, 768}, {7, 1000}, {21, 1600}};
+        for (Isa path : isas()) {
+            setIsa(path);
+            for (auto [rows, cols] : shapes) {
+                const auto w = randomValues(size_t(rows * cols), unsigned(rows * 7 + cols));
+                const auto x = randomValues(size_t(cols), unsigned(cols), 2.f);
+                const auto b = randomValues(size_t(rows), unsigned(rows));
+                const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
+                const MatrixView v = packed.view();
+                const Expected e = definedProduct(v, x.data(), b.data());
+                std::vector<float> y(static_cast<size_t>(rows));
+                gemv(v, x.data(), b.data(), y.data());
+                for (int64_t r = 0; r < rows; ++r) {
+                    const double err =
+                        std::fabs(y[size_t(r)] - e.y[size_t(r)]) / e.magnitude[size_t(r)];
+                    QVERIFY2(err < 1e-5, qPrintable(QString("%1 [%2, %3] row %4: error %5")
+                                                        .arg(isaName(path))
+                                                        .arg(rows)
+                                                        .arg(cols)
+                                                        .arg(r)
+                                                        .arg(err)));
+                }
+                // Over a range of rows without a bias; the rest is left alone.
+                std::vector<float> y2(size_t(rows), 42.f);
+                const int64_t r0 = rows / 3, r1 = rows - rows / 4;
+                gemvRows(v, x.data(), nullptr, y2.data(), r0, r1);
+                for (int64_t r = 0; r < rows; ++r) {
+                    if (r < r0 || r >= r1) {
+                        QCOMPARE(y2[size_t(r)], 42.f);
+                        continue;
+                    }
+                    const double want = e.y[size_t(r)] - b[size_t(r)];
+                    QVERIFY(std::fabs(y2[size_t(r)] - want) / e.magnitude[size_t(r)] < 1e-5);
+                }
+            }
+        }
+    }
+
+    // Quantizing the activations costs little against the product of the 4-bit
+    // weights with x as it is, and a non-finite activation gives no finite result.
+    void activationsKeepTheProduct() {
+        const int64_t rows = 64, cols = 768;
+        const auto w = randomValues(size_t(rows * cols), 5);
+        auto x = randomValues(size_t(cols), 6);
+        const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
+        std::vector<float> back(w.size()), y(static_cast<size_t>(rows));
+        unpackRows(packed.view(), 0, rows, back.data());
+        gemv(packed.view(), x.data(), nullptr, y.data());
+        for (int64_t r = 0; r < rows; ++r) {
+            double exact = 0.0, mag = 0.0;
+            for (int64_t c = 0; c < cols; ++c) {
+                exact += double(back[size_t(r * cols + c)]) * x[size_t(c)];
+                mag += std::fabs(double(back[size_t(r * cols + c)]) * x[size_t(c)]);
+            }
+            QVERIFY2(std::fabs(y[size_t(r)] - exact) < 0.01 * mag,
+                     qPrintable(QString("row %1: %2 vs %3").arg(r).arg(y[size_t(r)]).arg(exact)));
+        }
+        x[100] = std::numeric_limits<float>::infinity();
+        for (Isa path : isas()) {
+            setIsa(path);
+            gemv(packed.view(), x.data(), nullptr, y.data());
+            for (float v : y)
+                QVERIFY(!std::isfinite(v));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestQ4Weights)
+#include "tst_q4_weights.moc"
