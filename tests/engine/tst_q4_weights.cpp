@@ -48,27 +48,24 @@ std::vector<float> definedBlock(const float* w, int64_t n) {
     const float d0 = halfRound(extreme / -8.f);
     if (d0 == 0.f)
         return out;
+    // The levels for d, and the squared error less sum w^2: d^2 sum q^2 - 2 d sum w q.
     auto levels = [&](float d, std::vector<float>& q) {
-        double sse = 0.0;
         q.assign(size_t(n), 0.f);
-        for (int64_t i = 0; i < n; ++i) {
+        for (int64_t i = 0; i < n; ++i)
             q[size_t(i)] = std::clamp(std::nearbyint(finite(w[i]) * (1.f / d)), -8.f, 7.f);
-            const double e = double(finite(w[i])) - double(d) * q[size_t(i)];
-            sse += e * e;
+        double wq = 0.0, qq = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            wq += double(finite(w[i])) * q[size_t(i)];
+            qq += double(q[size_t(i)]) * q[size_t(i)];
         }
-        return sse;
+        return std::pair(double(d) * d * qq - 2.0 * d * wq, wq / qq);
     };
     std::vector<float> q0, q1;
-    const double sse0 = levels(d0, q0);
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        num += double(finite(w[i])) * q0[size_t(i)];
-        den += double(q0[size_t(i)]) * q0[size_t(i)];
-    }
+    const auto [cost0, leastSquares] = levels(d0, q0);
     float d = d0;
     std::vector<float>* q = &q0;
-    const float d1 = den > 0.0 ? halfRound(float(num / den)) : 0.f;
-    if (d1 != 0.f && d1 != d0 && levels(d1, q1) < sse0) {
+    const float d1 = std::isfinite(leastSquares) ? halfRound(float(leastSquares)) : 0.f;
+    if (d1 != 0.f && d1 != d0 && levels(d1, q1).first < cost0) {
         d = d1;
         q = &q1;
     }
@@ -153,12 +150,12 @@ private Q_SLOTS:
                 w[size_t(3 * cols)] = 1e7f;             // a scale past float16's range
                 w[size_t(3 * cols) + 1] = -65504.f * 8; // the largest that fits
             }
-            const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
-            const MatrixView v = packed.view();
-            QCOMPARE(v.bytes(), size_t(rows * ((cols + 31) / 32) * 18));
             std::vector<float> back(size_t(rows * cols));
-            for (Isa path : isas()) {
+            for (Isa path : isas()) { // each path packs and unpacks
                 setIsa(path);
+                const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
+                const MatrixView v = packed.view();
+                QCOMPARE(v.bytes(), size_t(rows * ((cols + 31) / 32) * 18));
                 unpackRows(v, 0, rows, back.data());
                 for (int64_t r = 0; r < rows; ++r)
                     for (int64_t c0 = 0; c0 < cols; c0 += 32) {

@@ -3,10 +3,11 @@
 // d * (u - 8) with u in [0, 15].
 //
 // Rounding (packQ4Rows): d0 = the block's weight of largest magnitude / -8 (Q4_0's
-// choice: that weight is exactly -8 d0), rounded to float16, and u = round(w / d0) + 8
-// clamped to [0, 15]; then the least-squares scale for those u, d1 = sum(w q) / sum(q q)
-// (q = u - 8), rounded to float16, and the u it rounds to. The block keeps whichever of
-// the two has the smaller squared error (d0 on a tie). A zero block has d = 0 and u = 8;
+// choice: that weight is exactly -8 d0), rounded to float16, and u = round(w * (1 / d0))
+// + 8 (ties to even) clamped to [0, 15]; then the least-squares scale for those u,
+// d1 = sum(w q) / sum(q q) (q = u - 8), rounded to float16, and the u it rounds to. The
+// block keeps whichever of the two has the smaller squared error, compared as
+// d^2 sum(q q) - 2 d sum(w q) in double (d0 on a tie). A zero block has d = 0 and u = 8;
 // non-finite weights count as 0, and |d| is at most 65504 (float16's largest).
 //
 // Storage: a row's 16-byte blocks of nibbles, rows one after another, then the float16

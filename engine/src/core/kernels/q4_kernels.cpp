@@ -15,29 +15,60 @@ namespace {
 
 constexpr float kF16Max = 65504.f;
 
-// Rounds to the nearest integer, ties to even, for |v| < 2^22 (as cvtps2dq does in the
-// default rounding mode); inline, where std::nearbyint is a library call.
-inline float roundEven(float v) {
-    constexpr float kMagic = 12582912.f; // 1.5 * 2^23
-    return v >= 0.f ? (v + kMagic) - kMagic : -((-v + kMagic) - kMagic);
-}
-
 inline float finiteOrZero(float v) {
     return std::fabs(v) <= FLT_MAX ? v : 0.f;
 }
 
-// The levels u of n weights for the scale d (not 0), and their squared error.
-double levels(const float* w, int64_t n, float d, uint8_t* u) {
+// The levels u of n weights v (finite) for the scale d (not 0), and the sums that
+// compare scales: the squared error sum (v - d q)^2 is sum v^2 + d^2 qq - 2 d vq
+// (q = u - 8), and sum v^2 is the same for every d. vq is exact in double whatever
+// the order of the sum (a nonzero q needs |v| >= |d| / 2, so its terms span few
+// binades), and so are d^2 qq and 2 d vq: the comparison rounds once, on every path.
+struct Levels {
+    double vq = 0.0;
+    int32_t qq = 0;
+    double cost(float d) const { return double(d) * double(d) * qq - 2.0 * double(d) * vq; }
+};
+Levels levelsScalar(const float* v, int64_t n, float d, uint8_t* u) {
     const float inv = 1.f / d;
-    double sse = 0.0;
+    Levels out;
     for (int64_t i = 0; i < n; ++i) {
-        const float v = finiteOrZero(w[i]);
-        const float q = std::clamp(roundEven(v * inv), -8.f, 7.f);
+        const float q = std::clamp(roundEven(v[i] * inv), -8.f, 7.f);
         u[i] = uint8_t(int(q) + 8);
-        const double e = double(v) - double(d) * double(q);
-        sse += e * e;
+        out.vq += double(v[i]) * double(q);
+        out.qq += int32_t(q) * int32_t(q);
     }
-    return sse;
+    return out;
+}
+
+// The same with AVX-512 over the 32 weights (zeros past n give q = 0).
+BATON_AVX512 Levels levelsAvx512(const float* v, int64_t n, float d, uint8_t* u) {
+    const __m512 inv = _mm512_set1_ps(1.f / d), lo = _mm512_set1_ps(-8.f), hi = _mm512_set1_ps(7.f);
+    Levels out;
+    __m512d vq = _mm512_setzero_pd();
+    __m512i qq = _mm512_setzero_si512();
+    alignas(16) uint8_t bytes[kInt8Block];
+    for (int64_t h = 0; h < 2; ++h) {
+        const __m512 x = _mm512_loadu_ps(v + 16 * h);
+        const __m512 q = _mm512_min_ps(
+            _mm512_max_ps(_mm512_roundscale_ps(_mm512_mul_ps(x, inv),
+                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                          lo),
+            hi);
+        const __m512i qi = _mm512_cvtps_epi32(q);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + 16 * h),
+                         _mm512_cvtepi32_epi8(_mm512_add_epi32(qi, _mm512_set1_epi32(8))));
+        qq = _mm512_add_epi32(qq, _mm512_mullo_epi32(qi, qi));
+        vq = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x)),
+                             _mm512_cvtps_pd(_mm512_castps512_ps256(q)), vq);
+        vq = _mm512_fmadd_pd(
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1))),
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(q), 1))), vq);
+    }
+    std::copy(bytes, bytes + n, u);
+    out.vq = _mm512_reduce_add_pd(vq);
+    out.qq = _mm512_reduce_add_epi32(qq);
+    return out;
 }
 
 float toF16(float v, uint16_t& bits) {
@@ -45,37 +76,59 @@ float toF16(float v, uint16_t& bits) {
     return f16ToFloat(bits);
 }
 
-// One block of n <= 32 weights: its levels (u = 8 past n) and its scale's bits.
-void quantizeBlock(const float* w, int64_t n, uint8_t u[32], uint16_t& scale) {
-    std::fill(u, u + kInt8Block, uint8_t(8));
+// The block's n weights as v (non-finite ones 0, zeros past n), and the first of
+// largest magnitude.
+float finiteBlockScalar(const float* w, int64_t n, float* v) {
     float amax = 0.f, extreme = 0.f;
     for (int64_t i = 0; i < n; ++i) {
-        const float v = finiteOrZero(w[i]);
-        if (std::fabs(v) > amax) {
-            amax = std::fabs(v);
-            extreme = v;
+        v[i] = finiteOrZero(w[i]);
+        if (std::fabs(v[i]) > amax) {
+            amax = std::fabs(v[i]);
+            extreme = v[i];
         }
     }
+    return extreme;
+}
+
+BATON_AVX512 float finiteBlockAvx512(const float* w, int64_t n, float* v) {
+    const __m512 largest = _mm512_set1_ps(FLT_MAX);
+    __m512 amax = _mm512_setzero_ps(), a[2];
+    for (int64_t h = 0; h < 2; ++h) {
+        const int64_t k = std::clamp<int64_t>(n - 16 * h, 0, 16);
+        const __m512 x = _mm512_maskz_loadu_ps(__mmask16((1u << k) - 1), w + 16 * h);
+        const __m512 x2 = _mm512_maskz_mov_ps(
+            _mm512_cmp_ps_mask(_mm512_abs_ps(x), largest, _CMP_LE_OQ), x); // NaN, inf: 0
+        _mm512_storeu_ps(v + 16 * h, x2);
+        a[h] = _mm512_abs_ps(x2);
+        amax = _mm512_max_ps(amax, a[h]);
+    }
+    const __m512 top = _mm512_set1_ps(_mm512_reduce_max_ps(amax));
+    const uint32_t at = uint32_t(_mm512_cmp_ps_mask(a[0], top, _CMP_EQ_OQ)) |
+                        uint32_t(_mm512_cmp_ps_mask(a[1], top, _CMP_EQ_OQ)) << 16;
+    return v[__builtin_ctz(at)]; // the first (a zero block: v[0] = 0)
+}
+
+// One block of n <= 32 weights: its levels (u = 8 past n) and its scale's bits.
+void quantizeBlock(const float* w, int64_t n, uint8_t u[32], uint16_t& scale) {
+    const bool vector = isa() == Isa::Avx512;
+    const auto levels = vector ? levelsAvx512 : levelsScalar;
+    std::fill(u, u + kInt8Block, uint8_t(8));
+    float v[kInt8Block] = {};
+    const float extreme = vector ? finiteBlockAvx512(w, n, v) : finiteBlockScalar(w, n, v);
     uint16_t bits0 = 0;
     const float d0 = toF16(extreme / -8.f, bits0);
     scale = 0;
     if (d0 == 0.f)
         return; // all zero, or below float16's resolution
     scale = bits0;
-    const double sse0 = levels(w, n, d0, u);
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        const double q = double(u[i]) - 8.0;
-        num += double(finiteOrZero(w[i])) * q;
-        den += q * q;
-    }
+    const Levels first = levels(v, n, d0, u);
     uint16_t bits1 = 0;
-    const float d1 = den > 0.0 ? toF16(float(num / den), bits1) : 0.f;
+    const float d1 = first.qq > 0 ? toF16(float(first.vq / double(first.qq)), bits1) : 0.f;
     if (d1 == 0.f || d1 == d0)
         return;
     uint8_t u1[kInt8Block];
     std::fill(u1, u1 + kInt8Block, uint8_t(8));
-    if (levels(w, n, d1, u1) < sse0) {
+    if (levels(v, n, d1, u1).cost(d1) < first.cost(d0)) {
         std::copy(u1, u1 + kInt8Block, u);
         scale = bits1;
     }

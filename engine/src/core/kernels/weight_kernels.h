@@ -5,9 +5,17 @@
 
 #include "kernels/weight_matrix.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace baton::engine::cpu {
+
+// x rounded to the nearest integer, ties to even (std::nearbyint in the default rounding
+// mode), for |x| < 2^22; inline and branch-free, where std::nearbyint is a library call.
+inline float roundEven(float x) {
+    constexpr float kMagic = 12582912.f; // 1.5 * 2^23: adding it drops the fraction
+    return std::copysign((std::fabs(x) + kMagic) - kMagic, x);
+}
 
 float bf16ToFloat(uint16_t h);
 uint16_t floatToBf16(float f); // round to nearest even; NaN stays NaN

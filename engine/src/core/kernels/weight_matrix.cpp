@@ -119,7 +119,7 @@ void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
                 m_scales[size_t((r0 + r) * nb + blk)] = scale;
                 for (int64_t c = c0; c < c1; ++c)
                     q[r * cols + c] = static_cast<int8_t>(
-                        std::clamp(std::nearbyint(w[r * cols + c] * inv), -127.f, 127.f));
+                        std::clamp(roundEven(w[r * cols + c] * inv), -127.f, 127.f));
             }
         break;
     }
