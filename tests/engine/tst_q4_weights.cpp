@@ -2,6 +2,7 @@
 // by block, the activations quantize to the same values on every path, and every
 // path's matrix-vector product is the definition's sum (exact integer sums of the
 // quantized weights and activations, scaled), for odd shapes and partial groups.
+#include "isa_paths.h"
 #include "kernels/q4_blocks.h"
 #include "kernels/weight_kernels.h"
 #include "kernels/weight_matrix.h"
@@ -110,15 +111,6 @@ Expected definedProduct(const MatrixView& m, const float* x, const float* b) {
     return e;
 }
 
-std::vector<Isa> isas() {
-    std::vector<Isa> out{Isa::Scalar};
-    if (int(bestIsa()) >= int(Isa::Avx2))
-        out.push_back(Isa::Avx2);
-    if (bestIsa() == Isa::Avx512)
-        out.push_back(Isa::Avx512);
-    return out;
-}
-
 } // namespace
 
 class TestQ4Weights : public QObject {
@@ -151,7 +143,7 @@ private Q_SLOTS:
                 w[size_t(3 * cols) + 1] = -65504.f * 8; // the largest that fits
             }
             std::vector<float> back(size_t(rows * cols));
-            for (Isa path : isas()) { // each path packs and unpacks
+            for (Isa path : baton::test::isaPaths()) { // each path packs and unpacks
                 setIsa(path);
                 const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
                 const MatrixView v = packed.view();
@@ -217,7 +209,7 @@ private Q_SLOTS:
             Q4Activations reference;
             setIsa(Isa::Scalar);
             quantizeQ4Activations(x.data(), cols, reference);
-            for (Isa path : isas()) {
+            for (Isa path : baton::test::isaPaths()) {
                 setIsa(path);
                 Q4Activations a;
                 quantizeQ4Activations(x.data(), cols, a);
@@ -234,7 +226,7 @@ private Q_SLOTS:
         const std::pair<int64_t, int64_t> shapes[] = {{1, 1},     {3, 7},    {4, 32},
                                                       {5, 33},    {13, 257}, {9, 512},
                                                       {130, 768}, {7, 1000}, {21, 1600}};
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             for (auto [rows, cols] : shapes) {
                 const auto w = randomValues(size_t(rows * cols), unsigned(rows * 7 + cols));
@@ -291,7 +283,7 @@ private Q_SLOTS:
                      qPrintable(QString("row %1: %2 vs %3").arg(r).arg(y[size_t(r)]).arg(exact)));
         }
         x[100] = std::numeric_limits<float>::infinity();
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             gemv(packed.view(), x.data(), nullptr, y.data());
             for (float v : y)

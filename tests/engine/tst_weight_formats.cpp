@@ -2,6 +2,7 @@
 // LibTorch: conversions round as torch rounds, 8-bit blocks follow their definition,
 // and every matrix-vector product (each format, each instruction-set path this CPU
 // runs, odd sizes) matches torch's product of the same weights; so does the GELU.
+#include "isa_paths.h"
 #include "kernels/vector_ops.h"
 #include "kernels/weight_matrix.h"
 #include "kernels/worker_team.h"
@@ -48,15 +49,6 @@ torch::Tensor reference(const torch::Tensor& w, WeightFormat f) {
     }
 }
 
-std::vector<Isa> isas() {
-    std::vector<Isa> out{Isa::Scalar};
-    if (int(bestIsa()) >= int(Isa::Avx2))
-        out.push_back(Isa::Avx2);
-    if (bestIsa() == Isa::Avx512)
-        out.push_back(Isa::Avx512);
-    return out;
-}
-
 const WeightFormat kFormats[] = {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16,
                                  WeightFormat::Int8};
 
@@ -98,7 +90,7 @@ private Q_SLOTS:
                                  std::numeric_limits<float>::infinity()};
         for (size_t i = 0; i < std::size(special); ++i)
             flat[int64_t(i)] = special[i];
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             for (WeightFormat f : kFormats) {
                 auto src = w.clone();
@@ -155,7 +147,7 @@ private Q_SLOTS:
         const std::pair<int64_t, int64_t> shapes[] = {{1, 1},    {3, 7},    {4, 16},   {5, 31},
                                                       {9, 33},   {13, 65},  {64, 96},  {130, 257},
                                                       {7, 1000}, {512, 64}, {301, 768}};
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             QCOMPARE(isa(), path);
             for (WeightFormat f : kFormats)
@@ -214,7 +206,7 @@ private Q_SLOTS:
                 x = x.to(torch::kBFloat16).to(torch::kFloat);
             const auto packed = PackedMatrix::pack(w.data_ptr<float>(), 67, 333, f);
             std::vector<torch::Tensor> ys;
-            for (Isa path : isas()) {
+            for (Isa path : baton::test::isaPaths()) {
                 setIsa(path);
                 auto y = torch::empty({67});
                 gemv(packed.view(), x.data_ptr<float>(), nullptr, y.data_ptr<float>());
@@ -263,7 +255,7 @@ private Q_SLOTS:
                     }
                     loop[size_t(r)] = acc;
                 }
-                for (Isa path : isas()) {
+                for (Isa path : baton::test::isaPaths()) {
                     setIsa(path);
                     for (int threads : {1, 2, 3}) {
                         setThreadCount(threads);
@@ -304,7 +296,7 @@ private Q_SLOTS:
     }
 
     void axpyMatchesPlainArithmetic() {
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             for (int64_t n : {1, 7, 8, 15, 16, 17, 64, 100}) {
                 std::vector<float> y(static_cast<size_t>(n)), x(y), ref(y);
@@ -353,7 +345,7 @@ private Q_SLOTS:
                         -50.f, 1e20f, -1e20f, 3e38f, -3e38f})
             in.push_back(v);
         in.push_back(0.5f); // 8017 values: every path has a tail
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             auto y = in;
             geluTanh(y.data(), int64_t(y.size()));
@@ -394,7 +386,7 @@ private Q_SLOTS:
         std::vector<float> x(1000);
         for (size_t i = 0; i < x.size(); ++i)
             x[i] = float(int(i % 7) - 3) * 0.5f + (i == 500 ? 1000.f : 0.f);
-        for (Isa path : isas()) {
+        for (Isa path : baton::test::isaPaths()) {
             setIsa(path);
             for (size_t from : {size_t(0), size_t(1), size_t(13)})
                 for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(128), size_t(129),

@@ -183,6 +183,8 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(held(), engine::WeightFormat::Q4, 60000);
         QCOMPARE(QSettings().value(QStringLiteral("model/weights")).toString(),
                  QStringLiteral("q4"));
+        QTest::qWait(50);
+        screenshot(QStringLiteral("models-q4.png"));
         // A choice made while the model loads applies when that load finishes.
         Q_EMIT panel->useRequested(QDir(good).absolutePath());
         choose(engine::WeightFormat::F32);
