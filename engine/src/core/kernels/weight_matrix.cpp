@@ -89,10 +89,6 @@ PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, Weig
 
 void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
     const int64_t cols = m_cols;
-    if (m_format == WeightFormat::Q4) {
-        packQ4Rows(w, cols, r0, r1, m_data.get(), m_q4Scales.get());
-        return;
-    }
     const size_t n = size_t((r1 - r0) * cols), first = size_t(r0 * cols);
     switch (m_format) {
     case WeightFormat::F32:
@@ -123,7 +119,8 @@ void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
             }
         break;
     }
-    case WeightFormat::Q4: // above
+    case WeightFormat::Q4:
+        packQ4Rows(w, cols, r0, r1, m_data.get(), m_q4Scales.get());
         break;
     }
 }
