@@ -1,5 +1,5 @@
-// Batched products over packed weights (batched_products.h): float32 weights with
-// FMA, the others (F16, BF16, int8, 4-bit) as bfloat16 with vdpbf16ps.
+// Batched products over packed weights (batched_products.h): panels of float32 steps
+// (FMA), bfloat16 pairs (vdpbf16ps) or 8-bit quads (vpdpbusd).
 #include "kernels/batched_products.h"
 
 #include "kernels/q4_blocks.h"
@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -18,59 +19,75 @@ namespace baton::engine::cpu {
 
 namespace {
 
+// Each instruction set's instructions run only where productSteps() chose its steps.
 #define BATON_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define BATON_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+const bool g_vnni = __builtin_cpu_supports("avx512vnni");
+std::atomic<bool> g_allowPairs{true}, g_allowQuads{true};
 
 constexpr int64_t kPanel = 32; // weight rows per panel: two vectors of 16 sums
 constexpr int kMaxTokens = 12; // activation rows per tile: 24 accumulators
 constexpr int64_t kChunk = 16; // steps converted at a time (16 lanes of 32 bits)
 constexpr int64_t kAhead = 16; // steps prefetched ahead of the column-major conversion
 
-// A step is what one 32-bit lane of a product holds: one float32 weight, or a pair of
-// bfloat16 weights (vdpbf16ps multiplies pairs). Columns per step:
-constexpr int64_t columnsPerStep(WeightFormat f) {
-    return f == WeightFormat::F32 ? 1 : 2;
+// Float32 steps and bfloat16 pairs (Pairs): columns per step.
+constexpr int64_t columnsPerStep(bool pairs) {
+    return pairs ? 2 : 1;
 }
-// A panel holds, for every step s and every row j of the panel, the weights
+// A panel of either holds, for every step s and every row j of the panel, the weights
 // (r0 + j, s * columnsPerStep ...) in the 32-bit lane at s * kPanel + j: the step's two
 // vectors of 16 lanes. Rows past the matrix, columns past its width, are zeros.
 
+// 16 weights of one row from column c (n of them, zeros after) as float32.
+template <WeightFormat F>
+BATON_BF16 inline __m512 rowFloats(const MatrixView& m, int64_t r, int64_t c, int64_t n) {
+    const __mmask16 mask = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
+    if constexpr (F == WeightFormat::F32) {
+        return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(m.data) + r * m.cols + c);
+    } else if constexpr (F == WeightFormat::F16) {
+        return _mm512_cvtph_ps(
+            _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(m.data) + r * m.cols + c));
+    } else if constexpr (F == WeightFormat::BF16) {
+        const __m256i h =
+            _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(m.data) + r * m.cols + c);
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    } else if constexpr (F == WeightFormat::Int8) {
+        const __m128i q =
+            _mm_maskz_loadu_epi8(mask, static_cast<const int8_t*>(m.data) + r * m.cols + c);
+        return _mm512_mul_ps(_mm512_set1_ps(m.scales[r * m.blocksPerRow() + c / kInt8Block]),
+                             _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
+    } else {
+        // Half a block (columns past the width are zeros).
+        alignas(64) float w[kInt8Block];
+        q4BlockWeights(m, r, c / kInt8Block, w);
+        return _mm512_load_ps(w + c % kInt8Block);
+    }
+}
+
 // One chunk (16 steps) of one row from column c: 16 float32 weights, or 32 weights as
 // bfloat16 (columns past `cols` are zeros).
-template <WeightFormat F>
+template <WeightFormat F, bool Pairs>
 BATON_BF16 inline __m512i rowChunk(const MatrixView& m, int64_t r, int64_t c) {
-    const int64_t n = std::min<int64_t>(kChunk * columnsPerStep(F), m.cols - c);
+    const int64_t n = std::min<int64_t>(kChunk * columnsPerStep(Pairs), m.cols - c);
     const __mmask32 mask = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-    if constexpr (F == WeightFormat::F32) {
-        return _mm512_castps_si512(_mm512_maskz_loadu_ps(
-            __mmask16(mask), static_cast<const float*>(m.data) + r * m.cols + c));
+    if constexpr (!Pairs) {
+        return _mm512_castps_si512(rowFloats<F>(m, r, c, n));
     } else if constexpr (F == WeightFormat::BF16) {
         return _mm512_maskz_loadu_epi16(mask,
                                         static_cast<const uint16_t*>(m.data) + r * m.cols + c);
-    } else if constexpr (F == WeightFormat::F16) {
+    } else {
+        static_assert(F == WeightFormat::F16, "bfloat16 pairs of F16 or BF16 weights");
         const __m512i h =
             _mm512_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(m.data) + r * m.cols + c);
         const __m512 lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
         const __m512 hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
         return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-    } else if constexpr (F == WeightFormat::Q4) {
-        // A chunk is one block (columns past the width are zeros).
-        alignas(64) float w[kInt8Block];
-        q4BlockWeights(m, r, c / kInt8Block, w);
-        return (__m512i)_mm512_cvtne2ps_pbh(_mm512_load_ps(w + 16), _mm512_load_ps(w));
-    } else {
-        const __m256i q =
-            _mm256_maskz_loadu_epi8(mask, static_cast<const int8_t*>(m.data) + r * m.cols + c);
-        const __m512 scale = _mm512_set1_ps(m.scales[r * m.blocksPerRow() + c / kInt8Block]);
-        const __m512 lo = _mm512_mul_ps(
-            scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q))));
-        const __m512 hi = _mm512_mul_ps(
-            scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1))));
-        return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
     }
 }
 
 // The transpose of 16 rows of 16 32-bit values, in place.
-BATON_BF16 void transpose16(__m512i r[16]) {
+BATON_AVX512 inline void transpose16(__m512i r[16]) {
     __m512i t[16];
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
@@ -99,7 +116,7 @@ BATON_BF16 void transpose16(__m512i r[16]) {
 
 // Row-major weights: each row gives 16 steps per chunk; the panel's chunk is the
 // transpose of those 32 x 16 steps (two 16 x 16 transposes).
-template <WeightFormat F>
+template <WeightFormat F, bool Pairs>
 BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t steps,
                          uint32_t* panel) {
     const auto* data = static_cast<const uint8_t*>(m.data);
@@ -108,7 +125,7 @@ BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t ste
     const size_t rowBytes =
         F == WeightFormat::Q4 ? q4RowBytes(m.cols) : size_t(m.cols) * weightBytes(F);
     for (int64_t s = 0; s < steps; s += kChunk) {
-        const int64_t c = s * columnsPerStep(F);
+        const int64_t c = s * columnsPerStep(Pairs);
         uint32_t* out = panel + s * kPanel;
         for (int64_t half = 0; half < 2; ++half) {
             __m512i r[16];
@@ -124,7 +141,7 @@ BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t ste
                     _mm_prefetch(
                         reinterpret_cast<const char*>(data + size_t(r0 + row) * rowBytes + ahead),
                         _MM_HINT_T0);
-                r[j] = rowChunk<F>(m, r0 + row, c);
+                r[j] = rowChunk<F, Pairs>(m, r0 + row, c);
             }
             transpose16(r);
             for (int64_t q = 0; q < 16; ++q)
@@ -134,36 +151,41 @@ BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t ste
 }
 
 // 32 weights of one stored row (a column of the matrix) from row r0 of the matrix, as
-// bfloat16 (rows past r0 + n are zeros).
+// float32 in two vectors (rows past r0 + n are zeros).
 template <WeightFormat F>
-BATON_BF16 inline __m512i columnChunk(const MatrixView& m, int64_t c, int64_t r0, int64_t n) {
-    if (c >= m.cols)
-        return _mm512_setzero_si512();
-    const __mmask32 mask = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-    const __m512i h =
-        _mm512_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(m.data) + c * m.rows + r0);
-    if constexpr (F == WeightFormat::BF16) {
-        return h;
+BATON_BF16 inline void columnFloats(const MatrixView& m, int64_t c, int64_t r0, int64_t n,
+                                    __m512& lo, __m512& hi) {
+    const __mmask32 mask = c >= m.cols ? 0 : n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
+    if constexpr (F == WeightFormat::F32) {
+        const float* col = static_cast<const float*>(m.data) + c * m.rows + r0;
+        lo = _mm512_maskz_loadu_ps(__mmask16(mask), c < m.cols ? col : nullptr);
+        hi = _mm512_maskz_loadu_ps(__mmask16(mask >> 16), c < m.cols ? col + 16 : nullptr);
     } else {
-        const __m512 lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
-        const __m512 hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
-        return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+        const __m512i h = _mm512_maskz_loadu_epi16(
+            mask, c < m.cols ? static_cast<const uint16_t*>(m.data) + c * m.rows + r0 : nullptr);
+        if constexpr (F == WeightFormat::BF16) {
+            lo = _mm512_castsi512_ps(
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+            hi = _mm512_castsi512_ps(
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+        } else {
+            lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+            hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+        }
     }
 }
 
-// The step s of one panel from column-major weights (rows r0 .. r0 + n): a float32
-// column's 32 values as they are; for 16-bit weights the columns 2s and 2s + 1,
+// The step s of one panel from column-major weights (rows r0 .. r0 + n): a column's 32
+// values as float32; for bfloat16 pairs the columns 2s and 2s + 1, rounded and
 // interleaved into pairs.
-template <WeightFormat F>
+template <WeightFormat F, bool Pairs>
 BATON_BF16 inline void columnStep(const MatrixView& m, int64_t s, int64_t r0, int64_t n,
                                   uint32_t* out) {
-    if constexpr (F == WeightFormat::F32) {
-        const __mmask32 mask = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-        const float* col = static_cast<const float*>(m.data) + s * m.rows + r0;
-        const bool inside = s < m.cols;
-        _mm512_storeu_ps(out, _mm512_maskz_loadu_ps(inside ? __mmask16(mask) : 0, col));
-        _mm512_storeu_ps(out + 16,
-                         _mm512_maskz_loadu_ps(inside ? __mmask16(mask >> 16) : 0, col + 16));
+    if constexpr (!Pairs) {
+        __m512 lo, hi;
+        columnFloats<F>(m, s, r0, n, lo, hi);
+        _mm512_storeu_ps(out, lo);
+        _mm512_storeu_ps(out + 16, hi);
     } else {
         alignas(64) static const uint16_t kLo[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
                                                      37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
@@ -171,8 +193,11 @@ BATON_BF16 inline void columnStep(const MatrixView& m, int64_t s, int64_t r0, in
         alignas(64) static const uint16_t kHi[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21,
                                                      53, 22, 54, 23, 55, 24, 56, 25, 57, 26, 58,
                                                      27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
-        const __m512i a = columnChunk<F>(m, 2 * s, r0, n);
-        const __m512i b = columnChunk<F>(m, 2 * s + 1, r0, n);
+        __m512 a0, a1, b0, b1;
+        columnFloats<F>(m, 2 * s, r0, n, a0, a1);
+        columnFloats<F>(m, 2 * s + 1, r0, n, b0, b1);
+        const __m512i a = (__m512i)_mm512_cvtne2ps_pbh(a1, a0);
+        const __m512i b = (__m512i)_mm512_cvtne2ps_pbh(b1, b0);
         _mm512_storeu_si512(out, _mm512_permutex2var_epi16(a, _mm512_load_si512(kLo), b));
         _mm512_storeu_si512(out + 16, _mm512_permutex2var_epi16(a, _mm512_load_si512(kHi), b));
     }
@@ -184,7 +209,7 @@ BATON_BF16 inline void columnStep(const MatrixView& m, int64_t s, int64_t r0, in
 // first token spent a third of its time in single-panel walks).
 constexpr int64_t kColumnGroup = 4;
 
-template <WeightFormat F>
+template <WeightFormat F, bool Pairs>
 BATON_BF16 void packColumns(const MatrixView& m, int64_t r0, int64_t n, int64_t steps,
                             uint32_t* panels) {
     const auto* data = static_cast<const uint8_t*>(m.data);
@@ -192,36 +217,46 @@ BATON_BF16 void packColumns(const MatrixView& m, int64_t r0, int64_t n, int64_t 
     const int64_t count = (n + kPanel - 1) / kPanel;
     for (int64_t s = 0; s < steps; ++s) {
         // Prefetch the columns ahead: the hardware does not follow such strides.
-        const int64_t ahead = (s + kAhead) * columnsPerStep(F);
-        for (int64_t c = ahead; c < std::min(ahead + columnsPerStep(F), m.cols); ++c)
+        const int64_t ahead = (s + kAhead) * columnsPerStep(Pairs);
+        for (int64_t c = ahead; c < std::min(ahead + columnsPerStep(Pairs), m.cols); ++c)
             for (int64_t g = 0; g < count; ++g)
                 _mm_prefetch(
                     reinterpret_cast<const char*>(data + (c * m.rows + r0 + g * kPanel) * bytes),
                     _MM_HINT_T0);
         for (int64_t g = 0; g < count; ++g)
-            columnStep<F>(m, s, r0 + g * kPanel, std::min(kPanel, n - g * kPanel),
-                          panels + g * steps * kPanel + s * kPanel);
+            columnStep<F, Pairs>(m, s, r0 + g * kPanel, std::min(kPanel, n - g * kPanel),
+                                 panels + g * steps * kPanel + s * kPanel);
     }
 }
 
 using PackFn = void (*)(const MatrixView&, int64_t, int64_t, int64_t, uint32_t*);
 
+template <WeightFormat F, bool Pairs>
+PackFn packerOf(bool transposed) {
+    if constexpr (F == WeightFormat::Int8 || F == WeightFormat::Q4)
+        return packRows<F, false>; // never column-major, nor pairs
+    else
+        return transposed ? packColumns<F, Pairs> : packRows<F, Pairs>;
+}
+
+template <bool Pairs>
 PackFn packer(const MatrixView& m) {
     switch (m.format) {
     case WeightFormat::F32:
-        return m.transposed ? packColumns<WeightFormat::F32> : packRows<WeightFormat::F32>;
+        return packerOf<WeightFormat::F32, false>(m.transposed);
     case WeightFormat::F16:
-        return m.transposed ? packColumns<WeightFormat::F16> : packRows<WeightFormat::F16>;
+        return packerOf<WeightFormat::F16, Pairs>(m.transposed);
     case WeightFormat::BF16:
-        return m.transposed ? packColumns<WeightFormat::BF16> : packRows<WeightFormat::BF16>;
+        return packerOf<WeightFormat::BF16, Pairs>(m.transposed);
     case WeightFormat::Int8:
-        return packRows<WeightFormat::Int8>;
+        return packerOf<WeightFormat::Int8, false>(false);
     default:
-        return packRows<WeightFormat::Q4>;
+        return packerOf<WeightFormat::Q4, false>(false);
     }
 }
 
-// y[i][0, 32) = bias + panel x activation rows i < T, for one panel (mask: its rows);
+// y[i][0, 32) = bias + panel x activation rows i < T, for one panel of float32 steps
+// or bfloat16 pairs (mask: its rows);
 // Bf16: the steps are pairs (vdpbf16ps), else float32 (FMA).
 template <bool Bf16, int T>
 BATON_BF16 void tile(const uint32_t* panel, int64_t steps, const uint32_t* xs, int64_t ldx,
@@ -266,11 +301,176 @@ constexpr std::array<TileFn, sizeof...(T)> tiles(std::integer_sequence<int, T...
 constexpr auto kBf16Tiles = tiles<true>(std::make_integer_sequence<int, kMaxTokens>());
 constexpr auto kF32Tiles = tiles<false>(std::make_integer_sequence<int, kMaxTokens>());
 
+// ---- 8-bit quads (AVX512-VNNI) ----
+//
+// A quads panel holds, for every block b of 32 columns, its 8 steps (the lane
+// (9 b + s) * kPanel + j holds the weights (r0 + j, 32 b + 4 s .. 32 b + 4 s + 3) as
+// unsigned bytes) and then the 32 rows' scales of the block as float32. Rows past the
+// matrix are zeros (scale 0); columns past the width hold the format's zero (128 for
+// Int8, 8 for Q4). The activations: kQuadWords words a block (batched_products.h).
+constexpr int64_t kQuadSteps = 8, kQuadBlock = (kQuadSteps + 1) * kPanel, kQuadWords = 10;
+constexpr int kMaxQuadTokens = 6; // activation rows per tile: 12 integer and 12 float sums
+
+// The panel's lanes [16 h, 16 h + 16) of block b's step s.
+inline uint32_t* quadLanes(uint32_t* panel, int64_t b, int64_t s, int64_t h) {
+    return panel + b * kQuadBlock + s * kPanel + 16 * h;
+}
+
+// Row-major int8 weights: for each 16 rows, two blocks (64 bytes) of each, + 128, are
+// one 16 x 16 transpose of 32-bit lanes away from the panel's 16 steps.
+BATON_VNNI void packInt8Quads(const MatrixView& m, int64_t r0, int64_t n, uint32_t* panel) {
+    const int64_t nb = m.blocksPerRow();
+    const auto* data = static_cast<const int8_t*>(m.data);
+    const __m512i offset = _mm512_set1_epi8(char(0x80));
+    for (int64_t h = 0; h < 2; ++h)
+        for (int64_t b = 0; b < nb; b += 2) {
+            const int64_t c = b * kInt8Block, width = std::min<int64_t>(64, m.cols - c);
+            const __mmask64 mask = width >= 64 ? ~__mmask64(0) : (__mmask64(1) << width) - 1;
+            __m512i r[16];
+            for (int64_t j = 0; j < 16; ++j) {
+                const int64_t row = 16 * h + j;
+                if (row >= n) {
+                    r[j] = _mm512_setzero_si512();
+                    continue;
+                }
+                const int8_t* at = data + (r0 + row) * m.cols + c;
+                if (c + 256 < m.cols)
+                    _mm_prefetch(reinterpret_cast<const char*>(at + 256), _MM_HINT_T0);
+                r[j] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, at), offset);
+            }
+            transpose16(r);
+            for (int64_t s = 0; s < kQuadSteps; ++s) {
+                _mm512_storeu_si512(quadLanes(panel, b, s, h), r[s]);
+                if (b + 1 < nb)
+                    _mm512_storeu_si512(quadLanes(panel, b + 1, s, h), r[kQuadSteps + s]);
+            }
+        }
+    for (int64_t b = 0; b < nb; ++b) {
+        float* scales = reinterpret_cast<float*>(quadLanes(panel, b, kQuadSteps, 0));
+        for (int64_t j = 0; j < kPanel; ++j)
+            scales[j] = j < n ? m.scales[(r0 + j) * nb + b] : 0.f;
+    }
+}
+
+// Row-major 4-bit weights (q4_blocks.h): part p of a group of 16 blocks of 16 rows is
+// one transpose away from lanes per block; its low nibbles are the block's step 2 p,
+// its high ones step 2 p + 1.
+BATON_VNNI void packQ4Quads(const MatrixView& m, int64_t r0, int64_t n, uint32_t* panel) {
+    const int64_t nb = m.blocksPerRow();
+    const size_t rowBytes = q4RowBytes(m.cols);
+    const auto* data = static_cast<const uint8_t*>(m.data);
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    for (int64_t h = 0; h < 2; ++h)
+        for (int64_t first = 0; first < nb; first += kQ4Group) {
+            const int64_t count = std::min(kQ4Group, nb - first);
+            const __mmask16 lanes = __mmask16(count >= 16 ? 0xffff : (1u << count) - 1);
+            for (int64_t p = 0; p < 4; ++p) {
+                __m512i r[16];
+                for (int64_t j = 0; j < 16; ++j) {
+                    const int64_t row = 16 * h + j;
+                    r[j] = row < n ? _mm512_maskz_loadu_epi32(
+                                         lanes, data + size_t(r0 + row) * rowBytes +
+                                                    size_t(first) * 16 + size_t(p * 4 * count))
+                                   : _mm512_setzero_si512();
+                }
+                transpose16(r);
+                for (int64_t k = 0; k < count; ++k) {
+                    _mm512_storeu_si512(quadLanes(panel, first + k, 2 * p, h),
+                                        _mm512_and_si512(r[k], low));
+                    _mm512_storeu_si512(quadLanes(panel, first + k, 2 * p + 1, h),
+                                        _mm512_and_si512(_mm512_srli_epi32(r[k], 4), low));
+                }
+            }
+        }
+    for (int64_t b = 0; b < nb; ++b) {
+        float* scales = reinterpret_cast<float*>(quadLanes(panel, b, kQuadSteps, 0));
+        for (int64_t j = 0; j < kPanel; ++j)
+            scales[j] = j < n ? f16ToFloat(m.q4Scales[(r0 + j) * nb + b]) : 0.f;
+    }
+}
+
+// y[i][0, 32) = bias + panel x activation rows i < T for one quads panel of nb blocks.
+template <int T>
+BATON_VNNI void quadTile(const uint32_t* panel, int64_t nb, const uint32_t* xs, int64_t ldx,
+                         const float* b, float* y, int64_t ldy, __mmask32 rows) {
+    __m512 acc[T][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < T; ++i)
+        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int64_t blk = 0; blk < nb; ++blk) {
+        const uint32_t* p = panel + blk * kQuadBlock;
+        const uint32_t* x = xs + blk * kQuadWords;
+        __m512i sum[T][2];
+#pragma GCC unroll 6
+        for (int i = 0; i < T; ++i) // the weights' offset, taken once
+            sum[i][0] = sum[i][1] = _mm512_set1_epi32(int32_t(x[i * ldx + kQuadSteps + 1]));
+        for (int64_t s = 0; s < kQuadSteps; ++s) {
+            const __m512i w0 = _mm512_loadu_si512(p + s * kPanel);
+            const __m512i w1 = _mm512_loadu_si512(p + s * kPanel + 16);
+#pragma GCC unroll 6
+            for (int i = 0; i < T; ++i) {
+                const __m512i xv = _mm512_set1_epi32(int32_t(x[i * ldx + s]));
+                sum[i][0] = _mm512_dpbusd_epi32(sum[i][0], w0, xv);
+                sum[i][1] = _mm512_dpbusd_epi32(sum[i][1], w1, xv);
+            }
+        }
+        const __m512 d0 = _mm512_loadu_ps(p + kQuadSteps * kPanel);
+        const __m512 d1 = _mm512_loadu_ps(p + kQuadSteps * kPanel + 16);
+#pragma GCC unroll 6
+        for (int i = 0; i < T; ++i) {
+            float sx;
+            std::memcpy(&sx, x + i * ldx + kQuadSteps, sizeof sx);
+            const __m512 sv = _mm512_set1_ps(sx);
+            acc[i][0] =
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[i][0]), _mm512_mul_ps(d0, sv), acc[i][0]);
+            acc[i][1] =
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[i][1]), _mm512_mul_ps(d1, sv), acc[i][1]);
+        }
+    }
+    const __mmask16 m0 = __mmask16(rows), m1 = __mmask16(rows >> 16);
+    const __m512 b0 = b ? _mm512_maskz_loadu_ps(m0, b) : _mm512_setzero_ps();
+    const __m512 b1 = b ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 6
+    for (int i = 0; i < T; ++i) {
+        _mm512_mask_storeu_ps(y + i * ldy, m0, _mm512_add_ps(acc[i][0], b0));
+        _mm512_mask_storeu_ps(y + i * ldy + 16, m1, _mm512_add_ps(acc[i][1], b1));
+    }
+}
+
+// Rows of activations as quads: a block's values, its scale and -offset times their sum.
+void prepareQuads(WeightFormat f, const float* x, int64_t m, int64_t cols, uint32_t* out) {
+    const int64_t nb = (cols + kInt8Block - 1) / kInt8Block;
+    const int32_t offset = f == WeightFormat::Int8 ? 128 : 8;
+    int8_t q[kInt8Block];
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t blk = 0; blk < nb; ++blk) {
+            const int64_t c = blk * kInt8Block;
+            uint32_t* o = out + i * nb * kQuadWords + blk * kQuadWords;
+            float scale = 0.f;
+            const int32_t sum =
+                quantizeActivationBlock(x + i * cols + c, std::min(kInt8Block, cols - c), q, scale);
+            std::memcpy(o, q, sizeof q);
+            std::memcpy(o + kQuadSteps, &scale, sizeof scale);
+            o[kQuadSteps + 1] = uint32_t(-offset * sum);
+        }
+}
+
+template <int... T>
+constexpr std::array<TileFn, sizeof...(T)> quadTiles(std::integer_sequence<int, T...>) {
+    return {quadTile<T + 1>...};
+}
+constexpr auto kQuadTiles = quadTiles(std::make_integer_sequence<int, kMaxQuadTokens>());
+
+// Float32 steps or bfloat16 pairs: the activation words of a row.
+int64_t stepWords(bool pairs, int64_t cols) {
+    const int64_t steps = (cols + columnsPerStep(pairs) - 1) / columnsPerStep(pairs);
+    return (steps + kChunk - 1) / kChunk * kChunk;
+}
+
 // Rows of float32 activations as steps: float32 copied, or pairs of bfloat16 rounded
 // to nearest even; zero-padded to a multiple of 16 steps.
-BATON_BF16 void prepareRows(WeightFormat f, const float* x, int64_t m, int64_t cols,
-                            uint32_t* out) {
-    const int64_t steps = activationSteps(f, cols), width = steps * columnsPerStep(f);
+BATON_BF16 void prepareRows(bool pairs, const float* x, int64_t m, int64_t cols, uint32_t* out) {
+    const int64_t steps = stepWords(pairs, cols), width = steps * columnsPerStep(pairs);
     for (int64_t i = 0; i < m; ++i) {
         const float* xr = x + i * cols;
         uint32_t* o = out + i * steps;
@@ -279,7 +479,7 @@ BATON_BF16 void prepareRows(WeightFormat f, const float* x, int64_t m, int64_t c
             const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
             const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
             const __m512 a = _mm512_maskz_loadu_ps(lo, xr + c);
-            if (f == WeightFormat::F32) {
+            if (!pairs) {
                 _mm512_storeu_ps(o + c, a);
                 if (c + 16 < width)
                     _mm512_storeu_ps(o + c + 16, _mm512_maskz_loadu_ps(hi, xr + c + 16));
@@ -291,30 +491,15 @@ BATON_BF16 void prepareRows(WeightFormat f, const float* x, int64_t m, int64_t c
     }
 }
 
-} // namespace
-
-bool batchedProducts(WeightFormat format) {
-    return isa() == Isa::Avx512 && (format == WeightFormat::F32 || nativeBf16Products());
-}
-
-int64_t activationSteps(WeightFormat format, int64_t cols) {
-    const int64_t steps = (cols + columnsPerStep(format) - 1) / columnsPerStep(format);
-    return (steps + kChunk - 1) / kChunk * kChunk;
-}
-
-void prepareActivations(WeightFormat format, const float* x, int64_t m, int64_t cols,
-                        uint32_t* out) {
-    prepareRows(format, x, m, cols, out);
-}
-
-void batchedProductRows(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b,
-                        float* y, int64_t ldy, int64_t r0, int64_t r1) {
-    const int64_t steps = activationSteps(W.format, W.cols);
+// Panels of float32 steps or bfloat16 pairs over the rows [r0, r1).
+void floatProducts(const MatrixView& W, bool pairs, const uint32_t* xs, int64_t m, const float* b,
+                   float* y, int64_t ldy, int64_t r0, int64_t r1) {
+    const int64_t steps = stepWords(pairs, W.cols);
     const int64_t group = W.transposed ? kColumnGroup : 1;
-    const auto& tiles = W.format == WeightFormat::F32 ? kF32Tiles : kBf16Tiles;
+    const auto& tiles = pairs ? kBf16Tiles : kF32Tiles;
     thread_local std::vector<uint32_t> buffer;
     buffer.resize(size_t(group * steps * kPanel));
-    const PackFn pack = packer(W);
+    const PackFn pack = pairs ? packer<true>(W) : packer<false>(W);
     for (int64_t g0 = r0; g0 < r1; g0 += group * kPanel) {
         pack(W, g0, std::min(group * kPanel, r1 - g0), steps, buffer.data());
         for (int64_t p0 = g0; p0 < std::min(r1, g0 + group * kPanel); p0 += kPanel) {
@@ -328,6 +513,86 @@ void batchedProductRows(const MatrixView& W, const uint32_t* xs, int64_t m, cons
             }
         }
     }
+}
+
+// Quads panels over the rows [r0, r1).
+void quadProducts(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b, float* y,
+                  int64_t ldy, int64_t r0, int64_t r1) {
+    const int64_t nb = W.blocksPerRow(), words = nb * kQuadWords;
+    thread_local std::vector<uint32_t> panel;
+    panel.resize(size_t(nb * kQuadBlock));
+    const auto pack = W.format == WeightFormat::Int8 ? packInt8Quads : packQ4Quads;
+    for (int64_t p0 = r0; p0 < r1; p0 += kPanel) {
+        const int64_t n = std::min(kPanel, r1 - p0);
+        pack(W, p0, n, panel.data());
+        const __mmask32 rows = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
+        for (int64_t i = 0; i < m; i += kMaxQuadTokens) {
+            const int64_t t = std::min<int64_t>(kMaxQuadTokens, m - i);
+            kQuadTiles[size_t(t - 1)](panel.data(), nb, xs + i * words, words, b ? b + p0 : nullptr,
+                                      y + i * ldy + p0, ldy, rows);
+        }
+    }
+}
+
+} // namespace
+
+bool batchedProducts(WeightFormat) {
+    return isa() == Isa::Avx512;
+}
+
+const char* productStepsName(ProductSteps steps) {
+    return steps == ProductSteps::Float32     ? "float32"
+           : steps == ProductSteps::Bf16Pairs ? "bf16 pairs"
+                                              : "int8 quads";
+}
+
+ProductSteps productSteps(WeightFormat format) {
+    switch (format) {
+    case WeightFormat::F16:
+    case WeightFormat::BF16:
+        return nativeBf16Products() && g_allowPairs ? ProductSteps::Bf16Pairs
+                                                    : ProductSteps::Float32;
+    case WeightFormat::Int8:
+    case WeightFormat::Q4:
+        return g_vnni && isa() == Isa::Avx512 && g_allowQuads ? ProductSteps::Int8Quads
+                                                              : ProductSteps::Float32;
+    default:
+        return ProductSteps::Float32;
+    }
+}
+
+void allowProductSteps(bool bf16Pairs, bool int8Quads) {
+    g_allowPairs = bf16Pairs;
+    g_allowQuads = int8Quads;
+}
+
+int64_t activationWords(WeightFormat format, int64_t cols) {
+    switch (productSteps(format)) {
+    case ProductSteps::Int8Quads:
+        return (cols + kInt8Block - 1) / kInt8Block * kQuadWords;
+    case ProductSteps::Bf16Pairs:
+        return stepWords(true, cols);
+    default:
+        return stepWords(false, cols);
+    }
+}
+
+void prepareActivations(WeightFormat format, const float* x, int64_t m, int64_t cols,
+                        uint32_t* out) {
+    const ProductSteps steps = productSteps(format);
+    if (steps == ProductSteps::Int8Quads)
+        prepareQuads(format, x, m, cols, out);
+    else
+        prepareRows(steps == ProductSteps::Bf16Pairs, x, m, cols, out);
+}
+
+void batchedProductRows(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b,
+                        float* y, int64_t ldy, int64_t r0, int64_t r1) {
+    const ProductSteps steps = productSteps(W.format);
+    if (steps == ProductSteps::Int8Quads)
+        quadProducts(W, xs, m, b, y, ldy, r0, r1);
+    else
+        floatProducts(W, steps == ProductSteps::Bf16Pairs, xs, m, b, y, ldy, r0, r1);
 }
 
 } // namespace baton::engine::cpu

@@ -19,8 +19,8 @@
 // sums 16 blocks at once, and a block's sum never leaves its lane. Columns past the
 // row's width hold u = 8 (zero).
 //
-// Products quantize the activations once per call to 8 bits in blocks of 32 (s = max |x|
-// / 127, x_q = round(x / s), the same as llama.cpp's Q8_0): a block's sum is d s times
+// Products quantize the activations once per call to 8 bits in blocks of 32
+// (quantizeActivationBlock, the same as llama.cpp's Q8_0): a block's sum is d s times
 // the exact integer sum of (u - 8) x_q, accumulated in float32.
 // Internal to the kernels; no torch here.
 #pragma once

@@ -159,15 +159,15 @@ inline float blockScale(const MatrixView& m, const Q4Activations& a, int64_t r, 
     return f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]) * a.scale[size_t(blk)];
 }
 
-// One block of x: its values x_q into the layout, its scale and bias.
-void quantizeBlockScalar(const float* x, int64_t n, int64_t blk, Q4Activations& a) {
+// One block of x in 8 bits (quantizeActivationBlock).
+int32_t activationBlockScalar(const float* x, int64_t n, int8_t q[kInt8Block], float& scale) {
     float amax = 0.f;
     bool finite = true;
     for (int64_t i = 0; i < n; ++i) {
         finite = finite && std::fabs(x[i]) <= FLT_MAX;
         amax = std::max(amax, std::fabs(x[i]));
     }
-    int8_t q[kInt8Block] = {};
+    std::fill(q, q + kInt8Block, int8_t(0));
     int32_t sum = 0;
     if (finite && amax > 0.f) {
         const float inv = 127.f / amax;
@@ -176,41 +176,33 @@ void quantizeBlockScalar(const float* x, int64_t n, int64_t blk, Q4Activations& 
             sum += q[i];
         }
     }
-    const int64_t g = blk / kQ4Group, j = blk % kQ4Group;
-    for (int64_t v = 0; v < 8; ++v)
-        std::memcpy(a.q.data() + (8 * g + v) * 64 + 4 * j, q + 4 * v, 4);
-    a.scale[size_t(blk)] = finite ? amax / 127.f : std::numeric_limits<float>::quiet_NaN();
-    a.bias[size_t(blk)] = -8 * sum;
+    scale = finite ? amax / 127.f : std::numeric_limits<float>::quiet_NaN();
+    return sum;
 }
 
 // The same values with AVX-512 (blocks with a non-finite value go the scalar way).
-BATON_AVX512 void quantizeBlockAvx512(const float* x, int64_t n, int64_t blk, Q4Activations& a) {
+BATON_AVX512 int32_t activationBlockAvx512(const float* x, int64_t n, int8_t q[kInt8Block],
+                                           float& scale) {
     const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
     const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
     const __m512 va = _mm512_maskz_loadu_ps(lo, x), vb = _mm512_maskz_loadu_ps(hi, x + 16);
     const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
     const __m512 absA = _mm512_abs_ps(va), absB = _mm512_abs_ps(vb);
     // Not (|x| < inf): infinite or NaN.
-    if (_mm512_cmp_ps_mask(absA, inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(absB, inf, _CMP_NLT_UQ)) {
-        quantizeBlockScalar(x, n, blk, a);
-        return;
-    }
+    if (_mm512_cmp_ps_mask(absA, inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(absB, inf, _CMP_NLT_UQ))
+        return activationBlockScalar(x, n, q, scale);
     const float amax = _mm512_reduce_max_ps(_mm512_max_ps(absA, absB));
-    const int64_t g = blk / kQ4Group, j = blk % kQ4Group;
-    alignas(32) int8_t q[kInt8Block] = {};
-    int32_t sum = 0;
-    if (amax > 0.f) {
-        const __m512 inv = _mm512_set1_ps(127.f / amax);
-        const __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(va, inv));
-        const __m512i qb = _mm512_cvtps_epi32(_mm512_mul_ps(vb, inv));
-        sum = _mm512_reduce_add_epi32(_mm512_add_epi32(qa, qb));
-        _mm_store_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(qa));
-        _mm_store_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(qb));
+    scale = amax / 127.f;
+    if (amax == 0.f) {
+        std::fill(q, q + kInt8Block, int8_t(0));
+        return 0;
     }
-    for (int64_t v = 0; v < 8; ++v)
-        std::memcpy(a.q.data() + (8 * g + v) * 64 + 4 * j, q + 4 * v, 4);
-    a.scale[size_t(blk)] = amax / 127.f;
-    a.bias[size_t(blk)] = -8 * sum;
+    const __m512 inv = _mm512_set1_ps(127.f / amax);
+    const __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(va, inv));
+    const __m512i qb = _mm512_cvtps_epi32(_mm512_mul_ps(vb, inv));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(qa));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(qb));
+    return _mm512_reduce_add_epi32(_mm512_add_epi32(qa, qb));
 }
 
 // x quantized for this thread. Each thread of a product's team quantizes the whole of
@@ -241,19 +233,25 @@ void packQ4Rows(const float* w, int64_t cols, int64_t r0, int64_t r1, uint8_t* n
     }
 }
 
+int32_t quantizeActivationBlock(const float* x, int64_t n, int8_t q[kInt8Block], float& scale) {
+    return isa() == Isa::Avx512 ? activationBlockAvx512(x, n, q, scale)
+                                : activationBlockScalar(x, n, q, scale);
+}
+
 void quantizeQ4Activations(const float* x, int64_t cols, Q4Activations& a) {
     const int64_t nb = (cols + kInt8Block - 1) / kInt8Block;
     a.groups = (nb + kQ4Group - 1) / kQ4Group;
     a.q.assign(size_t(a.groups * 8 * 64), 0);
     a.scale.assign(size_t(a.groups * kQ4Group), 0.f);
     a.bias.assign(size_t(a.groups * kQ4Group), 0);
-    const bool vector = isa() == Isa::Avx512;
+    int8_t q[kInt8Block];
     for (int64_t blk = 0; blk < nb; ++blk) {
-        const int64_t c0 = blk * kInt8Block, n = std::min(kInt8Block, cols - c0);
-        if (vector)
-            quantizeBlockAvx512(x + c0, n, blk, a);
-        else
-            quantizeBlockScalar(x + c0, n, blk, a);
+        const int64_t c0 = blk * kInt8Block, g = blk / kQ4Group, j = blk % kQ4Group;
+        const int32_t sum = quantizeActivationBlock(x + c0, std::min(kInt8Block, cols - c0), q,
+                                                    a.scale[size_t(blk)]);
+        for (int64_t v = 0; v < 8; ++v)
+            std::memcpy(a.q.data() + (8 * g + v) * 64 + 4 * j, q + 4 * v, 4);
+        a.bias[size_t(blk)] = -8 * sum;
     }
 }
 

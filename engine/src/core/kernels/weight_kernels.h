@@ -22,6 +22,13 @@ uint16_t floatToBf16(float f); // round to nearest even; NaN stays NaN
 float f16ToFloat(uint16_t h);
 uint16_t floatToF16(float f); // round to nearest even, overflow to infinity
 
+// Activations in 8 bits, one block of n <= 32 values x (llama.cpp's Q8_0): scale =
+// max |x| / 127 and q[i] = round(x[i] * (127 / max |x|)) (ties to even), zeros past n;
+// returns the sum of the q. A block holding an infinity or a NaN gets q = 0 and a NaN
+// scale. The same values on every path (q4_kernels.cpp). The 4-bit products and the
+// batched 8-bit products (batched_products.h) both quantize this way.
+int32_t quantizeActivationBlock(const float* x, int64_t n, int8_t q[32], float& scale);
+
 using RowsFn = void (*)(const MatrixView&, const float*, const float*, float*, int64_t, int64_t);
 using AxpyFn = void (*)(float*, const float*, float, int64_t);
 using UnpackFn = void (*)(const MatrixView&, int64_t, int64_t, float*);

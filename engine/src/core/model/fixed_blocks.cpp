@@ -60,7 +60,7 @@ bool needsGrad(std::initializer_list<Tensor> ts) {
 // y [rows, out] = x [rows, in] W^T (+ bias) for x float32 contiguous, with Baton's own
 // products of W as it is held (kernels/batched_products.h), in blocks of output columns.
 Tensor productAsHeld(const Tensor& x, const cpu::MatrixView& w, const Tensor& bias) {
-    const int64_t rows = x.size(0), steps = cpu::activationSteps(w.format, w.cols);
+    const int64_t rows = x.size(0), steps = cpu::activationWords(w.format, w.cols);
     auto xs = torch::empty({rows, steps}, torch::kInt32);
     auto* xp = reinterpret_cast<uint32_t*>(xs.data_ptr<int32_t>());
     const float* xf = x.data_ptr<float>();

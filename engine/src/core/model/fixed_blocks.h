@@ -49,8 +49,8 @@ void followThreadBudget();
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias);
 
 // x W^T (+ bias) for a matrix that cpu::batchedProducts() multiplies as it is held
-// (kernels/batched_products.h): x [..., in] on the CPU is prepared once (rounded to
-// bfloat16 for 16- and 8-bit weights), and blocks of output columns (as linear's) are
+// (kernels/batched_products.h): x [..., in] on the CPU is prepared once (as the
+// format's product steps read it), and blocks of output columns (as linear's) are
 // shared among the team, each converting its weights 32 rows at a time. Float32
 // result; no autograd (for inference).
 torch::Tensor packedLinear(const torch::Tensor& x, const cpu::MatrixView& w,

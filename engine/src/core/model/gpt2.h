@@ -22,8 +22,8 @@
 
 namespace baton::engine {
 
-// A weight matrix that an inference model may hold packed (--weights f16|bf16|int8 on
-// the CPU): `packed` is then set and `weight` emptied (no float32 copy stays in
+// A weight matrix that an inference model may hold packed (--weights f16|bf16|int8|q4
+// on the CPU): `packed` is then set and `weight` emptied (no float32 copy stays in
 // memory). Batched calls multiply it as it is held where the CPU can
 // (cpu::batchedProducts), and unpack it to float32 otherwise.
 struct PackableWeight {
