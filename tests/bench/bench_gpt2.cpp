@@ -85,17 +85,22 @@ double availableMemoryBytes() {
     return 0;
 }
 
-// The machine's matrix-product peak in GFLOP/s for `dtype` (what prefill and scoring
-// run on): LibTorch's matmul of square matrices of 1024 and 2048, and Baton's own
-// products of a weight matrix in that format (kernels/batched_products.h: float32, or
-// BF16 weights) on the same shapes where the CPU runs them; the best of three products
-// of each after one not counted. Measured right before and right after the figure it
-// bounds.
-double gemmPeakGflops(torch::ScalarType dtype) {
+// The machine's matrix-product peak in GFLOP/s for the product steps prefill and
+// scoring run on (kernels/batched_products.h): Baton's own products of a weight matrix
+// held in a format of those steps (float32; BF16 for bfloat16 pairs; int8 for 8-bit
+// quads) on square matrices of 1024 and 2048, and LibTorch's matmul of float32 or
+// bfloat16 matrices of those sizes (it has no 8-bit products); the best of three
+// products of each after one not counted. Measured right before and right after the
+// figure it bounds.
+double gemmPeakGflops(engine::cpu::ProductSteps steps) {
+    using engine::cpu::ProductSteps;
     double best = 0;
-    const auto format =
-        dtype == torch::kBFloat16 ? engine::WeightFormat::BF16 : engine::WeightFormat::F32;
+    const auto format = steps == ProductSteps::Float32     ? engine::WeightFormat::F32
+                        : steps == ProductSteps::Bf16Pairs ? engine::WeightFormat::BF16
+                                                           : engine::WeightFormat::Int8;
     const bool own = engine::cpu::batchedProducts(format);
+    const bool library = steps != ProductSteps::Int8Quads;
+    const auto dtype = steps == ProductSteps::Bf16Pairs ? torch::kBFloat16 : torch::kFloat32;
     for (const int64_t n : {int64_t(1024), int64_t(2048)}) {
         auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
         const auto w = torch::randn({n, n}), x = torch::randn({n, n});
@@ -106,7 +111,7 @@ double gemmPeakGflops(torch::ScalarType dtype) {
                               ? engine::cpu::PackedMatrix::wrap(w.data_ptr<float>(), n, n)
                               : packed.view();
         for (int r = 0; r < 4; ++r) {
-            for (int which = 0; which < (own ? 2 : 1); ++which) {
+            for (int which = library ? 0 : 1; which < (own ? 2 : 1); ++which) {
                 const auto t0 = Clock::now();
                 auto c = which == 0 ? torch::mm(a, b) : engine::blocks::packedLinear(x, view, {});
                 const double s = secondsSince(t0);
@@ -295,11 +300,11 @@ int main(int argc, char** argv) {
         report("gpt2", "read_bandwidth_all_threads", bandwidth(all), "GB/s",
                "\"threads\": " + std::to_string(cores));
     }
-    // Packed weights on a CPU with native bf16 products prefill at the bf16 rate
-    // (kernels/batched_products.h).
-    const bool bf16Prefill =
-        *weights != engine::WeightFormat::F32 && engine::cpu::batchedProducts(*weights);
-    const torch::ScalarType prefillDtype = bf16Prefill ? torch::kBFloat16 : torch::kFloat32;
+    // The steps prefill multiplies these weights in (kernels/batched_products.h); without
+    // AVX-512 it unpacks them and runs in float32.
+    const auto prefillSteps = engine::cpu::batchedProducts(*weights)
+                                  ? engine::cpu::productSteps(*weights)
+                                  : engine::cpu::ProductSteps::Float32;
 
     BusyLoad load(busy);
     const engine::ModelConfig mc = model->info().config;
@@ -332,7 +337,7 @@ int main(int argc, char** argv) {
     // like the probe's buffer).
     const auto productPeak = [&] {
         peak.pause();
-        const double gflops = gemmPeakGflops(prefillDtype);
+        const double gflops = gemmPeakGflops(prefillSteps);
         peak.resume();
         return gflops;
     };
@@ -351,7 +356,7 @@ int main(int argc, char** argv) {
     const double gemmAfter = productPeak();
     const double gemm = std::max(gemmBefore, gemmAfter);
     const std::string peakTag = tag + ", \"window\": " + std::to_string(T) + ", \"peak\": \"" +
-                                (bf16Prefill ? "bf16" : "f32") + "\"";
+                                engine::cpu::productStepsName(prefillSteps) + "\"";
     report("gpt2", "gemm_peak_before_prefill", gemmBefore, "GFLOP/s", peakTag);
     report("gpt2", "gemm_peak_after_prefill", gemmAfter, "GFLOP/s", peakTag);
     reportShare("prefill_share_of_gemm_peak", prefillFlops(mc, T) / median(prefill) / (gemm * 1e9),
