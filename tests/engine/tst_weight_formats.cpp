@@ -130,6 +130,29 @@ private Q_SLOTS:
         }
     }
 
+    // NaN and infinite weights become 0 in 8 bits, and the rest of their block keeps the
+    // scale of its finite weights, on every path.
+    void int8NonFiniteWeightsCountAsZero() {
+        auto w = torch::zeros({2, 40});
+        w[0][0] = std::numeric_limits<float>::infinity();
+        w[0][5] = -std::numeric_limits<float>::infinity();
+        w[0][9] = std::numeric_limits<float>::quiet_NaN();
+        w[0][10] = 127.f; // scale 1: every level exact
+        w[0][11] = -3.f;
+        w[1][35] = std::numeric_limits<float>::quiet_NaN(); // in the row's short last block
+        w[1][36] = 127.f;
+        auto expected = w.clone();
+        expected[0][0] = expected[0][5] = expected[0][9] = expected[1][35] = 0.f;
+        for (Isa path : baton::test::isaPaths()) {
+            setIsa(path);
+            const auto packed = PackedMatrix::pack(w.data_ptr<float>(), 2, 40, WeightFormat::Int8);
+            auto back = torch::empty({2, 40});
+            unpackRows(packed.view(), 0, 2, back.data_ptr<float>());
+            QVERIFY2(torch::equal(back, expected), isaName(path));
+        }
+        setIsa(bestIsa());
+    }
+
     void int8KeepsSignAndZero() {
         auto w = torch::zeros({4, 64});
         w[1][3] = -2.f;
@@ -218,10 +241,10 @@ private Q_SLOTS:
     }
 
     // Column-major weights (a checkpoint's Conv1D bytes, shared without a copy): every
-    // path sums each chunk of 64 columns as p = fma(x[c], W(r, c), p) from 0 and adds
-    // the chunks to b[r] in order, so the result equals that loop bit for bit, whatever
-    // the path and the team size, and matches torch's product; a range of rows leaves
-    // the others untouched.
+    // path unpacks them to the rows they hold, and sums each chunk of 64 columns as p = fma(x[c],
+    // W(r, c), p) from 0 and adds the chunks to b[r] in order, so the result equals that loop bit
+    // for bit, whatever the path and the team size, and matches torch's product; a range of rows
+    // leaves the others untouched.
     void columnMajorProductsAreExact() {
         torch::manual_seed(12);
         const std::pair<int64_t, int64_t> shapes[] = {
@@ -257,6 +280,14 @@ private Q_SLOTS:
                 }
                 for (Isa path : baton::test::isaPaths()) {
                     setIsa(path);
+                    // Unpacked to rows: the whole matrix, and a range of rows.
+                    auto unpacked = torch::empty({rows, cols});
+                    unpackRows(view, 0, rows, unpacked.data_ptr<float>());
+                    QVERIFY2(torch::equal(unpacked, w), isaName(path));
+                    const int64_t from = rows / 3;
+                    auto tail = torch::empty({rows - from, cols});
+                    unpackRows(view, from, rows, tail.data_ptr<float>());
+                    QVERIFY2(torch::equal(tail, w.narrow(0, from, rows - from)), isaName(path));
                     for (int threads : {1, 2, 3}) {
                         setThreadCount(threads);
                         auto y = torch::empty({rows});

@@ -86,34 +86,6 @@ BATON_BF16 inline __m512i rowChunk(const MatrixView& m, int64_t r, int64_t c) {
     }
 }
 
-// The transpose of 16 rows of 16 32-bit values, in place.
-BATON_AVX512 inline void transpose16(__m512i r[16]) {
-    __m512i t[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    // r[4g + k], 128-bit lane L: column 4L + k of rows 4g .. 4g + 3.
-    for (int g = 0; g < 16; g += 4) {
-        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
-        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
-        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
-        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
-    }
-    for (int k = 0; k < 4; ++k) {
-        t[k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);
-        t[4 + k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);
-        t[8 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88);
-        t[12 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xdd);
-    }
-    for (int k = 0; k < 4; ++k) {
-        r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);
-        r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);
-        r[4 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0x88);
-        r[12 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0xdd);
-    }
-}
-
 // Row-major weights: each row gives 16 steps per chunk; the panel's chunk is the
 // transpose of those 32 x 16 steps (two 16 x 16 transposes).
 template <WeightFormat F, bool Pairs>
@@ -143,7 +115,7 @@ BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t ste
                         _MM_HINT_T0);
                 r[j] = rowChunk<F, Pairs>(m, r0 + row, c);
             }
-            transpose16(r);
+            simd::transpose16(r);
             for (int64_t q = 0; q < 16; ++q)
                 _mm512_storeu_si512(out + q * kPanel + half * 16, r[q]);
         }
@@ -338,7 +310,7 @@ BATON_VNNI void packInt8Quads(const MatrixView& m, int64_t r0, int64_t n, uint32
                     _mm_prefetch(reinterpret_cast<const char*>(at + 256), _MM_HINT_T0);
                 r[j] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, at), offset);
             }
-            transpose16(r);
+            simd::transpose16(r);
             for (int64_t s = 0; s < kQuadSteps; ++s) {
                 _mm512_storeu_si512(quadLanes(panel, b, s, h), r[s]);
                 if (b + 1 < nb)
@@ -373,7 +345,7 @@ BATON_VNNI void packQ4Quads(const MatrixView& m, int64_t r0, int64_t n, uint32_t
                                                     size_t(first) * 16 + size_t(p * 4 * count))
                                    : _mm512_setzero_si512();
                 }
-                transpose16(r);
+                simd::transpose16(r);
                 for (int64_t k = 0; k < count; ++k) {
                     _mm512_storeu_si512(quadLanes(panel, first + k, 2 * p, h),
                                         _mm512_and_si512(r[k], low));

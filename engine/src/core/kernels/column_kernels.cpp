@@ -11,6 +11,7 @@
 #include "kernels/weight_kernels.h"
 #include "kernels/weight_loads.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace baton::engine::cpu {
@@ -120,7 +121,64 @@ BATON_AVX512 void columnsAvx512(const MatrixView& m, const float* x, int64_t c0,
     }
 }
 
+// Column c's values at the rows r .. r + 15 (those in `rows`; zeros elsewhere) as float32.
+template <WeightFormat F>
+BATON_AVX512 inline __m512 columnValues(const MatrixView& m, int64_t c, int64_t r, __mmask16 rows) {
+    const size_t at = size_t(c * m.rows + r);
+    if constexpr (F == WeightFormat::F32) {
+        return _mm512_maskz_loadu_ps(rows, static_cast<const float*>(m.data) + at);
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(rows, static_cast<const uint16_t*>(m.data) + at);
+        if constexpr (F == WeightFormat::F16)
+            return _mm512_cvtph_ps(h);
+        else
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+}
+
+// 16 rows by 16 columns at a time: each column's 16 values are one (converted) vector,
+// and a transpose turns them into the rows' 16 values.
+template <WeightFormat F>
+BATON_AVX512 void unpackColumnsAvx512(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    for (int64_t r = r0; r < r1; r += 16) {
+        const int64_t n = std::min<int64_t>(16, r1 - r);
+        const __mmask16 rows = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
+        for (int64_t c0 = 0; c0 < m.cols; c0 += 16) {
+            const int64_t k = std::min<int64_t>(16, m.cols - c0);
+            __m512i v[16];
+            for (int64_t j = 0; j < 16; ++j) {
+                // The next tile's columns: strides no hardware prefetcher follows.
+                if (c0 + 16 + j < m.cols)
+                    _mm_prefetch(static_cast<const char*>(columnPtr<F>(m, c0 + 16 + j)) +
+                                     size_t(r) * elementBytes<F>(),
+                                 _MM_HINT_T0);
+                v[j] = j < k ? _mm512_castps_si512(columnValues<F>(m, c0 + j, r, rows))
+                             : _mm512_setzero_si512();
+            }
+            transpose16(v);
+            const __mmask16 cols = __mmask16(k >= 16 ? 0xffff : (1u << k) - 1);
+            for (int64_t i = 0; i < n; ++i)
+                _mm512_mask_storeu_ps(out + (r - r0 + i) * m.cols + c0, cols,
+                                      _mm512_castsi512_ps(v[i]));
+        }
+    }
+}
+
 } // namespace
+
+void unpackColumnMajorAvx512(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    switch (m.format) {
+    case WeightFormat::F32:
+        unpackColumnsAvx512<WeightFormat::F32>(m, r0, r1, out);
+        break;
+    case WeightFormat::F16:
+        unpackColumnsAvx512<WeightFormat::F16>(m, r0, r1, out);
+        break;
+    default: // BF16 (8- and 4-bit weights are never column-major)
+        unpackColumnsAvx512<WeightFormat::BF16>(m, r0, r1, out);
+        break;
+    }
+}
 
 ColumnsFn columnKernel(Isa isa, WeightFormat format) {
     if (format == WeightFormat::Int8)

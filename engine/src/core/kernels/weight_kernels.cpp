@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -73,6 +74,48 @@ uint16_t floatToF16(float f) { // round to nearest even, overflow to infinity
     }
     uint32_t m = absBits + 0xfffu + ((absBits >> 13) & 1u) - (uint32_t(127 - 15) << 23);
     return sign | static_cast<uint16_t>(m >> 13);
+}
+
+namespace {
+
+float int8BlockScalar(const float* w, int64_t n, int8_t* q) {
+    float v[kInt8Block], amax = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+        v[i] = std::fabs(w[i]) <= FLT_MAX ? w[i] : 0.f; // NaN and infinities: 0
+        amax = std::max(amax, std::fabs(v[i]));
+    }
+    const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
+    for (int64_t i = 0; i < n; ++i)
+        q[i] = static_cast<int8_t>(std::clamp(roundEven(v[i] * inv), -127.f, 127.f));
+    return scale;
+}
+
+// The same values with AVX-512: round to nearest even, clamp, narrow.
+BATON_AVX512 float int8BlockAvx512(const float* w, int64_t n, int8_t* q) {
+    const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
+    const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    const __m512 largest = _mm512_set1_ps(FLT_MAX);
+    __m512 v[2] = {_mm512_maskz_loadu_ps(lo, w), _mm512_maskz_loadu_ps(hi, w + 16)};
+    for (__m512& x : v) // not (|x| <= FLT_MAX): NaN or infinite, 0
+        x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_abs_ps(x), largest, _CMP_LE_OQ), x);
+    const float amax =
+        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
+    const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
+    const __m512 top = _mm512_set1_ps(127.f), bottom = _mm512_set1_ps(-127.f);
+    for (int h = 0; h < 2; ++h) {
+        const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(v[h], _mm512_set1_ps(inv)),
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm512_mask_cvtepi32_storeu_epi8(
+            q + 16 * h, h == 0 ? lo : hi,
+            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, bottom), top)));
+    }
+    return scale;
+}
+
+} // namespace
+
+float quantizeInt8Block(const float* w, int64_t n, int8_t* q) {
+    return isa() == Isa::Avx512 ? int8BlockAvx512(w, n, q) : int8BlockScalar(w, n, q);
 }
 
 float weightAt(const MatrixView& m, int64_t r, int64_t c) {

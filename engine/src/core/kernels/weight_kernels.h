@@ -22,6 +22,11 @@ uint16_t floatToBf16(float f); // round to nearest even; NaN stays NaN
 float f16ToFloat(uint16_t h);
 uint16_t floatToF16(float f); // round to nearest even, overflow to infinity
 
+// One block of n <= 32 weights in the Int8 format: returns its scale, max |w| / 127, and
+// writes q[i] = round(w[i] / scale) (ties to even, within [-127, 127]; 0 for a zero
+// block). NaN and infinite weights count as 0. The same values on every path.
+float quantizeInt8Block(const float* w, int64_t n, int8_t* q);
+
 // Activations in 8 bits, one block of n <= 32 values x (llama.cpp's Q8_0): scale =
 // max |x| / 127 and q[i] = round(x[i] * (127 / max |x|)) (ties to even), zeros past n;
 // returns the sum of the q. A block holding an infinity or a NaN gets q = 0 and a NaN
@@ -48,6 +53,9 @@ const Kernels& kernels();
 using ColumnsFn = void (*)(const MatrixView&, const float* x, int64_t c0, int64_t c1, float* acc,
                            int64_t r0, int64_t r1);
 ColumnsFn columnKernel(Isa isa, WeightFormat format);
+// Rows [r0, r1) of a column-major matrix (F32, F16 or BF16) as float32 rows, with
+// AVX-512 (unpackRows of a transposed view on that path).
+void unpackColumnMajorAvx512(const MatrixView& m, int64_t r0, int64_t r1, float* out);
 
 // One weight as float32, in the format's exact value (the scalar reference).
 float weightAt(const MatrixView& m, int64_t r, int64_t c);

@@ -68,6 +68,34 @@ BATON_AVX512 inline __m512 load16(const void* row, int64_t i) {
     }
 }
 
+// The transpose of 16 rows of 16 32-bit values, in place.
+BATON_AVX512 inline void transpose16(__m512i r[16]) {
+    __m512i t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    // r[4g + k], 128-bit lane L: column 4L + k of rows 4g .. 4g + 3.
+    for (int g = 0; g < 16; g += 4) {
+        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+    for (int k = 0; k < 4; ++k) {
+        t[k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);
+        t[4 + k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);
+        t[8 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88);
+        t[12 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xdd);
+    }
+    for (int k = 0; k < 4; ++k) {
+        r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);
+        r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);
+        r[4 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0x88);
+        r[12 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0xdd);
+    }
+}
+
 // Software prefetch: a decode product streams each weight once from memory, four rows
 // at a time. The hardware prefetchers keep up with float32 rows, but for the 16- and
 // 8-bit formats (more instructions per byte) they do not: measured on AMD Zen 5 with

@@ -106,16 +106,9 @@ void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
         auto* q = reinterpret_cast<int8_t*>(m_data.get()) + first;
         for (int64_t r = 0; r < r1 - r0; ++r)
             for (int64_t blk = 0; blk < nb; ++blk) {
-                const int64_t c0 = blk * kInt8Block, c1 = std::min(cols, c0 + kInt8Block);
-                float amax = 0.f;
-                for (int64_t c = c0; c < c1; ++c)
-                    amax = std::max(amax, std::fabs(w[r * cols + c]));
-                const float scale = amax / 127.f;
-                const float inv = scale > 0.f ? 1.f / scale : 0.f;
-                m_scales[size_t((r0 + r) * nb + blk)] = scale;
-                for (int64_t c = c0; c < c1; ++c)
-                    q[r * cols + c] = static_cast<int8_t>(
-                        std::clamp(roundEven(w[r * cols + c] * inv), -127.f, 127.f));
+                const int64_t c0 = blk * kInt8Block;
+                m_scales[size_t((r0 + r) * nb + blk)] = quantizeInt8Block(
+                    w + r * cols + c0, std::min(kInt8Block, cols - c0), q + r * cols + c0);
             }
         break;
     }
@@ -150,6 +143,10 @@ void gatherColumns(const MatrixView& m, int64_t r0, int64_t n, T* out) {
 // Rows [r0, r1) of a column-major matrix (F32, F16 or BF16) as float32, kGatherRows
 // at a time; 16-bit values gathered raw, then converted by the vector kernels.
 void unpackColumnMajor(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+    if (isa() == Isa::Avx512) {
+        unpackColumnMajorAvx512(m, r0, r1, out);
+        return;
+    }
     if (m.format == WeightFormat::F32) {
         for (int64_t r = r0; r < r1; r += kGatherRows)
             gatherColumns(m, r, std::min(kGatherRows, r1 - r), out + (r - r0) * m.cols);
