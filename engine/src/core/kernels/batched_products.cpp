@@ -227,6 +227,20 @@ PackFn packer(const MatrixView& m) {
     }
 }
 
+// y[i][0, 32) = acc[i] + bias for the panel's rows (mask) and i < T.
+template <int T>
+BATON_AVX512 inline void storeTile(const __m512 (&acc)[T][2], const float* b, float* y, int64_t ldy,
+                                   __mmask32 rows) {
+    const __mmask16 m0 = __mmask16(rows), m1 = __mmask16(rows >> 16);
+    const __m512 b0 = b ? _mm512_maskz_loadu_ps(m0, b) : _mm512_setzero_ps();
+    const __m512 b1 = b ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (int i = 0; i < T; ++i) {
+        _mm512_mask_storeu_ps(y + i * ldy, m0, _mm512_add_ps(acc[i][0], b0));
+        _mm512_mask_storeu_ps(y + i * ldy + 16, m1, _mm512_add_ps(acc[i][1], b1));
+    }
+}
+
 // y[i][0, 32) = bias + panel x activation rows i < T, for one panel of float32 steps
 // or bfloat16 pairs (mask: its rows);
 // Bf16: the steps are pairs (vdpbf16ps), else float32 (FMA).
@@ -254,14 +268,7 @@ BATON_BF16 void tile(const uint32_t* panel, int64_t steps, const uint32_t* xs, i
             }
         }
     }
-    const __mmask16 m0 = __mmask16(rows), m1 = __mmask16(rows >> 16);
-    const __m512 b0 = b ? _mm512_maskz_loadu_ps(m0, b) : _mm512_setzero_ps();
-    const __m512 b1 = b ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 12
-    for (int i = 0; i < T; ++i) {
-        _mm512_mask_storeu_ps(y + i * ldy, m0, _mm512_add_ps(acc[i][0], b0));
-        _mm512_mask_storeu_ps(y + i * ldy + 16, m1, _mm512_add_ps(acc[i][1], b1));
-    }
+    storeTile<T>(acc, b, y, ldy, rows);
 }
 
 using TileFn = void (*)(const uint32_t*, int64_t, const uint32_t*, int64_t, const float*, float*,
@@ -399,14 +406,7 @@ BATON_VNNI void quadTile(const uint32_t* panel, int64_t nb, const uint32_t* xs, 
                 _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[i][1]), _mm512_mul_ps(d1, sv), acc[i][1]);
         }
     }
-    const __mmask16 m0 = __mmask16(rows), m1 = __mmask16(rows >> 16);
-    const __m512 b0 = b ? _mm512_maskz_loadu_ps(m0, b) : _mm512_setzero_ps();
-    const __m512 b1 = b ? _mm512_maskz_loadu_ps(m1, b + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 6
-    for (int i = 0; i < T; ++i) {
-        _mm512_mask_storeu_ps(y + i * ldy, m0, _mm512_add_ps(acc[i][0], b0));
-        _mm512_mask_storeu_ps(y + i * ldy + 16, m1, _mm512_add_ps(acc[i][1], b1));
-    }
+    storeTile<T>(acc, b, y, ldy, rows);
 }
 
 // Rows of activations as quads: a block's values, its scale and -offset times their sum.

@@ -103,7 +103,7 @@ Isa isa();     // the one in use
 void setIsa(Isa isa);
 // Whether the CPU has AVX512-BF16 and the AVX-512 path is in use: the decoder then
 // multiplies BF16 weights with vdpbf16ps, and the batched paths (prefill, scoring)
-// multiply every packed format as it is held (kernels/batched_products.h), about
+// multiply F16 and BF16 weights in bf16 pairs (kernels/batched_products.h), about
 // four times the float32 rate.
 bool nativeBf16Products();
 
