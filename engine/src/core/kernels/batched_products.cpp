@@ -127,24 +127,13 @@ BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t ste
 template <WeightFormat F>
 BATON_BF16 inline void columnFloats(const MatrixView& m, int64_t c, int64_t r0, int64_t n,
                                     __m512& lo, __m512& hi) {
-    const __mmask32 mask = c >= m.cols ? 0 : n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-    if constexpr (F == WeightFormat::F32) {
-        const float* col = static_cast<const float*>(m.data) + c * m.rows + r0;
-        lo = _mm512_maskz_loadu_ps(__mmask16(mask), c < m.cols ? col : nullptr);
-        hi = _mm512_maskz_loadu_ps(__mmask16(mask >> 16), c < m.cols ? col + 16 : nullptr);
-    } else {
-        const __m512i h = _mm512_maskz_loadu_epi16(
-            mask, c < m.cols ? static_cast<const uint16_t*>(m.data) + c * m.rows + r0 : nullptr);
-        if constexpr (F == WeightFormat::BF16) {
-            lo = _mm512_castsi512_ps(
-                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
-            hi = _mm512_castsi512_ps(
-                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
-        } else {
-            lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
-            hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
-        }
+    if (c >= m.cols) {
+        lo = hi = _mm512_setzero_ps();
+        return;
     }
+    const __mmask32 mask = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
+    lo = simd::columnLoad16<F>(m, c, r0, __mmask16(mask));
+    hi = simd::columnLoad16<F>(m, c, r0 + 16, __mmask16(mask >> 16));
 }
 
 // The step s of one panel from column-major weights (rows r0 .. r0 + n): a column's 32

@@ -121,21 +121,6 @@ BATON_AVX512 void columnsAvx512(const MatrixView& m, const float* x, int64_t c0,
     }
 }
 
-// Column c's values at the rows r .. r + 15 (those in `rows`; zeros elsewhere) as float32.
-template <WeightFormat F>
-BATON_AVX512 inline __m512 columnValues(const MatrixView& m, int64_t c, int64_t r, __mmask16 rows) {
-    const size_t at = size_t(c * m.rows + r);
-    if constexpr (F == WeightFormat::F32) {
-        return _mm512_maskz_loadu_ps(rows, static_cast<const float*>(m.data) + at);
-    } else {
-        const __m256i h = _mm256_maskz_loadu_epi16(rows, static_cast<const uint16_t*>(m.data) + at);
-        if constexpr (F == WeightFormat::F16)
-            return _mm512_cvtph_ps(h);
-        else
-            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    }
-}
-
 // 16 rows by 16 columns at a time: each column's 16 values are one (converted) vector,
 // and a transpose turns them into the rows' 16 values.
 template <WeightFormat F>
@@ -152,7 +137,7 @@ BATON_AVX512 void unpackColumnsAvx512(const MatrixView& m, int64_t r0, int64_t r
                     _mm_prefetch(static_cast<const char*>(columnPtr<F>(m, c0 + 16 + j)) +
                                      size_t(r) * elementBytes<F>(),
                                  _MM_HINT_T0);
-                v[j] = j < k ? _mm512_castps_si512(columnValues<F>(m, c0 + j, r, rows))
+                v[j] = j < k ? _mm512_castps_si512(columnLoad16<F>(m, c0 + j, r, rows))
                              : _mm512_setzero_si512();
             }
             transpose16(v);

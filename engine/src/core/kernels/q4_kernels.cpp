@@ -15,10 +15,6 @@ namespace {
 
 constexpr float kF16Max = 65504.f;
 
-inline float finiteOrZero(float v) {
-    return std::fabs(v) <= FLT_MAX ? v : 0.f;
-}
-
 // The levels u of n weights v (finite) for the scale d (not 0), and the sums that
 // compare scales: the squared error sum (v - d q)^2 is sum v^2 + d^2 qq - 2 d vq
 // (q = u - 8), and sum v^2 is the same for every d. vq is exact in double whatever
@@ -91,13 +87,11 @@ float finiteBlockScalar(const float* w, int64_t n, float* v) {
 }
 
 BATON_AVX512 float finiteBlockAvx512(const float* w, int64_t n, float* v) {
-    const __m512 largest = _mm512_set1_ps(FLT_MAX);
     __m512 amax = _mm512_setzero_ps(), a[2];
     for (int64_t h = 0; h < 2; ++h) {
         const int64_t k = std::clamp<int64_t>(n - 16 * h, 0, 16);
         const __m512 x = _mm512_maskz_loadu_ps(__mmask16((1u << k) - 1), w + 16 * h);
-        const __m512 x2 = _mm512_maskz_mov_ps(
-            _mm512_cmp_ps_mask(_mm512_abs_ps(x), largest, _CMP_LE_OQ), x); // NaN, inf: 0
+        const __m512 x2 = simd::finiteOrZero16(x); // NaN, inf: 0
         _mm512_storeu_ps(v + 16 * h, x2);
         a[h] = _mm512_abs_ps(x2);
         amax = _mm512_max_ps(amax, a[h]);

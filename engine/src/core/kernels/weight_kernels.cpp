@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -81,7 +80,7 @@ namespace {
 float int8BlockScalar(const float* w, int64_t n, int8_t* q) {
     float v[kInt8Block], amax = 0.f;
     for (int64_t i = 0; i < n; ++i) {
-        v[i] = std::fabs(w[i]) <= FLT_MAX ? w[i] : 0.f; // NaN and infinities: 0
+        v[i] = finiteOrZero(w[i]);
         amax = std::max(amax, std::fabs(v[i]));
     }
     const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
@@ -94,10 +93,8 @@ float int8BlockScalar(const float* w, int64_t n, int8_t* q) {
 BATON_AVX512 float int8BlockAvx512(const float* w, int64_t n, int8_t* q) {
     const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
     const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
-    const __m512 largest = _mm512_set1_ps(FLT_MAX);
-    __m512 v[2] = {_mm512_maskz_loadu_ps(lo, w), _mm512_maskz_loadu_ps(hi, w + 16)};
-    for (__m512& x : v) // not (|x| <= FLT_MAX): NaN or infinite, 0
-        x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_abs_ps(x), largest, _CMP_LE_OQ), x);
+    const __m512 v[2] = {simd::finiteOrZero16(_mm512_maskz_loadu_ps(lo, w)),
+                         simd::finiteOrZero16(_mm512_maskz_loadu_ps(hi, w + 16))};
     const float amax =
         _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
     const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;

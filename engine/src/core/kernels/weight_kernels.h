@@ -10,6 +10,11 @@
 
 namespace baton::engine::cpu {
 
+// v, or 0 for a NaN or an infinity (how the 8- and 4-bit formats take such weights).
+inline float finiteOrZero(float v) {
+    return std::fabs(v) <= 3.40282347e38f ? v : 0.f; // FLT_MAX
+}
+
 // x rounded to the nearest integer, ties to even (std::nearbyint in the default rounding
 // mode), for |x| < 2^22; inline and branch-free, where std::nearbyint is a library call.
 inline float roundEven(float x) {

@@ -68,6 +68,28 @@ BATON_AVX512 inline __m512 load16(const void* row, int64_t i) {
     }
 }
 
+// x with its NaNs and infinities as 0 (finiteOrZero in weight_kernels.h).
+BATON_AVX512 inline __m512 finiteOrZero16(__m512 x) {
+    const __m512 largest = _mm512_set1_ps(3.40282347e38f); // FLT_MAX
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_abs_ps(x), largest, _CMP_LE_OQ), x);
+}
+
+// Column c's values at the rows r .. r + 15 of a column-major matrix (F32, F16 or
+// BF16; those in `rows`, zeros elsewhere) as float32.
+template <WeightFormat F>
+BATON_AVX512 inline __m512 columnLoad16(const MatrixView& m, int64_t c, int64_t r, __mmask16 rows) {
+    const size_t at = size_t(c * m.rows + r);
+    if constexpr (F == WeightFormat::F32) {
+        return _mm512_maskz_loadu_ps(rows, static_cast<const float*>(m.data) + at);
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(rows, static_cast<const uint16_t*>(m.data) + at);
+        if constexpr (F == WeightFormat::F16)
+            return _mm512_cvtph_ps(h);
+        else
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+}
+
 // The transpose of 16 rows of 16 32-bit values, in place.
 BATON_AVX512 inline void transpose16(__m512i r[16]) {
     __m512i t[16];
