@@ -299,17 +299,17 @@ private Q_SLOTS:
                 diff = std::max(
                     diff, double(std::abs(next[i] - (*full)[(stream.size() - 1) * m_vocab + i])));
             // In float32 steps the batched path computes what the decoder does (in
-            // another order), but for q4 weights, whose decoder rounds activations to 8
-            // bits. In bfloat16 pairs it rounds activations and weights to bf16, and in
-            // 8-bit quads activations to 8 bits: for int8 weights, where the decoder keeps
-            // them in float32, that moves the logits; for q4 it gives the decoder's sums.
+            // another order), but for int8 and q4 weights, whose decoder rounds
+            // activations to 8 bits. In bfloat16 pairs it rounds activations and weights
+            // to bf16, and in 8-bit quads activations to 8 bits, as those decoders do:
+            // their sums are the decoder's.
             const bool batched = cpu::batchedProducts(o.weights);
             const auto steps = cpu::productSteps(o.weights);
-            const bool q4 = o.weights == WeightFormat::Q4;
+            const bool eightBit = o.weights == WeightFormat::Int8 || o.weights == WeightFormat::Q4;
             const double allowed = !batched || steps == cpu::ProductSteps::Float32
-                                       ? (q4 ? 0.05 : 1e-4)
-                                   : steps == cpu::ProductSteps::Int8Quads && q4 ? 1e-3
-                                                                                 : 0.05;
+                                       ? (eightBit ? 0.05 : 1e-4)
+                                   : steps == cpu::ProductSteps::Int8Quads ? 1e-3
+                                                                           : 0.05;
             QVERIFY2(diff < allowed, qPrintable(QString("step %1: %2").arg(step).arg(diff)));
             decoderWorst = std::max(decoderWorst, diff);
             auto r = (*gen)->generate(greedy);

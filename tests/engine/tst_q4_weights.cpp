@@ -2,6 +2,7 @@
 // by block, the activations quantize to the same values on every path, and every
 // path's matrix-vector product is the definition's sum (exact integer sums of the
 // quantized weights and activations, scaled), for odd shapes and partial groups.
+#include "block_products.h"
 #include "isa_paths.h"
 #include "kernels/q4_blocks.h"
 #include "kernels/weight_kernels.h"
@@ -17,17 +18,10 @@
 
 using namespace baton::engine;
 using namespace baton::engine::cpu;
+using baton::test::definedProduct;
+using baton::test::randomValues;
 
 namespace {
-
-std::vector<float> randomValues(size_t n, unsigned seed, float spread = 1.f) {
-    std::mt19937 gen(seed);
-    std::normal_distribution<float> normal(0.f, spread);
-    std::vector<float> v(n);
-    for (float& x : v)
-        x = normal(gen);
-    return v;
-}
 
 float finite(float v) {
     return std::fabs(v) <= std::numeric_limits<float>::max() ? v : 0.f;
@@ -73,42 +67,6 @@ std::vector<float> definedBlock(const float* w, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
         out[size_t(i)] = d * (*q)[size_t(i)];
     return out;
-}
-
-// The product by its definition, in double: per block, d s times the integer sum of
-// the weights' levels and the activations quantized to 8 bits; and the sum of the
-// magnitudes of its terms (for a relative error).
-struct Expected {
-    std::vector<double> y, magnitude;
-};
-Expected definedProduct(const MatrixView& m, const float* x, const float* b) {
-    Expected e{std::vector<double>(size_t(m.rows)), std::vector<double>(size_t(m.rows))};
-    for (int64_t blk = 0; blk < m.blocksPerRow(); ++blk) {
-        const int64_t c0 = blk * kInt8Block, n = std::min(kInt8Block, m.cols - c0);
-        float amax = 0.f;
-        for (int64_t i = 0; i < n; ++i)
-            amax = std::max(amax, std::fabs(x[c0 + i]));
-        const float s = amax / 127.f;
-        std::vector<double> xq(size_t(n), 0.0);
-        for (int64_t i = 0; i < n && amax > 0.f; ++i)
-            xq[size_t(i)] = std::clamp(std::nearbyint(x[c0 + i] * (127.f / amax)), -127.f, 127.f);
-        for (int64_t r = 0; r < m.rows; ++r) {
-            const float d = f16ToFloat(m.q4Scales[r * m.blocksPerRow() + blk]);
-            double dot = 0.0, mag = 0.0;
-            for (int64_t i = 0; i < n && d != 0.f; ++i) {
-                const double level = double(weightAt(m, r, c0 + i)) / d; // exact
-                dot += level * xq[size_t(i)];
-                mag += std::fabs(level * xq[size_t(i)]);
-            }
-            e.y[size_t(r)] += double(d) * s * dot;
-            e.magnitude[size_t(r)] += std::fabs(double(d) * s) * mag;
-        }
-    }
-    for (int64_t r = 0; r < m.rows; ++r) {
-        e.y[size_t(r)] += b ? b[r] : 0.f;
-        e.magnitude[size_t(r)] += (b ? std::fabs(b[r]) : 0.0) + 1.0;
-    }
-    return e;
 }
 
 } // namespace
@@ -234,7 +192,7 @@ private Q_SLOTS:
                 const auto b = randomValues(size_t(rows), unsigned(rows));
                 const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
                 const MatrixView v = packed.view();
-                const Expected e = definedProduct(v, x.data(), b.data());
+                const auto e = definedProduct(v, x.data(), b.data());
                 std::vector<float> y(static_cast<size_t>(rows));
                 gemv(v, x.data(), b.data(), y.data());
                 for (int64_t r = 0; r < rows; ++r) {

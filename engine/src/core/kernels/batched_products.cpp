@@ -24,7 +24,6 @@ namespace {
 // Its instructions run only where productSteps() chose bf16 pairs.
 #define BATON_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-const bool g_vnni = __builtin_cpu_supports("avx512vnni");
 std::atomic<bool> g_allowPairs{true}, g_allowQuads{true};
 
 constexpr int kMaxTokens = 12; // activation rows per tile: 24 accumulators
@@ -327,8 +326,8 @@ ProductSteps productSteps(WeightFormat format) {
                                                     : ProductSteps::Float32;
     case WeightFormat::Int8:
     case WeightFormat::Q4:
-        return g_vnni && isa() == Isa::Avx512 && g_allowQuads ? ProductSteps::Int8Quads
-                                                              : ProductSteps::Float32;
+        return simd::hasVnni() && isa() == Isa::Avx512 && g_allowQuads ? ProductSteps::Int8Quads
+                                                                       : ProductSteps::Float32;
     default:
         return ProductSteps::Float32;
     }

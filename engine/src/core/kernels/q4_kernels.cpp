@@ -366,8 +366,6 @@ BATON_AVX2 void rowsQ4Avx2(const MatrixView& m, const float* x, const float* b, 
 
 namespace {
 
-#define BATON_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
-
 // R rows from r: per group, per row, four 64-byte loads; the low nibbles multiply
 // directly, the high ones masked in place (16 u) and their sum divided by 16 exactly.
 template <int R>
@@ -419,13 +417,11 @@ BATON_VNNI void rowsQ4Vnni(const MatrixView& m, const float* x, const float* b, 
         rowsVnni<1>(m, a, b, y, r);
 }
 
-const bool g_vnni = __builtin_cpu_supports("avx512vnni");
-
 } // namespace
 
 void rowsQ4Avx512(const MatrixView& m, const float* x, const float* b, float* y, int64_t r0,
                   int64_t r1) {
-    if (g_vnni)
+    if (simd::hasVnni())
         rowsQ4Vnni(m, x, b, y, r0, r1);
     else
         rowsQ4Avx2(m, x, b, y, r0, r1);

@@ -13,8 +13,6 @@ namespace baton::engine::cpu {
 
 namespace {
 
-#define BATON_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
-
 // A quads panel holds, for every block b of 32 columns, its 8 steps (the lane
 // (9 b + s) * kPanel + j holds the weights (r0 + j, 32 b + 4 s .. 32 b + 4 s + 3) as
 // unsigned bytes) and then the 32 rows' scales of the block as float32. Rows past the

@@ -1,5 +1,6 @@
 // The matrix kernels for each weight format and instruction set (weight_kernels.h).
 #include "kernels/weight_kernels.h"
+#include "kernels/int8_blocks.h"
 #include "kernels/q4_blocks.h"
 #include "kernels/weight_loads.h"
 
@@ -75,46 +76,6 @@ uint16_t floatToF16(float f) { // round to nearest even, overflow to infinity
     return sign | static_cast<uint16_t>(m >> 13);
 }
 
-namespace {
-
-float int8BlockScalar(const float* w, int64_t n, int8_t* q) {
-    float v[kInt8Block], amax = 0.f;
-    for (int64_t i = 0; i < n; ++i) {
-        v[i] = finiteOrZero(w[i]);
-        amax = std::max(amax, std::fabs(v[i]));
-    }
-    const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
-    for (int64_t i = 0; i < n; ++i)
-        q[i] = static_cast<int8_t>(std::clamp(roundEven(v[i] * inv), -127.f, 127.f));
-    return scale;
-}
-
-// The same values with AVX-512: round to nearest even, clamp, narrow.
-BATON_AVX512 float int8BlockAvx512(const float* w, int64_t n, int8_t* q) {
-    const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
-    const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
-    const __m512 v[2] = {simd::finiteOrZero16(_mm512_maskz_loadu_ps(lo, w)),
-                         simd::finiteOrZero16(_mm512_maskz_loadu_ps(hi, w + 16))};
-    const float amax =
-        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
-    const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
-    const __m512 top = _mm512_set1_ps(127.f), bottom = _mm512_set1_ps(-127.f);
-    for (int h = 0; h < 2; ++h) {
-        const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(v[h], _mm512_set1_ps(inv)),
-                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm512_mask_cvtepi32_storeu_epi8(
-            q + 16 * h, h == 0 ? lo : hi,
-            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, bottom), top)));
-    }
-    return scale;
-}
-
-} // namespace
-
-float quantizeInt8Block(const float* w, int64_t n, int8_t* q) {
-    return isa() == Isa::Avx512 ? int8BlockAvx512(w, n, q) : int8BlockScalar(w, n, q);
-}
-
 float weightAt(const MatrixView& m, int64_t r, int64_t c) {
     const int64_t i = m.transposed ? c * m.rows + r : r * m.cols + c;
     switch (m.format) {
@@ -140,19 +101,6 @@ using namespace simd;
 // The dot product of row r from column c0 to the end, added to s, one weight at a
 // time (the scalar path, and every vector path's tail).
 float dotTail(const MatrixView& m, int64_t r, int64_t c0, const float* x, float s) {
-    if (m.format == WeightFormat::Int8) { // scale once per (partial) block
-        const int8_t* q = static_cast<const int8_t*>(m.data) + r * m.cols;
-        const float* sc = m.scales + r * m.blocksPerRow();
-        for (int64_t c = c0; c < m.cols;) {
-            const int64_t end = std::min(m.cols, (c / kInt8Block + 1) * kInt8Block);
-            float b = 0.f;
-            for (int64_t i = c; i < end; ++i)
-                b += float(q[i]) * x[i];
-            s += sc[c / kInt8Block] * b;
-            c = end;
-        }
-        return s;
-    }
     for (int64_t c = c0; c < m.cols; ++c)
         s += weightAt(m, r, c) * x[c];
     return s;
@@ -184,25 +132,7 @@ inline void prefetchRows(const void* w0, const void* w1, const void* w2, const v
     }
 }
 
-// One block of 32 int8 weights of a row: acc + scale * dot(block, x).
-BATON_AVX2 inline __m256 blockAvx2(const void* w, int64_t i, __m256 x0, __m256 x1, __m256 x2,
-                                   __m256 x3, float scale, __m256 acc) {
-    constexpr auto F = WeightFormat::Int8;
-    __m256 p = _mm256_mul_ps(load8<F>(w, i), x0);
-    p = _mm256_fmadd_ps(load8<F>(w, i + 8), x1, p);
-    p = _mm256_fmadd_ps(load8<F>(w, i + 16), x2, p);
-    p = _mm256_fmadd_ps(load8<F>(w, i + 24), x3, p);
-    return _mm256_fmadd_ps(p, _mm256_set1_ps(scale), acc);
-}
-
-BATON_AVX512 inline __m512 block512(const void* w, int64_t i, __m512 x0, __m512 x1, float scale,
-                                    __m512 acc) {
-    constexpr auto F = WeightFormat::Int8;
-    const __m512 p = _mm512_fmadd_ps(load16<F>(w, i + 16), x1, _mm512_mul_ps(load16<F>(w, i), x0));
-    return _mm512_fmadd_ps(p, _mm512_set1_ps(scale), acc);
-}
-
-// Rows in steps of 8 (AVX2) or 16 (AVX-512) weights; int8 a block of 32 at a time.
+// Rows in steps of 8 (AVX2) or 16 (AVX-512) weights (F32, F16, BF16).
 template <WeightFormat F>
 BATON_AVX2 void rowsAvx2(const MatrixView& m, const float* x, const float* b, float* y, int64_t r0,
                          int64_t r1) {
@@ -214,51 +144,35 @@ BATON_AVX2 void rowsAvx2(const MatrixView& m, const float* x, const float* b, fl
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
                a3 = _mm256_setzero_ps();
         int64_t i = 0;
-        if constexpr (F == WeightFormat::Int8) {
-            const int64_t nb = m.blocksPerRow();
-            const float* sc = m.scales + r * nb;
-            for (; i + kInt8Block <= cols; i += kInt8Block) {
-                prefetchRows<F>(w0, w1, w2, w3, i);
-                const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8),
-                             x2 = _mm256_loadu_ps(x + i + 16), x3 = _mm256_loadu_ps(x + i + 24);
-                const float* s = sc + i / kInt8Block;
-                a0 = blockAvx2(w0, i, x0, x1, x2, x3, s[0], a0);
-                a1 = blockAvx2(w1, i, x0, x1, x2, x3, s[nb], a1);
-                a2 = blockAvx2(w2, i, x0, x1, x2, x3, s[2 * nb], a2);
-                a3 = blockAvx2(w3, i, x0, x1, x2, x3, s[3 * nb], a3);
+        // A cache line per row and step (16 float32 or 32 16-bit weights), on two
+        // chains per row.
+        constexpr int64_t kStep = 64 / int64_t(elementBytes<F>());
+        __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
+               c3 = _mm256_setzero_ps();
+        for (; i + kStep <= cols; i += kStep) {
+            prefetchRows<F>(w0, w1, w2, w3, i);
+            for (int64_t j = 0; j < kStep; j += 16) {
+                const __m256 xa = _mm256_loadu_ps(x + i + j), xb = _mm256_loadu_ps(x + i + j + 8);
+                a0 = _mm256_fmadd_ps(load8<F>(w0, i + j), xa, a0);
+                c0 = _mm256_fmadd_ps(load8<F>(w0, i + j + 8), xb, c0);
+                a1 = _mm256_fmadd_ps(load8<F>(w1, i + j), xa, a1);
+                c1 = _mm256_fmadd_ps(load8<F>(w1, i + j + 8), xb, c1);
+                a2 = _mm256_fmadd_ps(load8<F>(w2, i + j), xa, a2);
+                c2 = _mm256_fmadd_ps(load8<F>(w2, i + j + 8), xb, c2);
+                a3 = _mm256_fmadd_ps(load8<F>(w3, i + j), xa, a3);
+                c3 = _mm256_fmadd_ps(load8<F>(w3, i + j + 8), xb, c3);
             }
-        } else {
-            // A cache line per row and step (16 float32 or 32 16-bit weights), on two
-            // chains per row.
-            constexpr int64_t kStep = 64 / int64_t(elementBytes<F>());
-            __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
-                   c3 = _mm256_setzero_ps();
-            for (; i + kStep <= cols; i += kStep) {
-                prefetchRows<F>(w0, w1, w2, w3, i);
-                for (int64_t j = 0; j < kStep; j += 16) {
-                    const __m256 xa = _mm256_loadu_ps(x + i + j),
-                                 xb = _mm256_loadu_ps(x + i + j + 8);
-                    a0 = _mm256_fmadd_ps(load8<F>(w0, i + j), xa, a0);
-                    c0 = _mm256_fmadd_ps(load8<F>(w0, i + j + 8), xb, c0);
-                    a1 = _mm256_fmadd_ps(load8<F>(w1, i + j), xa, a1);
-                    c1 = _mm256_fmadd_ps(load8<F>(w1, i + j + 8), xb, c1);
-                    a2 = _mm256_fmadd_ps(load8<F>(w2, i + j), xa, a2);
-                    c2 = _mm256_fmadd_ps(load8<F>(w2, i + j + 8), xb, c2);
-                    a3 = _mm256_fmadd_ps(load8<F>(w3, i + j), xa, a3);
-                    c3 = _mm256_fmadd_ps(load8<F>(w3, i + j + 8), xb, c3);
-                }
-            }
-            a0 = _mm256_add_ps(a0, c0);
-            a1 = _mm256_add_ps(a1, c1);
-            a2 = _mm256_add_ps(a2, c2);
-            a3 = _mm256_add_ps(a3, c3);
-            for (; i + 8 <= cols; i += 8) {
-                const __m256 xv = _mm256_loadu_ps(x + i);
-                a0 = _mm256_fmadd_ps(load8<F>(w0, i), xv, a0);
-                a1 = _mm256_fmadd_ps(load8<F>(w1, i), xv, a1);
-                a2 = _mm256_fmadd_ps(load8<F>(w2, i), xv, a2);
-                a3 = _mm256_fmadd_ps(load8<F>(w3, i), xv, a3);
-            }
+        }
+        a0 = _mm256_add_ps(a0, c0);
+        a1 = _mm256_add_ps(a1, c1);
+        a2 = _mm256_add_ps(a2, c2);
+        a3 = _mm256_add_ps(a3, c3);
+        for (; i + 8 <= cols; i += 8) {
+            const __m256 xv = _mm256_loadu_ps(x + i);
+            a0 = _mm256_fmadd_ps(load8<F>(w0, i), xv, a0);
+            a1 = _mm256_fmadd_ps(load8<F>(w1, i), xv, a1);
+            a2 = _mm256_fmadd_ps(load8<F>(w2, i), xv, a2);
+            a3 = _mm256_fmadd_ps(load8<F>(w3, i), xv, a3);
         }
         y[r] = dotTail(m, r, i, x, hsum256(a0)) + (b ? b[r] : 0.f);
         y[r + 1] = dotTail(m, r + 1, i, x, hsum256(a1)) + (b ? b[r + 1] : 0.f);
@@ -279,68 +193,34 @@ BATON_AVX512 void rowsAvx512(const MatrixView& m, const float* x, const float* b
         __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
                a3 = _mm512_setzero_ps();
         int64_t i = 0;
-        if constexpr (F == WeightFormat::Int8) {
-            const int64_t nb = m.blocksPerRow();
-            const float* sc = m.scales + r * nb;
-            // Two blocks (a cache line) per row and step, on two chains per row.
+        {
+            // 32 weights per row and step (a cache line of 16-bit weights), two
+            // independent chains per row.
             __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(),
                    c3 = _mm512_setzero_ps();
-            for (; i + 2 * kInt8Block <= cols; i += 2 * kInt8Block) {
+            for (; i + 32 <= cols; i += 32) {
                 prefetchRows<F>(w0, w1, w2, w3, i);
-                const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16),
-                             x2 = _mm512_loadu_ps(x + i + 32), x3 = _mm512_loadu_ps(x + i + 48);
-                const float* s = sc + i / kInt8Block;
-                a0 = block512(w0, i, x0, x1, s[0], a0);
-                c0 = block512(w0, i + 32, x2, x3, s[1], c0);
-                a1 = block512(w1, i, x0, x1, s[nb], a1);
-                c1 = block512(w1, i + 32, x2, x3, s[nb + 1], c1);
-                a2 = block512(w2, i, x0, x1, s[2 * nb], a2);
-                c2 = block512(w2, i + 32, x2, x3, s[2 * nb + 1], c2);
-                a3 = block512(w3, i, x0, x1, s[3 * nb], a3);
-                c3 = block512(w3, i + 32, x2, x3, s[3 * nb + 1], c3);
+                const __m512 xa = _mm512_loadu_ps(x + i), xb = _mm512_loadu_ps(x + i + 16);
+                a0 = _mm512_fmadd_ps(load16<F>(w0, i), xa, a0);
+                c0 = _mm512_fmadd_ps(load16<F>(w0, i + 16), xb, c0);
+                a1 = _mm512_fmadd_ps(load16<F>(w1, i), xa, a1);
+                c1 = _mm512_fmadd_ps(load16<F>(w1, i + 16), xb, c1);
+                a2 = _mm512_fmadd_ps(load16<F>(w2, i), xa, a2);
+                c2 = _mm512_fmadd_ps(load16<F>(w2, i + 16), xb, c2);
+                a3 = _mm512_fmadd_ps(load16<F>(w3, i), xa, a3);
+                c3 = _mm512_fmadd_ps(load16<F>(w3, i + 16), xb, c3);
             }
             a0 = _mm512_add_ps(a0, c0);
             a1 = _mm512_add_ps(a1, c1);
             a2 = _mm512_add_ps(a2, c2);
             a3 = _mm512_add_ps(a3, c3);
-            for (; i + kInt8Block <= cols; i += kInt8Block) {
-                const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
-                const float* s = sc + i / kInt8Block;
-                a0 = block512(w0, i, x0, x1, s[0], a0);
-                a1 = block512(w1, i, x0, x1, s[nb], a1);
-                a2 = block512(w2, i, x0, x1, s[2 * nb], a2);
-                a3 = block512(w3, i, x0, x1, s[3 * nb], a3);
-            }
-        } else {
-            {
-                // 32 weights per row and step (a cache line of 16-bit weights), two
-                // independent chains per row.
-                __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(),
-                       c3 = _mm512_setzero_ps();
-                for (; i + 32 <= cols; i += 32) {
-                    prefetchRows<F>(w0, w1, w2, w3, i);
-                    const __m512 xa = _mm512_loadu_ps(x + i), xb = _mm512_loadu_ps(x + i + 16);
-                    a0 = _mm512_fmadd_ps(load16<F>(w0, i), xa, a0);
-                    c0 = _mm512_fmadd_ps(load16<F>(w0, i + 16), xb, c0);
-                    a1 = _mm512_fmadd_ps(load16<F>(w1, i), xa, a1);
-                    c1 = _mm512_fmadd_ps(load16<F>(w1, i + 16), xb, c1);
-                    a2 = _mm512_fmadd_ps(load16<F>(w2, i), xa, a2);
-                    c2 = _mm512_fmadd_ps(load16<F>(w2, i + 16), xb, c2);
-                    a3 = _mm512_fmadd_ps(load16<F>(w3, i), xa, a3);
-                    c3 = _mm512_fmadd_ps(load16<F>(w3, i + 16), xb, c3);
-                }
-                a0 = _mm512_add_ps(a0, c0);
-                a1 = _mm512_add_ps(a1, c1);
-                a2 = _mm512_add_ps(a2, c2);
-                a3 = _mm512_add_ps(a3, c3);
-            }
-            for (; i + 16 <= cols; i += 16) {
-                const __m512 xv = _mm512_loadu_ps(x + i);
-                a0 = _mm512_fmadd_ps(load16<F>(w0, i), xv, a0);
-                a1 = _mm512_fmadd_ps(load16<F>(w1, i), xv, a1);
-                a2 = _mm512_fmadd_ps(load16<F>(w2, i), xv, a2);
-                a3 = _mm512_fmadd_ps(load16<F>(w3, i), xv, a3);
-            }
+        }
+        for (; i + 16 <= cols; i += 16) {
+            const __m512 xv = _mm512_loadu_ps(x + i);
+            a0 = _mm512_fmadd_ps(load16<F>(w0, i), xv, a0);
+            a1 = _mm512_fmadd_ps(load16<F>(w1, i), xv, a1);
+            a2 = _mm512_fmadd_ps(load16<F>(w2, i), xv, a2);
+            a3 = _mm512_fmadd_ps(load16<F>(w3, i), xv, a3);
         }
         y[r] = dotTail(m, r, i, x, _mm512_reduce_add_ps(a0)) + (b ? b[r] : 0.f);
         y[r + 1] = dotTail(m, r + 1, i, x, _mm512_reduce_add_ps(a1)) + (b ? b[r + 1] : 0.f);
@@ -479,23 +359,23 @@ BATON_AVX512BF16 void rowsAvx512Bf16(const MatrixView& m, const float* x, const 
     }
 }
 
-constexpr Kernels kScalar{{rowsScalar, rowsScalar, rowsScalar, rowsScalar, rowsQ4Scalar},
+constexpr Kernels kScalar{{rowsScalar, rowsScalar, rowsScalar, rowsInt8Scalar, rowsQ4Scalar},
                           {unpackScalar, unpackScalar, unpackScalar, unpackScalar, unpackQ4},
                           axpyScalar};
 constexpr Kernels kAvx2{{rowsAvx2<WeightFormat::F32>, rowsAvx2<WeightFormat::F16>,
-                         rowsAvx2<WeightFormat::BF16>, rowsAvx2<WeightFormat::Int8>, rowsQ4Avx2},
+                         rowsAvx2<WeightFormat::BF16>, rowsInt8Avx2, rowsQ4Avx2},
                         {unpackScalar, unpackAvx2<WeightFormat::F16>,
                          unpackAvx2<WeightFormat::BF16>, unpackAvx2<WeightFormat::Int8>, unpackQ4},
                         axpyAvx2};
-constexpr Kernels kAvx512{
-    {rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>, rowsAvx512<WeightFormat::BF16>,
-     rowsAvx512<WeightFormat::Int8>, rowsQ4Avx512},
-    {unpackScalar, unpackAvx512<WeightFormat::F16>, unpackAvx512<WeightFormat::BF16>,
-     unpackAvx512<WeightFormat::Int8>, unpackQ4},
-    axpyAvx512};
+constexpr Kernels kAvx512{{rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>,
+                           rowsAvx512<WeightFormat::BF16>, rowsInt8Avx512, rowsQ4Avx512},
+                          {unpackScalar, unpackAvx512<WeightFormat::F16>,
+                           unpackAvx512<WeightFormat::BF16>, unpackAvx512<WeightFormat::Int8>,
+                           unpackQ4},
+                          axpyAvx512};
 constexpr Kernels kAvx512Bf16{
-    {rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>, rowsAvx512Bf16,
-     rowsAvx512<WeightFormat::Int8>, rowsQ4Avx512},
+    {rowsAvx512<WeightFormat::F32>, rowsAvx512<WeightFormat::F16>, rowsAvx512Bf16, rowsInt8Avx512,
+     rowsQ4Avx512},
     {kAvx512.unpack[0], kAvx512.unpack[1], kAvx512.unpack[2], kAvx512.unpack[3], kAvx512.unpack[4]},
     axpyAvx512};
 

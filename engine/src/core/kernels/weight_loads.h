@@ -22,6 +22,13 @@ namespace baton::engine::cpu::simd {
 
 #define BATON_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define BATON_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define BATON_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+// Whether the CPU has AVX512-VNNI (vpdpbusd: 8-bit products summed in 32-bit lanes).
+inline bool hasVnni() {
+    static const bool vnni = __builtin_cpu_supports("avx512vnni");
+    return vnni;
+}
 
 BATON_AVX2 inline float hsum256(__m256 v) {
     __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
