@@ -99,13 +99,29 @@ private Q_SLOTS:
                 w[size_t(2 * cols)] = 1e-9f;            // below float16's resolution
                 w[size_t(3 * cols)] = 1e7f;             // a scale past float16's range
                 w[size_t(3 * cols) + 1] = -65504.f * 8; // the largest that fits
+                if (cols >= 128) { // two of largest magnitude: the first sets the scale
+                    w[99] = -0.5f;
+                    w[116] = 0.5f;
+                }
+                for (int64_t i = 0; i < 32; ++i) // a scale in float16's subnormals
+                    w[size_t(4 * cols + i)] *= 2e-3f;
             }
             std::vector<float> back(size_t(rows * cols));
+            std::vector<uint8_t> scalarBytes;          // the scalar path's nibbles and scales
             for (Isa path : baton::test::isaPaths()) { // each path packs and unpacks
                 setIsa(path);
                 const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Q4);
                 const MatrixView v = packed.view();
                 QCOMPARE(v.bytes(), size_t(rows * ((cols + 31) / 32) * 18));
+                // Every path stores the same bytes (a zero block's levels included).
+                const size_t nibbleBytes = size_t(rows) * q4RowBytes(cols);
+                std::vector<uint8_t> bytes(static_cast<const uint8_t*>(v.data),
+                                           static_cast<const uint8_t*>(v.data) + nibbleBytes);
+                const auto* scaleBytes = reinterpret_cast<const uint8_t*>(v.q4Scales);
+                bytes.insert(bytes.end(), scaleBytes, scaleBytes + v.bytes() - nibbleBytes);
+                if (path == Isa::Scalar)
+                    scalarBytes = bytes;
+                QVERIFY2(bytes == scalarBytes, isaName(path));
                 unpackRows(v, 0, rows, back.data());
                 for (int64_t r = 0; r < rows; ++r)
                     for (int64_t c0 = 0; c0 < cols; c0 += 32) {

@@ -64,8 +64,9 @@ BATON_VNNI void packInt8Quads(const MatrixView& m, int64_t r0, int64_t n, uint32
 
 // Row-major 4-bit weights (q4_blocks.h): part p of a group of 16 blocks of 16 rows is
 // one transpose away from lanes per block; its low nibbles are the block's step 2 p,
-// its high ones step 2 p + 1.
-BATON_VNNI void packQ4Quads(const MatrixView& m, int64_t r0, int64_t n, uint32_t* panel) {
+// its high ones step 2 p + 1. (F16C converts the scales: every AVX-512 CPU has it.)
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) void
+packQ4Quads(const MatrixView& m, int64_t r0, int64_t n, uint32_t* panel) {
     const int64_t nb = m.blocksPerRow();
     const size_t rowBytes = q4RowBytes(m.cols);
     const auto* data = static_cast<const uint8_t*>(m.data);
@@ -95,7 +96,7 @@ BATON_VNNI void packQ4Quads(const MatrixView& m, int64_t r0, int64_t n, uint32_t
     for (int64_t b = 0; b < nb; ++b) {
         float* scales = reinterpret_cast<float*>(quadLanes(panel, b, kQuadSteps, 0));
         for (int64_t j = 0; j < kPanel; ++j)
-            scales[j] = j < n ? f16ToFloat(m.q4Scales[(r0 + j) * nb + b]) : 0.f;
+            scales[j] = j < n ? _cvtsh_ss(m.q4Scales[(r0 + j) * nb + b]) : 0.f;
     }
 }
 
