@@ -1,14 +1,20 @@
 // What the tests of the 8- and 4-bit weights (tst_int8_weights, tst_q4_weights) check a
 // decoder product against: the product as the formats define it (int8_blocks.h,
-// q4_blocks.h), written out plainly in double, and random values to feed it.
+// q4_blocks.h), written out plainly in double, random values to feed it, and the checks
+// both formats pass.
 #pragma once
 
+#include "isa_paths.h"
 #include "kernels/weight_kernels.h"
 #include "kernels/weight_matrix.h"
 
+#include <QtTest>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace baton::test {
@@ -61,6 +67,82 @@ inline DefinedProduct definedProduct(const engine::cpu::MatrixView& m, const flo
         e.magnitude[size_t(r)] += (b ? std::fabs(b[r]) : 0.0) + 1.0;
     }
     return e;
+}
+
+// Every row of y within `tolerance` of the definition, relative to the row's magnitude.
+inline void verifyDefined(const engine::cpu::MatrixView& v, const std::vector<float>& x,
+                          const float* b, const std::vector<float>& y, double tolerance,
+                          const QString& what) {
+    const auto e = definedProduct(v, x.data(), b);
+    for (int64_t r = 0; r < v.rows; ++r) {
+        const double err = std::fabs(y[size_t(r)] - e.y[size_t(r)]) / e.magnitude[size_t(r)];
+        QVERIFY2(err < tolerance, qPrintable(QString("%1 row %2: %3, defined %4 (error %5)")
+                                                 .arg(what)
+                                                 .arg(r)
+                                                 .arg(y[size_t(r)])
+                                                 .arg(e.y[size_t(r)])
+                                                 .arg(err)));
+    }
+}
+
+// y = W x + b by the definition, each path, for W of each shape [rows, cols] packed in
+// format f; and over a range of rows without a bias, leaving the others alone.
+inline void verifyProductsOfShapes(engine::WeightFormat f,
+                                   const std::vector<std::pair<int64_t, int64_t>>& shapes) {
+    using namespace engine::cpu;
+    for (Isa path : isaPaths()) {
+        setIsa(path);
+        for (auto [rows, cols] : shapes) {
+            const auto w = randomValues(size_t(rows * cols), unsigned(rows * 7 + cols));
+            const auto x = randomValues(size_t(cols), unsigned(cols), 2.f);
+            const auto b = randomValues(size_t(rows), unsigned(rows));
+            const auto packed = PackedMatrix::pack(w.data(), rows, cols, f);
+            const MatrixView v = packed.view();
+            std::vector<float> y(static_cast<size_t>(rows));
+            gemv(v, x.data(), b.data(), y.data());
+            const QString what = QString("%1 [%2, %3]").arg(isaName(path)).arg(rows).arg(cols);
+            verifyDefined(v, x, b.data(), y, 1e-5, what);
+            std::vector<float> y2(size_t(rows), 42.f);
+            const int64_t r0 = rows / 3, r1 = rows - rows / 4;
+            gemvRows(v, x.data(), nullptr, y2.data(), r0, r1);
+            for (int64_t r = 0; r < rows; ++r)
+                if (r < r0 || r >= r1) {
+                    QCOMPARE(y2[size_t(r)], 42.f);
+                    y2[size_t(r)] = y[size_t(r)] - b[size_t(r)]; // checked below as well
+                }
+            verifyDefined(v, x, nullptr, y2, 1e-5, what + " without a bias");
+        }
+    }
+}
+
+// Quantizing the activations costs little against the product of the packed weights
+// with x as it is (within 1% of the sum of the terms' magnitudes), and a non-finite
+// activation gives no finite result on any path.
+inline void verifyActivationsKeepTheProduct(engine::WeightFormat f) {
+    using namespace engine::cpu;
+    const int64_t rows = 64, cols = 768;
+    const auto w = randomValues(size_t(rows * cols), 5);
+    auto x = randomValues(size_t(cols), 6);
+    const auto packed = PackedMatrix::pack(w.data(), rows, cols, f);
+    std::vector<float> back(w.size()), y(static_cast<size_t>(rows));
+    unpackRows(packed.view(), 0, rows, back.data());
+    gemv(packed.view(), x.data(), nullptr, y.data());
+    for (int64_t r = 0; r < rows; ++r) {
+        double exact = 0.0, mag = 0.0;
+        for (int64_t c = 0; c < cols; ++c) {
+            exact += double(back[size_t(r * cols + c)]) * x[size_t(c)];
+            mag += std::fabs(double(back[size_t(r * cols + c)]) * x[size_t(c)]);
+        }
+        QVERIFY2(std::fabs(y[size_t(r)] - exact) < 0.01 * mag,
+                 qPrintable(QString("row %1: %2 vs %3").arg(r).arg(y[size_t(r)]).arg(exact)));
+    }
+    x[100] = std::numeric_limits<float>::infinity();
+    for (Isa path : isaPaths()) {
+        setIsa(path);
+        gemv(packed.view(), x.data(), nullptr, y.data());
+        for (float v : y)
+            QVERIFY(!std::isfinite(v));
+    }
 }
 
 } // namespace baton::test

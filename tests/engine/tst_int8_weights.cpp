@@ -15,27 +15,8 @@
 
 using namespace baton::engine;
 using namespace baton::engine::cpu;
-using baton::test::definedProduct;
 using baton::test::randomValues;
-
-namespace {
-
-// Every row of y within `tolerance` of the definition, relative to the row's magnitude.
-void verifyDefined(const MatrixView& v, const std::vector<float>& x, const float* b,
-                   const std::vector<float>& y, double tolerance, const QString& what) {
-    const auto e = definedProduct(v, x.data(), b);
-    for (int64_t r = 0; r < v.rows; ++r) {
-        const double err = std::fabs(y[size_t(r)] - e.y[size_t(r)]) / e.magnitude[size_t(r)];
-        QVERIFY2(err < tolerance, qPrintable(QString("%1 row %2: %3, defined %4 (error %5)")
-                                                 .arg(what)
-                                                 .arg(r)
-                                                 .arg(y[size_t(r)])
-                                                 .arg(e.y[size_t(r)])
-                                                 .arg(err)));
-    }
-}
-
-} // namespace
+using baton::test::verifyDefined;
 
 class TestInt8Weights : public QObject {
     Q_OBJECT
@@ -72,36 +53,19 @@ private Q_SLOTS:
     // widths with a partial block, an odd number of blocks, and a last step of 64
     // bytes that the row fills by less than one block or by more.
     void gemvMatchesTheDefinition() {
-        const std::pair<int64_t, int64_t> shapes[] = {
-            {1, 1},  {3, 7},    {4, 32},    {5, 33},   {6, 64},    {7, 65},  {2, 100},
-            {9, 96}, {13, 257}, {130, 768}, {7, 1000}, {21, 1600}, {3, 3072}};
-        for (Isa path : baton::test::isaPaths()) {
-            setIsa(path);
-            for (auto [rows, cols] : shapes) {
-                const auto w = randomValues(size_t(rows * cols), unsigned(rows * 7 + cols));
-                const auto x = randomValues(size_t(cols), unsigned(cols), 2.f);
-                const auto b = randomValues(size_t(rows), unsigned(rows));
-                const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Int8);
-                const MatrixView v = packed.view();
-                std::vector<float> y(static_cast<size_t>(rows));
-                gemv(v, x.data(), b.data(), y.data());
-                const QString what = QString("%1 [%2, %3]").arg(isaName(path)).arg(rows).arg(cols);
-                verifyDefined(v, x, b.data(), y, 1e-5, what);
-                // Over a range of rows without a bias; the rest is left alone.
-                std::vector<float> y2(size_t(rows), 42.f);
-                const int64_t r0 = rows / 3, r1 = rows - rows / 4;
-                gemvRows(v, x.data(), nullptr, y2.data(), r0, r1);
-                const auto e = definedProduct(v, x.data(), nullptr);
-                for (int64_t r = 0; r < rows; ++r) {
-                    if (r < r0 || r >= r1) {
-                        QCOMPARE(y2[size_t(r)], 42.f);
-                        continue;
-                    }
-                    QVERIFY(std::fabs(y2[size_t(r)] - e.y[size_t(r)]) / e.magnitude[size_t(r)] <
-                            1e-5);
-                }
-            }
-        }
+        baton::test::verifyProductsOfShapes(WeightFormat::Int8, {{1, 1},
+                                                                 {3, 7},
+                                                                 {4, 32},
+                                                                 {5, 33},
+                                                                 {6, 64},
+                                                                 {7, 65},
+                                                                 {2, 100},
+                                                                 {9, 96},
+                                                                 {13, 257},
+                                                                 {130, 768},
+                                                                 {7, 1000},
+                                                                 {21, 1600},
+                                                                 {3, 3072}});
     }
 
     // The largest levels of both sides, with every sign: the integer sums reach
@@ -135,29 +99,7 @@ private Q_SLOTS:
     // Quantizing the activations costs little against the product of the 8-bit
     // weights with x as it is, and a non-finite activation gives no finite result.
     void activationsKeepTheProduct() {
-        const int64_t rows = 64, cols = 768;
-        const auto w = randomValues(size_t(rows * cols), 5);
-        auto x = randomValues(size_t(cols), 6);
-        const auto packed = PackedMatrix::pack(w.data(), rows, cols, WeightFormat::Int8);
-        std::vector<float> back(w.size()), y(static_cast<size_t>(rows));
-        unpackRows(packed.view(), 0, rows, back.data());
-        gemv(packed.view(), x.data(), nullptr, y.data());
-        for (int64_t r = 0; r < rows; ++r) {
-            double exact = 0.0, mag = 0.0;
-            for (int64_t c = 0; c < cols; ++c) {
-                exact += double(back[size_t(r * cols + c)]) * x[size_t(c)];
-                mag += std::fabs(double(back[size_t(r * cols + c)]) * x[size_t(c)]);
-            }
-            QVERIFY2(std::fabs(y[size_t(r)] - exact) < 0.01 * mag,
-                     qPrintable(QString("row %1: %2 vs %3").arg(r).arg(y[size_t(r)]).arg(exact)));
-        }
-        x[100] = std::numeric_limits<float>::infinity();
-        for (Isa path : baton::test::isaPaths()) {
-            setIsa(path);
-            gemv(packed.view(), x.data(), nullptr, y.data());
-            for (float v : y)
-                QVERIFY(!std::isfinite(v));
-        }
+        baton::test::verifyActivationsKeepTheProduct(WeightFormat::Int8);
     }
 };
 
