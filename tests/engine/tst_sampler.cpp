@@ -2,12 +2,17 @@
 // a seed reproduces its sequence exactly.
 #include "test_support.h"
 
+#include "inference/logit_order.h"
+
 #include <baton/engine/sampling.h>
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 #include <set>
 
 using namespace baton::engine;
@@ -123,6 +128,60 @@ private Q_SLOTS:
         QCOMPARE(ranged.sample(l3, {0, 3, 4}), 0);
         auto l4 = kLogits;
         QCOMPARE(ranged.sample(l4, {3, 0, 4}), 1);
+    }
+
+    // The samplers' order (inference/logit_order.h) is the comparison's, logit by logit
+    // and id by id, for every size around the radix sort's threshold and every kind of
+    // logit: ties, both zeros, infinities, the extremes of the float range; and when
+    // equal logits do not come in id order.
+    void logitOrderIsTheComparisonsOrder() {
+        using Item = std::pair<float, int32_t>;
+        auto logit = [](const Item& x) { return x.first; };
+        auto id = [](const Item& x) { return x.second; };
+        std::mt19937 rng(7);
+        std::normal_distribution<float> normal(0.f, 3.f);
+        const float specials[] = {0.f,
+                                  -0.f,
+                                  std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity(),
+                                  std::numeric_limits<float>::max(),
+                                  -std::numeric_limits<float>::max(),
+                                  std::numeric_limits<float>::denorm_min(),
+                                  -std::numeric_limits<float>::denorm_min(),
+                                  1.f,
+                                  -1.f};
+        for (size_t n : {size_t(0), size_t(1), size_t(2), size_t(255), size_t(256), size_t(257),
+                         size_t(3000), size_t(50257)})
+            for (int kind = 0; kind < 4; ++kind) {
+                std::vector<Item> items(n);
+                for (size_t i = 0; i < n; ++i) {
+                    float v = normal(rng);
+                    if (kind == 1) // many ties
+                        v = std::round(v * 2.f) / 2.f;
+                    if (kind == 2 && i % 7 == 0)
+                        v = specials[(i / 7) % std::size(specials)];
+                    if (kind == 3) // one value: every pass skipped
+                        v = 1.5f;
+                    items[i] = {v, int32_t(i)};
+                }
+                for (bool shuffled : {false, true}) {
+                    if (shuffled)
+                        std::shuffle(items.begin(), items.end(), rng);
+                    auto expected = items;
+                    std::sort(expected.begin(), expected.end(), [](const Item& a, const Item& b) {
+                        return a.first != b.first ? a.first > b.first : a.second < b.second;
+                    });
+                    auto sorted = items;
+                    baton::engine::sortByLogit(sorted, logit, id);
+                    bool same = sorted.size() == expected.size();
+                    for (size_t i = 0; same && i < sorted.size(); ++i)
+                        same = sorted[i].second == expected[i].second;
+                    QVERIFY2(same, qPrintable(QString("%1 items, kind %2%3")
+                                                  .arg(n)
+                                                  .arg(kind)
+                                                  .arg(shuffled ? ", shuffled" : "")));
+                }
+            }
     }
 
     void sameSeedSameSequence() {

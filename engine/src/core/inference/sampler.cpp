@@ -2,6 +2,7 @@
 
 #include "baton/engine/sampler_settings.h"
 #include "baton/engine/tokenizer.h"
+#include "inference/logit_order.h"
 #include "inference/sampler_stages.h"
 #include "util/utf8.h"
 
@@ -443,9 +444,9 @@ int32_t Sampler::sampleClassic(std::vector<float>& logits) {
         for (int32_t i = 0; i < n; ++i)
             if (logits[i] >= floor)
                 m_sorted.emplace_back(logits[i], i);
-        std::sort(m_sorted.begin(), m_sorted.end(), [](const auto& a, const auto& b) {
-            return a.first != b.first ? a.first > b.first : a.second < b.second;
-        });
+        sortByLogit(
+            m_sorted, [](const auto& x) { return x.first; },
+            [](const auto& x) { return x.second; });
         for (const auto& [logit, id] : m_sorted)
             m_order.push_back(id);
         keep = static_cast<int32_t>(m_order.size());

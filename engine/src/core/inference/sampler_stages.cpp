@@ -1,6 +1,7 @@
 // The truncations of the sampler chain, each as its reference implementation defines it
 // (cited with each); sampler.cpp runs them in the options' order.
 #include "inference/sampler_stages.h"
+#include "inference/logit_order.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +11,8 @@ namespace baton::engine::stages {
 
 // Probabilities at temperature t over the candidates, most likely first.
 void softmax(Candidates& c, double t) {
-    std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
-        return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
-    });
+    sortByLogit(
+        c, [](const auto& x) { return x.logit; }, [](const auto& x) { return x.id; });
     double total = 0;
     for (auto& x : c) {
         x.p = std::exp((double(x.logit) - double(c.front().logit)) / t);
