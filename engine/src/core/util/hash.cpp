@@ -62,11 +62,18 @@ void ContentHash::update(const void* data, size_t size) {
         consumeBlock(m_buffer);
         m_buffered = 0;
     }
-    while (size >= 32) {
-        consumeBlock(p);
-        p += 32;
-        size -= 32;
+    // The lanes stay in registers over the blocks (a model's file is gigabytes).
+    uint64_t l0 = m_lanes[0], l1 = m_lanes[1], l2 = m_lanes[2], l3 = m_lanes[3];
+    for (; size >= 32; p += 32, size -= 32) {
+        l0 = round(l0, load64(p));
+        l1 = round(l1, load64(p + 8));
+        l2 = round(l2, load64(p + 16));
+        l3 = round(l3, load64(p + 24));
     }
+    m_lanes[0] = l0;
+    m_lanes[1] = l1;
+    m_lanes[2] = l2;
+    m_lanes[3] = l3;
     std::memcpy(m_buffer, p, size);
     m_buffered = size;
 }
