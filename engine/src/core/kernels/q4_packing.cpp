@@ -140,6 +140,11 @@ void quantizeBlock(const float* w, int64_t n, uint8_t u[32], uint16_t& scale) {
     }
 }
 
+// Lanes 8-15 of x.
+BATON_AVX512 inline __m256 upperHalf(__m512 x) {
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+}
+
 // A group of 16 whole blocks at once (`w`: their 512 weights), one block a lane, with
 // the same values as quantizeBlock gives each: the group's four parts of 64 bytes at
 // `parts` and its 16 scales. Every step is quantizeBlock's, lane by lane; the sums vq
@@ -206,13 +211,9 @@ private:
         out.qq = _mm512_fmadd_ps(q, q, out.qq);
         out.vq[0] = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v_[i])),
                                     _mm512_cvtps_pd(_mm512_castps512_ps256(q)), out.vq[0]);
-        out.vq[1] =
-            _mm512_fmadd_pd(_mm512_cvtps_pd(upper(v_[i])), _mm512_cvtps_pd(upper(q)), out.vq[1]);
+        out.vq[1] = _mm512_fmadd_pd(_mm512_cvtps_pd(upperHalf(v_[i])),
+                                    _mm512_cvtps_pd(upperHalf(q)), out.vq[1]);
         return _mm512_add_epi32(_mm512_cvtps_epi32(q), _mm512_set1_epi32(8));
-    }
-
-    BATON_AVX512 static __m256 upper(__m512 x) {
-        return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
     }
 
     __m512 v_[kInt8Block];
@@ -229,9 +230,7 @@ BATON_AVX512 __m512 toF16x16(__m512 d, __m256i& bits) {
 
 // Lanes 0-7 (h = 0) or 8-15 (h = 1) of x in double.
 BATON_AVX512 inline __m512d halfPd(__m512 x, int h) {
-    return _mm512_cvtps_pd(h == 0
-                               ? _mm512_castps512_ps256(x)
-                               : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+    return _mm512_cvtps_pd(h == 0 ? _mm512_castps512_ps256(x) : upperHalf(x));
 }
 
 // d^2 qq - 2 d vq (Levels::cost) of lanes 0-7 or 8-15.
