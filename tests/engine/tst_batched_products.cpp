@@ -180,7 +180,8 @@ private Q_SLOTS:
     // 12-row tile.
     void matchesTheRoundedProduct() {
         const std::vector<std::array<int64_t, 3>> shapes = {
-            {1, 1, 1}, {5, 33, 70}, {13, 67, 333}, {29, 64, 96}, {12, 100, 31}, {40, 96, 64}};
+            {1, 1, 1},     {5, 33, 70},  {13, 67, 333}, {29, 64, 96},
+            {12, 100, 31}, {40, 96, 64}, {3, 530, 150}, {14, 530, 150}};
         for (bool own : ownStepsFirst())
             for (const Case& c : cases())
                 for (auto [m, rows, cols] : shapes) {
@@ -226,6 +227,31 @@ private Q_SLOTS:
                     QVERIFY((part.narrow(1, r1, ldy - r1) == 42).all().item<bool>());
                 }
                 QVERIFY((whole.narrow(1, rows, ldy - rows) == 42).all().item<bool>());
+            }
+    }
+
+    // A product's row has the same bits however many activation rows come with it
+    // (column-major weights stream their columns for a few rows and pack panels for
+    // more), with a bias or without.
+    void fewRowsGiveTheBitsOfMany() {
+        torch::manual_seed(6);
+        const int64_t rows = 530, cols = 75, many = 13;
+        const auto w = torch::randn({rows, cols});
+        const auto x = torch::randn({many, cols});
+        const auto b = torch::randn({rows});
+        for (bool own : ownStepsFirst())
+            for (const Case& c : cases()) {
+                allowProductSteps(own, own);
+                const Matrix mat = make(w, c.format, c.transposed);
+                for (const float* bias : {static_cast<const float*>(b.data_ptr<float>()),
+                                          static_cast<const float*>(nullptr)}) {
+                    const auto all = product(mat.view, x, bias, rows, 0, rows);
+                    for (int64_t m : {1, 2, 6, 7}) {
+                        const auto few = product(mat.view, x.narrow(0, 0, m), bias, rows, 0, rows);
+                        QVERIFY2(torch::equal(few, all.narrow(0, 0, m)),
+                                 qPrintable(QString("%1, %2 rows").arg(name(c)).arg(m)));
+                    }
+                }
             }
     }
 

@@ -85,19 +85,20 @@ BATON_BF16 inline __m512i rowChunk(const MatrixView& m, int64_t r, int64_t c) {
     }
 }
 
-// Row-major weights: each row gives 16 steps per chunk; the panel's chunk is the
-// transpose of those 32 x 16 steps (two 16 x 16 transposes).
+// Row-major weights, one panel (n <= 32 rows) over the steps [s0, s1) (s0 a multiple of
+// 16): each row gives 16 steps per chunk; the panel's chunk is the transpose of those
+// 32 x 16 steps (two 16 x 16 transposes).
 template <WeightFormat F, bool Pairs>
-BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t steps,
+BATON_BF16 void packRows(const MatrixView& m, int64_t r0, int64_t n, int64_t s0, int64_t s1,
                          uint32_t* panel) {
     const auto* data = static_cast<const uint8_t*>(m.data);
     // (Q4 rows: half a byte a weight, near enough for the prefetch.)
     constexpr size_t kHalves = F == WeightFormat::Q4 ? 1 : 2 * weightBytes(F);
     const size_t rowBytes =
         F == WeightFormat::Q4 ? q4RowBytes(m.cols) : size_t(m.cols) * weightBytes(F);
-    for (int64_t s = 0; s < steps; s += kChunk) {
+    for (int64_t s = s0; s < s1; s += kChunk) {
         const int64_t c = s * columnsPerStep(Pairs);
-        uint32_t* out = panel + s * kPanel;
+        uint32_t* out = panel + (s - s0) * kPanel;
         for (int64_t half = 0; half < 2; ++half) {
             __m512i r[16];
             for (int64_t j = 0; j < 16; ++j) {
@@ -163,33 +164,37 @@ BATON_BF16 inline void columnStep(const MatrixView& m, int64_t s, int64_t r0, in
     }
 }
 
-// Column-major weights (F32, F16, BF16): each column lies in a page of its own (a
-// GPT-2 XL column is 3-13 KB apart from the next), so one walk over the columns fills
-// kColumnGroup panels: four lines of every page it visits instead of one (GPT-2 XL's
-// first token spent a third of its time in single-panel walks).
-constexpr int64_t kColumnGroup = 4;
+// Column-major weights (F32, F16, BF16) are packed in blocks of up to kColumnRows rows
+// by kColumnSteps steps, every line of the columns prefetched kAhead steps ahead; the
+// tiles carry their sums from one block of steps to the next through y (the same bits:
+// a sum leaves its register and comes back unchanged). The block's panels (at most
+// 128 KB) stay in the core's cache while every activation row is multiplied with them.
+// (Whole-width panels of 128 rows, a line of each prefetched, were packed at a few GB/s:
+// GPT-2 XL's 16-token prefill took about twice as long; docs/performance.md.)
+constexpr int64_t kColumnRows = 16 * kPanel, kColumnSteps = 64;
 
 template <WeightFormat F, bool Pairs>
-BATON_BF16 void packColumns(const MatrixView& m, int64_t r0, int64_t n, int64_t steps,
+BATON_BF16 void packColumns(const MatrixView& m, int64_t r0, int64_t n, int64_t s0, int64_t s1,
                             uint32_t* panels) {
     const auto* data = static_cast<const uint8_t*>(m.data);
     const size_t bytes = weightBytes(F);
-    const int64_t count = (n + kPanel - 1) / kPanel;
-    for (int64_t s = 0; s < steps; ++s) {
-        // Prefetch the columns ahead: the hardware does not follow such strides.
+    const int64_t count = (n + kPanel - 1) / kPanel, width = s1 - s0;
+    for (int64_t s = s0; s < s1; ++s) {
+        // The hardware does not follow the jumps from one column to the next.
         const int64_t ahead = (s + kAhead) * columnsPerStep(Pairs);
-        for (int64_t c = ahead; c < std::min(ahead + columnsPerStep(Pairs), m.cols); ++c)
-            for (int64_t g = 0; g < count; ++g)
-                _mm_prefetch(
-                    reinterpret_cast<const char*>(data + (c * m.rows + r0 + g * kPanel) * bytes),
-                    _MM_HINT_T0);
+        for (int64_t c = ahead; c < std::min(ahead + columnsPerStep(Pairs), m.cols); ++c) {
+            const char* stretch = reinterpret_cast<const char*>(data + (c * m.rows + r0) * bytes);
+            for (size_t at = 0; at < n * bytes; at += 64)
+                _mm_prefetch(stretch + at, _MM_HINT_T0);
+        }
         for (int64_t g = 0; g < count; ++g)
             columnStep<F, Pairs>(m, s, r0 + g * kPanel, std::min(kPanel, n - g * kPanel),
-                                 panels + g * steps * kPanel + s * kPanel);
+                                 panels + (g * width + s - s0) * kPanel);
     }
 }
 
-using PackFn = void (*)(const MatrixView&, int64_t, int64_t, int64_t, uint32_t*);
+// Packs the rows [r0, r0 + n) and steps [s0, s1) into panels of s1 - s0 steps.
+using PackFn = void (*)(const MatrixView&, int64_t, int64_t, int64_t, int64_t, uint32_t*);
 
 template <WeightFormat F, bool Pairs>
 PackFn packerOf(bool transposed) {
@@ -215,16 +220,22 @@ PackFn packer(const MatrixView& m) {
     }
 }
 
-// y[i][0, 32) = bias + panel x activation rows i < T, for one panel of float32 steps
-// or bfloat16 pairs (mask: its rows);
+// y[i][0, 32) = panel x activation rows i < T, for one panel of float32 steps or
+// bfloat16 pairs (mask: its rows), added to the sums y holds if `resume` (the panel's
+// steps continue those), plus the bias b if the panel's steps are the last ones (b
+// non-null), else stored as they are.
 // Bf16: the steps are pairs (vdpbf16ps), else float32 (FMA).
 template <bool Bf16, int T>
 BATON_BF16 void tile(const uint32_t* panel, int64_t steps, const uint32_t* xs, int64_t ldx,
-                     const float* b, float* y, int64_t ldy, __mmask32 rows) {
+                     const float* b, float* y, int64_t ldy, __mmask32 rows, bool resume,
+                     bool last) {
+    const __mmask16 m0 = __mmask16(rows), m1 = __mmask16(rows >> 16);
     __m512 acc[T][2];
 #pragma GCC unroll 12
-    for (int i = 0; i < T; ++i)
-        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int i = 0; i < T; ++i) {
+        acc[i][0] = resume ? _mm512_maskz_loadu_ps(m0, y + i * ldy) : _mm512_setzero_ps();
+        acc[i][1] = resume ? _mm512_maskz_loadu_ps(m1, y + i * ldy + 16) : _mm512_setzero_ps();
+    }
     for (int64_t s = 0; s < steps; ++s) {
         const __m512i w0 = _mm512_loadu_si512(panel + s * kPanel);
         const __m512i w1 = _mm512_loadu_si512(panel + s * kPanel + 16);
@@ -242,11 +253,24 @@ BATON_BF16 void tile(const uint32_t* panel, int64_t steps, const uint32_t* xs, i
             }
         }
     }
-    storeTile<T>(acc, b, y, ldy, rows);
+    if (last) {
+        storeTile<T>(acc, b, y, ldy, rows);
+        return;
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < T; ++i) {
+        _mm512_mask_storeu_ps(y + i * ldy, m0, acc[i][0]);
+        _mm512_mask_storeu_ps(y + i * ldy + 16, m1, acc[i][1]);
+    }
 }
 
+// A tile over a panel's steps, resumed or not, with the bias or not (above).
+using FloatTileFn = void (*)(const uint32_t* panel, int64_t steps, const uint32_t* xs, int64_t ldx,
+                             const float* b, float* y, int64_t ldy, __mmask32 rows, bool resume,
+                             bool last);
+
 template <bool Bf16, int... T>
-constexpr std::array<TileFn, sizeof...(T)> tiles(std::integer_sequence<int, T...>) {
+constexpr std::array<FloatTileFn, sizeof...(T)> tiles(std::integer_sequence<int, T...>) {
     return {tile<Bf16, T + 1>...};
 }
 constexpr auto kBf16Tiles = tiles<true>(std::make_integer_sequence<int, kMaxTokens>());
@@ -282,25 +306,88 @@ BATON_BF16 void prepareRows(bool pairs, const float* x, int64_t m, int64_t cols,
     }
 }
 
-// Panels of float32 steps or bfloat16 pairs over the rows [r0, r1).
+// Column-major weights and at most kStreamTokens activation rows, in float32 steps
+// (streamsColumns): no panels; the sums stay in y while the columns stream past eight
+// at a time, each read once over the rows [r0, r1), a thread's share of them, as the
+// decoder reads them. For GPT-2 XL's matrices this was twice as fast as packing for
+// one or two rows, and level at eight. The chain is the tiles' (acc = fma(w, x, acc)
+// over the steps in order from 0, the padding steps included, then + bias), so the
+// bits are too.
+constexpr int64_t kStreamTokens = 6;
+constexpr int kStreamColumns = 8; // columns read at a time
+
+template <WeightFormat F, int K = kStreamColumns>
+BATON_AVX512 void streamColumns(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b,
+                                float* y, int64_t ldy, int64_t r0, int64_t r1) {
+    const int64_t steps = stepWords(false, W.cols);
+    const float* x = reinterpret_cast<const float*>(xs);
+    const auto* data = static_cast<const uint8_t*>(W.data);
+    const size_t bytes = weightBytes(F);
+    for (int64_t c = 0; c < steps; c += K) {
+        const bool last = c + K >= steps;
+        for (int64_t r = r0; r < r1; r += 16) {
+            const __mmask16 rows =
+                r + 16 <= r1 ? __mmask16(0xffff) : __mmask16((1u << (r1 - r)) - 1);
+            __m512 w[K];
+#pragma GCC unroll 16
+            for (int j = 0; j < K; ++j) {
+                w[j] =
+                    c + j < W.cols ? simd::columnLoad16<F>(W, c + j, r, rows) : _mm512_setzero_ps();
+                if (c + K + j < W.cols)
+                    _mm_prefetch(
+                        reinterpret_cast<const char*>(data + ((c + K + j) * W.rows + r) * bytes),
+                        _MM_HINT_T0);
+            }
+            const __m512 bias =
+                last && b ? _mm512_maskz_loadu_ps(rows, b + r) : _mm512_setzero_ps();
+            for (int64_t t = 0; t < m; ++t) {
+                float* yt = y + t * ldy + r;
+                const float* xt = x + t * steps + c;
+                __m512 a = c == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rows, yt);
+#pragma GCC unroll 16
+                for (int j = 0; j < K; ++j)
+                    a = _mm512_fmadd_ps(w[j], _mm512_set1_ps(xt[j]), a);
+                _mm512_mask_storeu_ps(yt, rows, last ? _mm512_add_ps(a, bias) : a);
+            }
+        }
+    }
+}
+
+// Panels of float32 steps or bfloat16 pairs over the rows [r0, r1): row-major weights
+// a panel at a time over every step, column-major ones in blocks (packColumns).
 void floatProducts(const MatrixView& W, bool pairs, const uint32_t* xs, int64_t m, const float* b,
                    float* y, int64_t ldy, int64_t r0, int64_t r1) {
+    if (streamsColumns(W, m)) {
+        if (W.format == WeightFormat::F32)
+            streamColumns<WeightFormat::F32>(W, xs, m, b, y, ldy, r0, r1);
+        else if (W.format == WeightFormat::F16)
+            streamColumns<WeightFormat::F16>(W, xs, m, b, y, ldy, r0, r1);
+        else
+            streamColumns<WeightFormat::BF16>(W, xs, m, b, y, ldy, r0, r1);
+        return;
+    }
     const int64_t steps = stepWords(pairs, W.cols);
-    const int64_t group = W.transposed ? kColumnGroup : 1;
+    const int64_t blockRows = W.transposed ? kColumnRows : kPanel;
+    const int64_t blockSteps = W.transposed ? kColumnSteps : steps;
     const auto& tiles = pairs ? kBf16Tiles : kF32Tiles;
     thread_local std::vector<uint32_t> buffer;
-    buffer.resize(size_t(group * steps * kPanel));
+    buffer.resize(size_t(blockRows * blockSteps));
     const PackFn pack = pairs ? packer<true>(W) : packer<false>(W);
-    for (int64_t g0 = r0; g0 < r1; g0 += group * kPanel) {
-        pack(W, g0, std::min(group * kPanel, r1 - g0), steps, buffer.data());
-        for (int64_t p0 = g0; p0 < std::min(r1, g0 + group * kPanel); p0 += kPanel) {
-            const uint32_t* panel = buffer.data() + (p0 - g0) / kPanel * steps * kPanel;
-            const int64_t n = std::min(kPanel, r1 - p0);
-            const __mmask32 rows = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-            for (int64_t i = 0; i < m; i += kMaxTokens) {
-                const int64_t t = std::min<int64_t>(kMaxTokens, m - i);
-                tiles[size_t(t - 1)](panel, steps, xs + i * steps, steps, b ? b + p0 : nullptr,
-                                     y + i * ldy + p0, ldy, rows);
+    for (int64_t g0 = r0; g0 < r1; g0 += blockRows) {
+        const int64_t g1 = std::min(r1, g0 + blockRows);
+        for (int64_t s0 = 0; s0 < steps; s0 += blockSteps) {
+            const int64_t s1 = std::min(steps, s0 + blockSteps);
+            pack(W, g0, g1 - g0, s0, s1, buffer.data());
+            for (int64_t p0 = g0; p0 < g1; p0 += kPanel) {
+                const uint32_t* panel = buffer.data() + (p0 - g0) * (s1 - s0);
+                const int64_t n = std::min(kPanel, g1 - p0);
+                const __mmask32 rows = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
+                for (int64_t i = 0; i < m; i += kMaxTokens) {
+                    const int64_t t = std::min<int64_t>(kMaxTokens, m - i);
+                    tiles[size_t(t - 1)](panel, s1 - s0, xs + i * steps + s0, steps,
+                                         b ? b + p0 : nullptr, y + i * ldy + p0, ldy, rows, s0 > 0,
+                                         s1 == steps);
+                }
             }
         }
     }
@@ -310,6 +397,10 @@ void floatProducts(const MatrixView& W, bool pairs, const uint32_t* xs, int64_t 
 
 bool batchedProducts(WeightFormat) {
     return isa() == Isa::Avx512;
+}
+
+bool streamsColumns(const MatrixView& W, int64_t m) {
+    return W.transposed && m <= kStreamTokens && productSteps(W.format) == ProductSteps::Float32;
 }
 
 const char* productStepsName(ProductSteps steps) {

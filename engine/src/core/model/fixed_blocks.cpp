@@ -36,13 +36,14 @@ void forEach(int64_t count, const Fn& fn) {
     });
 }
 
-// Splits [0, size) into blocks whose width depends only on size and the work (at
-// most 16 blocks, each a multiple of 64 wide) and runs fn(start, length) per block.
+// Splits [0, size) into blocks whose width depends only on size, the work and `parts`
+// (at most that many blocks, each a multiple of 64 wide) and runs fn(start, length)
+// per block.
 template <class Fn>
-void forBlocks(int64_t size, int64_t work, const Fn& fn) {
+void forBlocks(int64_t size, int64_t work, const Fn& fn, int64_t parts = 16) {
     if (size <= 0)
         return;
-    const int64_t width = work < kSmallProduct ? size : ((size + 15) / 16 + 63) / 64 * 64;
+    const int64_t width = work < kSmallProduct ? size : ((size + parts - 1) / parts + 63) / 64 * 64;
     const int64_t count = (size + width - 1) / width;
     forEach(count, [&](int64_t b) {
         const int64_t start = b * width;
@@ -71,9 +72,13 @@ Tensor productAsHeld(const Tensor& x, const cpu::MatrixView& w, const Tensor& bi
     const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
     auto y = torch::empty({rows, w.rows}, torch::kFloat32);
     float* yp = y.data_ptr<float>();
-    forBlocks(w.rows, rows * w.cols * w.rows, [&](int64_t c, int64_t n) {
-        cpu::batchedProductRows(w, xp, rows, bp, yp, w.rows, c, c + n);
-    });
+    // (Streamed columns: one block per thread, each column's rows read in one stretch.)
+    forBlocks(
+        w.rows, rows * w.cols * w.rows,
+        [&](int64_t c, int64_t n) {
+            cpu::batchedProductRows(w, xp, rows, bp, yp, w.rows, c, c + n);
+        },
+        cpu::streamsColumns(w, rows) ? std::max(2, at::get_num_threads()) : 16);
     return y;
 }
 
