@@ -33,5 +33,5 @@ function(baton_add_test)
     # (tst_cli sets the policy itself where it tests it). Each suite has a HOME of its
     # own: suites that run at once must not share the app's settings (which story to
     # reopen, the window's geometry).
-    ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;QT_QPA_PLATFORM=offscreen;HOME=${home};XDG_DATA_HOME=${home}/data;XDG_CONFIG_HOME=${home}/config")
+    ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;QT_QPA_PLATFORM=offscreen;HOME=${home};XDG_DATA_HOME=${home}/data;XDG_CONFIG_HOME=${home}/config;XDG_CACHE_HOME=${home}/cache")
 endfunction()

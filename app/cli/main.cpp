@@ -2,6 +2,9 @@
 #include "cli_support.h"
 #include "commands.h"
 
+#include <baton/app/paths.h>
+#include <baton/engine/model.h>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
         printUsage(std::cerr);
         return 2;
     }
+    baton::engine::rememberModelIdentitiesIn(baton::app::modelIdentityMemoFolder());
     const std::string name = argv[i];
     const std::vector<std::string> rest(argv + i + 1, argv + argc);
     for (const auto& c : kCommands) {

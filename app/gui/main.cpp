@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     parser.process(app);
 
     baton::engine::initializeRuntime();
+    baton::engine::rememberModelIdentitiesIn(baton::app::modelIdentityMemoFolder());
     baton::storage::StorageController storage;
     baton::engine::ModelJobs engine; // the story's model
     baton::engine::ModelJobs lab;    // evaluations, fine-tuning, model checks

@@ -38,16 +38,26 @@ std::vector<std::string> bundledModelDirs() {
 
 namespace {
 
-// $XDG_DATA_HOME/baton (when XDG_DATA_HOME is absolute), else ~/.local/share/baton.
-std::string dataFolder() {
-    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/')
+// $VAR/baton (when the variable VAR is an absolute path), else ~/FALLBACK/baton; ""
+// when neither is set.
+std::string xdgFolder(const char* var, const char* fallback) {
+    if (const char* xdg = std::getenv(var); xdg && *xdg == '/')
         return std::string(xdg) + "/baton";
     if (const char* home = std::getenv("HOME"); home && *home)
-        return std::string(home) + "/.local/share/baton";
+        return std::string(home) + "/" + fallback + "/baton";
     return {};
 }
 
+std::string dataFolder() {
+    return xdgFolder("XDG_DATA_HOME", ".local/share");
+}
+
 } // namespace
+
+std::string modelIdentityMemoFolder() {
+    const std::string base = xdgFolder("XDG_CACHE_HOME", ".cache");
+    return base.empty() ? base : base + "/model-ids";
+}
 
 std::string defaultDatabasePath() {
     const std::string base = dataFolder();

@@ -6,10 +6,14 @@
 #include <baton/engine/text.h>
 #include <baton/engine/tokenizer.h>
 
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QTemporaryDir>
+#include <QThread>
 
 #include <QtTest>
 
@@ -126,6 +130,38 @@ private Q_SLOTS:
         QVERIFY2(text.out.contains("of them the file's mapped pages (no copy)"),
                  text.out.constData());
         QVERIFY(!cli({"info", "--model", m_model, "--no-map"}).out.contains("mapped pages"));
+    }
+
+    // The model's content hash is remembered in $XDG_CACHE_HOME/baton/model-ids: the
+    // memo is written on the first load and read on the next (a planted digest changes
+    // the identity); without it the identity is computed again, the same as before.
+    void theModelsHashIsRemembered() {
+        // (Files changed in the last three seconds are not remembered.)
+        const QFileInfo weights(m_model + "/model.safetensors");
+        const qint64 age = weights.metadataChangeTime().secsTo(QDateTime::currentDateTime());
+        if (age < 5)
+            QThread::sleep(unsigned(5 - std::max<qint64>(age, 0)));
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_CACHE_HOME", m_tmp.filePath("cache"));
+        const QString memo = m_tmp.filePath("cache/baton/model-ids");
+        auto identity = [&] {
+            const Run r = cli({"info", "--model", m_model, "--json"}, {}, env);
+            return QJsonDocument::fromJson(r.out).object()["identity"].toString();
+        };
+        const QString first = identity();
+        QVERIFY(!first.isEmpty());
+        const QStringList memos = QDir(memo).entryList({"*.id"}, QDir::Files);
+        QCOMPARE(memos.size(), 1);
+        QCOMPARE(identity(), first);
+        const QString path = QDir(memo).filePath(memos[0]);
+        QByteArray text = baton::test::readFile(path);
+        const qsizetype digest = text.size() - 17;
+        text.replace(digest, 16, "00000000000000aa");
+        QVERIFY(baton::test::writeFile(path, text));
+        const QString planted = identity();
+        QVERIFY(!planted.isEmpty() && planted != first);
+        QVERIFY(QDir(memo).removeRecursively());
+        QCOMPARE(identity(), first);
     }
 
     // --weights q4 holds 4-bit blocks and generates with them (nothing mapped: the

@@ -13,7 +13,9 @@
 //   bench_gpt2 --model DIR [--map 0|1] [options]: loads the folder instead: the time to
 //     the first token of a fresh process (load, a 16-token prompt, one token), then the
 //     load time with a warm page cache (median of --repeats loads); --map 0 copies the
-//     weights that would otherwise be the mapped file's pages (LoadOptions::mapWeights)
+//     weights that would otherwise be the mapped file's pages (LoadOptions::mapWeights);
+//     --identity-memo DIR remembers the model's content hash in DIR as the app and
+//     baton-cli do (rememberModelIdentitiesIn): a second run's loads then skip hashing
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
 // (kernels/core_budget.h), the behaviour before it, for comparison.
@@ -206,6 +208,8 @@ int main(int argc, char** argv) {
     engine::LoadOptions options;
     options.weights = *weights;
     options.mapWeights = arg(argc, argv, "map", "1") != "0";
+    const std::string memo = arg(argc, argv, "identity-memo", "");
+    engine::rememberModelIdentitiesIn(memo);
     std::shared_ptr<engine::Model> model;
     std::string tag;
     auto makeTag = [&] {
@@ -217,6 +221,7 @@ int main(int argc, char** argv) {
               ", \"busy\": " + std::to_string(busy) + ", \"isa\": \"" +
               engine::cpu::isaName(engine::cpu::isa()) + "\"" +
               ", \"fixed_threads\": " + (fixedThreads ? "true" : "false") +
+              ", \"identity_memo\": " + (memo.empty() ? "false" : "true") +
               (modelDir.empty()
                    ? std::string(", \"random\": true")
                    : ", \"mapped_mb\": " +

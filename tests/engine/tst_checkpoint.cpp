@@ -7,6 +7,7 @@
 
 #include "kernels/weight_matrix.h"
 #include "model/checkpoint.h"
+#include "model/identity_memo.h"
 #include "model/model_impl.h"
 #include "model/safetensors.h"
 #include "util/files.h"
@@ -15,8 +16,10 @@
 #include <baton/engine/generator.h>
 #include <baton/engine/model.h>
 
+#include <QDir>
 #include <QJsonArray>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
 #include <torch/torch.h>
@@ -461,6 +464,41 @@ private Q_SLOTS:
             }
             QCOMPARE(packed->net->parameterCount(), loaded->net->parameterCount());
         }
+    }
+
+    // The content hash is remembered for the very files it was computed from: a model
+    // opened again takes it from the memo (a memo planted under the same key shows it
+    // is read), a model whose weights were rewritten is hashed again.
+    void aRememberedHashNamesTheSameFiles() {
+        const QString dir = variant();
+        const std::string folder = dir.toStdString();
+        const auto fresh = loadGpt2(folder, CancelToken(), {});
+        QVERIFY(fresh.ok());
+        const QString memo = m_tmp.filePath("memo");
+        setIdentityMemoFolder(memo.toStdString(), 0);
+        const auto first = loadGpt2(folder, CancelToken(), {}, WeightFormat::F16);
+        QVERIFY(first.ok());
+        QCOMPARE(first->contentHash, fresh->contentHash);
+        const QStringList memos = QDir(memo).entryList({"*.id"}, QDir::Files);
+        QCOMPARE(memos.size(), 1);
+        const QString path = QDir(memo).filePath(memos[0]);
+        QByteArray text = baton::test::readFile(path);
+        text.replace(QByteArray::fromStdString(fresh->contentHash), "00000000000000aa");
+        QVERIFY(baton::test::writeFile(path, text));
+        QCOMPARE(loadGpt2(folder, CancelToken(), {})->contentHash, std::string("00000000000000aa"));
+
+        QThread::msleep(50); // past the file system clock's tick
+        const std::string st = folder + "/model.safetensors";
+        auto tensors = readTensors(st);
+        tensors[0].bytes[0] ^= 1;
+        QFile::remove(QString::fromStdString(st));
+        writeTensors(st, tensors);
+        const auto edited = loadGpt2(folder, CancelToken(), {});
+        setIdentityMemoFolder("");
+        const auto unremembered = loadGpt2(folder, CancelToken(), {});
+        QVERIFY(edited.ok() && unremembered.ok());
+        QCOMPARE(edited->contentHash, unremembered->contentHash);
+        QVERIFY(edited->contentHash != fresh->contentHash);
     }
 
     // Weights stored in the format they are held in are the mapped file's pages (no

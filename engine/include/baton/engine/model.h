@@ -23,6 +23,11 @@ namespace baton::engine {
 // Call once at start-up: sets LibTorch's and Baton's kernels' thread counts to the
 // machine's cores (LibTorch defaults to one thread on some machines).
 void initializeRuntime(int threads = 0);
+// Where the content hash that names a loaded model is remembered by its files'
+// identities, so that a model opened again is named without reading all its bytes
+// (empty, the default: nothing is remembered). The app and baton-cli keep them in
+// $XDG_CACHE_HOME/baton/model-ids.
+void rememberModelIdentitiesIn(const std::string& folder);
 // The versions of the libraries the engine runs on, e.g. "LibTorch 1.13.1".
 std::string runtimeVersions();
 

@@ -2,6 +2,7 @@
 
 #include "model/baton_json.h"
 #include "model/hf_config.h"
+#include "model/identity_memo.h"
 #include "model/weight_loader.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -23,6 +24,10 @@
 namespace baton::engine {
 
 namespace {
+
+// The way loadGpt2 hashes a checkpoint (config text, headers, the tensors' bytes in
+// parameter order): a remembered hash is only reused by the same recipe.
+constexpr const char* kContentHashRecipe = "gpt2 content hash 1";
 
 torch::ScalarType torchType(StDtype d) {
     switch (d) {
@@ -173,18 +178,24 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     // The content hash (config, header, every tensor's bytes in parameter order) runs
     // on its own thread, never ahead of the tensor being converted; a tensor's pages
     // leave this process once both are done with it, so at most a few tensors of the
-    // file are resident at a time.
+    // file are resident at a time. A hash remembered for these very files
+    // (identity_memo.h) is not computed again.
+    std::vector<std::string> hashedPaths{configPath};
+    for (const SafetensorsFile& file : *files)
+        hashedPaths.push_back(file.path());
+    const auto memoKey = identityMemoKey(kContentHashRecipe, hashedPaths);
+    const auto remembered = memoKey ? recallIdentity(*memoKey) : std::nullopt;
     ContentHash hash;
     hash.update(*configText);
     for (const SafetensorsFile& file : *files) // one header for a single file, as always
         hash.update(file.headerJson());
-    std::atomic<size_t> hashed{0};
-    size_t started = 0; // tensors whose conversion has begun
+    std::atomic<size_t> hashed{remembered ? items.size() : 0}; // (no page waits for it)
+    size_t started = 0;                                        // tensors whose conversion has begun
     bool stop = false;
     std::mutex mutex;
     std::condition_variable wake;
     std::thread hasher([&] {
-        for (size_t i = 0; i < items.size(); ++i) {
+        for (size_t i = 0; i < items.size() && !remembered; ++i) {
             {
                 std::unique_lock<std::mutex> lock(mutex);
                 wake.wait(lock, [&] { return stop || started > i; });
@@ -247,7 +258,10 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     hasher.join();
     dropDone(items.size());
     out.storageDtype = dtypes.size() == 1 ? stDtypeName(*dtypes.begin()) : "mixed";
-    out.contentHash = hash.hex();
+    out.contentHash = remembered ? *remembered : hash.hex();
+    // (Remembered only if no file changed while it was read.)
+    if (!remembered && memoKey && identityMemoKey(kContentHashRecipe, hashedPaths) == memoKey)
+        rememberIdentity(*memoKey, out.contentHash);
     return out;
 }
 

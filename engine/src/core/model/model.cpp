@@ -6,6 +6,7 @@
 #include "model/checkpoint.h"
 #include "model/fixed_blocks.h"
 #include "model/hf_config.h"
+#include "model/identity_memo.h"
 #include "model/model_impl.h"
 #include "util/files.h"
 #include "util/hash.h"
@@ -28,6 +29,10 @@ std::string runtimeVersions() {
     v += "; CPU decoder kernels ";
     v += cpu::isaName(cpu::bestIsa());
     return v;
+}
+
+void rememberModelIdentitiesIn(const std::string& folder) {
+    setIdentityMemoFolder(folder);
 }
 
 void initializeRuntime(int threads) {

@@ -1,5 +1,5 @@
 // Paths shared by Baton's two composition roots (baton-cli and the baton app): the
-// bundled models and the default story database. Plain C++, no Qt.
+// bundled models, the default story database and the cache. Plain C++, no Qt.
 #pragma once
 
 #include <string>
@@ -23,6 +23,11 @@ std::string defaultDatabasePath();
 // $XDG_DATA_HOME/baton/models (or ~/.local/share/baton/models): where downloaded models
 // go; "" when neither HOME nor XDG_DATA_HOME is set.
 std::string defaultModelsFolder();
+
+// $XDG_CACHE_HOME/baton/model-ids (when XDG_CACHE_HOME is absolute), else
+// ~/.cache/baton/model-ids: where loaded models' content hashes are remembered
+// (rememberModelIdentitiesIn); "" when neither HOME nor XDG_CACHE_HOME is set.
+std::string modelIdentityMemoFolder();
 
 // mkdir -p for the folder that holds `file`; "" on success, else what failed.
 std::string makeParentFolders(const std::string& file);

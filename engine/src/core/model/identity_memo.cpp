@@ -1,0 +1,127 @@
+#include "model/identity_memo.h"
+
+#include "util/files.h"
+#include "util/hash.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <mutex>
+
+namespace baton::engine {
+
+namespace {
+
+constexpr const char* kHeader = "baton model identity 1\n";
+constexpr size_t kMaxMemoBytes = 16384; // a key names a few files
+
+std::mutex g_mutex;
+std::string g_folder;
+int g_settleSeconds = 3;
+
+std::string memoPath(const std::string& folder, const std::string& key) {
+    return files::join(folder, hashHex(key) + ".id");
+}
+
+bool isDigest(const std::string& s) {
+    if (s.size() != 16)
+        return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    return true;
+}
+
+// mkdir -p (errors surface when the memo is written).
+void makeFolders(const std::string& folder) {
+    for (size_t pos = 1; pos <= folder.size(); ++pos)
+        if (pos == folder.size() || folder[pos] == '/')
+            ::mkdir(folder.substr(0, pos).c_str(), 0755);
+}
+
+} // namespace
+
+void setIdentityMemoFolder(const std::string& folder, int settleSeconds) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_folder = folder;
+    g_settleSeconds = settleSeconds;
+}
+
+std::string identityMemoFolder() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_folder;
+}
+
+std::optional<std::string> identityMemoKey(const std::string& recipe,
+                                           const std::vector<std::string>& paths) {
+    int settle = 0;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        if (g_folder.empty())
+            return std::nullopt;
+        settle = g_settleSeconds;
+    }
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    std::string key = recipe;
+    for (const std::string& path : paths) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            return std::nullopt;
+        if (st.st_mtim.tv_sec > now.tv_sec - settle || st.st_ctim.tv_sec > now.tv_sec - settle)
+            return std::nullopt;
+        key += "\n" + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
+               std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+               std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
+               std::to_string(st.st_ctim.tv_nsec) + " " + path;
+    }
+    return key;
+}
+
+std::optional<std::string> recallIdentity(const std::string& key) {
+    const std::string folder = identityMemoFolder();
+    if (folder.empty())
+        return std::nullopt;
+    auto text = files::readAll(memoPath(folder, key), kMaxMemoBytes);
+    if (!text)
+        return std::nullopt;
+    const std::string expected = kHeader + key + "\n";
+    if (text->size() != expected.size() + 17 || text->compare(0, expected.size(), expected) != 0 ||
+        text->back() != '\n')
+        return std::nullopt;
+    std::string digest = text->substr(expected.size(), 16);
+    if (!isDigest(digest))
+        return std::nullopt;
+    return digest;
+}
+
+void rememberIdentity(const std::string& key, const std::string& digest) {
+    const std::string folder = identityMemoFolder();
+    if (folder.empty() || !isDigest(digest) || key.size() > kMaxMemoBytes / 2)
+        return;
+    makeFolders(folder);
+    const std::string path = memoPath(folder, key);
+    const std::string temp = path + ".tmp" + std::to_string(::getpid());
+    const std::string text = kHeader + key + "\n" + digest + "\n";
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += size_t(n);
+    }
+    const bool written = done == text.size();
+    const bool closed = ::close(fd) == 0;
+    if (!written || !closed || ::rename(temp.c_str(), path.c_str()) != 0)
+        ::unlink(temp.c_str());
+}
+
+} // namespace baton::engine
