@@ -3,11 +3,8 @@
 #include "util/files.h"
 #include "util/hash.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <ctime>
 #include <mutex>
 
@@ -33,13 +30,6 @@ bool isDigest(const std::string& s) {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
             return false;
     return true;
-}
-
-// mkdir -p (errors surface when the memo is written).
-void makeFolders(const std::string& folder) {
-    for (size_t pos = 1; pos <= folder.size(); ++pos)
-        if (pos == folder.size() || folder[pos] == '/')
-            ::mkdir(folder.substr(0, pos).c_str(), 0755);
 }
 
 } // namespace
@@ -102,26 +92,8 @@ void rememberIdentity(const std::string& key, const std::string& digest) {
     const std::string folder = identityMemoFolder();
     if (folder.empty() || !isDigest(digest) || key.size() > kMaxMemoBytes / 2)
         return;
-    makeFolders(folder);
-    const std::string path = memoPath(folder, key);
-    const std::string temp = path + ".tmp" + std::to_string(::getpid());
-    const std::string text = kHeader + key + "\n" + digest + "\n";
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        done += size_t(n);
-    }
-    const bool written = done == text.size();
-    const bool closed = ::close(fd) == 0;
-    if (!written || !closed || ::rename(temp.c_str(), path.c_str()) != 0)
-        ::unlink(temp.c_str());
+    if (files::makeDirectories(folder))
+        (void)files::writeAtomically(memoPath(folder, key), kHeader + key + "\n" + digest + "\n");
 }
 
 } // namespace baton::engine
