@@ -306,64 +306,141 @@ BATON_BF16 void prepareRows(bool pairs, const float* x, int64_t m, int64_t cols,
     }
 }
 
-// Column-major weights and at most kStreamTokens activation rows, in float32 steps
-// (streamsColumns): no panels; the sums stay in y while the columns stream past eight
-// at a time, each read once over the rows [r0, r1), a thread's share of them, as the
-// decoder reads them. For GPT-2 XL's matrices this was twice as fast as packing for
-// one or two rows, and level at eight. The chain is the tiles' (acc = fma(w, x, acc)
-// over the steps in order from 0, the padding steps included, then + bias), so the
+// Column-major weights and at most kInPlaceTokens activation rows, in float32 steps
+// (readsInPlace): no panels. A group of 16 rows of W keeps the sums of every
+// activation row in registers over a block of steps, reading the weights where they
+// lie (a step's 16 weights are side by side); the blocks of steps carry their sums
+// through y. A thread's rows are one call (fixed_blocks), so each column's stretch is
+// read front to back, a few lines ahead prefetched, by as many stretches at once as
+// the block has steps: fewer for fewer rows, where each step does less. The
+// activations are first laid out a step at a time (the rows' values of a step side by
+// side). For GPT-2 XL's matrices this took about 0.65 of the time of packing for 8
+// and 16 rows, was level at 24 and slower at 32; for 2-6 rows it was faster than
+// streaming the columns, for one row level (docs/performance.md). The chain is the tiles' (acc =
+// fma(w, x, acc) over the steps in order from 0, the padding steps included, then + bias), so the
 // bits are too.
-constexpr int64_t kStreamTokens = 6;
-constexpr int kStreamColumns = 8; // columns read at a time
+constexpr int kInPlaceTokens = 16;
+constexpr int64_t kInPlaceAhead = 256; // bytes of a stretch prefetched ahead
+constexpr int64_t inPlaceSteps(int rows) {
+    return rows <= 4 ? 16 : 32;
+}
 
-template <WeightFormat F, int K = kStreamColumns>
-BATON_AVX512 void streamColumns(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b,
-                                float* y, int64_t ldy, int64_t r0, int64_t r1) {
-    const int64_t steps = stepWords(false, W.cols);
-    const float* x = reinterpret_cast<const float*>(xs);
-    const auto* data = static_cast<const uint8_t*>(W.data);
-    const size_t bytes = weightBytes(F);
-    for (int64_t c = 0; c < steps; c += K) {
-        const bool last = c + K >= steps;
-        for (int64_t r = r0; r < r1; r += 16) {
-            const __mmask16 rows =
-                r + 16 <= r1 ? __mmask16(0xffff) : __mmask16((1u << (r1 - r)) - 1);
-            __m512 w[K];
+// xt[s * t + i] = the step s of activation row i < t <= 16 (of rows `ld` words apart),
+// for every step s < steps (a multiple of 16).
+BATON_AVX512 void stepsSideBySide(const uint32_t* xs, int64_t ld, int t, int64_t steps,
+                                  uint32_t* xt) {
+    for (int64_t s = 0; s < steps; s += 16) {
+        __m512i r[16];
+        for (int i = 0; i < 16; ++i)
+            r[i] = i < t ? _mm512_loadu_si512(xs + i * ld + s) : _mm512_setzero_si512();
+        simd::transpose16(r);
+        for (int j = 0; j < 16; ++j)
+            _mm512_mask_storeu_epi32(xt + (s + j) * t, __mmask16((1u << t) - 1), r[j]);
+    }
+}
+
+// The sums of T activation rows (xt: laid out by stepsSideBySide, from step s0) with
+// the weights of one group of 16 rows (`rows` of them) over the steps [s0, s1), of
+// which the first `steps` are held and the rest padding: 16 weights from w, `stride`
+// bytes from one step to the next; with `fetch`, kInPlaceAhead bytes further along each
+// stretch prefetched.
+template <WeightFormat F, int T>
+BATON_AVX512 inline void inPlaceSums(const char* w, int64_t stride, int64_t steps, int64_t padding,
+                                     const float* xt, __mmask16 rows, bool fetch,
+                                     __m512 (&acc)[T]) {
+    for (int64_t s = 0; s < steps; ++s, w += stride, xt += T) {
+        if (fetch)
+            _mm_prefetch(w + kInPlaceAhead, _MM_HINT_T0);
+        __m512 v;
+        if constexpr (F == WeightFormat::F32)
+            v = _mm512_maskz_loadu_ps(rows, w);
+        else if constexpr (F == WeightFormat::F16)
+            v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(rows, w));
+        else
+            v = _mm512_castsi512_ps(
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(rows, w)), 16));
 #pragma GCC unroll 16
-            for (int j = 0; j < K; ++j) {
-                w[j] =
-                    c + j < W.cols ? simd::columnLoad16<F>(W, c + j, r, rows) : _mm512_setzero_ps();
-                if (c + K + j < W.cols)
-                    _mm_prefetch(
-                        reinterpret_cast<const char*>(data + ((c + K + j) * W.rows + r) * bytes),
-                        _MM_HINT_T0);
-            }
+        for (int i = 0; i < T; ++i)
+            acc[i] = _mm512_fmadd_ps(v, _mm512_set1_ps(xt[i]), acc[i]);
+    }
+    if (padding > 0) // padding steps: fma(0, 0, acc) = acc + 0
+#pragma GCC unroll 16
+        for (int i = 0; i < T; ++i)
+            acc[i] = _mm512_add_ps(acc[i], _mm512_setzero_ps());
+}
+
+// The rows [r0, r1) of the products of W with T activation rows laid out by
+// stepsSideBySide.
+template <WeightFormat F, int T>
+BATON_AVX512 void inPlaceTile(const MatrixView& W, const float* xt, int64_t steps, const float* b,
+                              float* y, int64_t ldy, int64_t r0, int64_t r1) {
+    const auto* data = static_cast<const char*>(W.data);
+    const int64_t bytes = int64_t(weightBytes(F)), stride = W.rows * bytes;
+    const int64_t ahead = kInPlaceAhead / bytes, cols = W.cols;
+    for (int64_t s0 = 0; s0 < steps; s0 += inPlaceSteps(T)) {
+        const int64_t s1 = std::min(steps, s0 + inPlaceSteps(T)),
+                      held = std::clamp(cols - s0, int64_t(0), s1 - s0);
+        const bool last = s1 == steps;
+        for (int64_t r = r0; r < r1; r += 16) {
+            const bool full = r + 16 <= r1, fetch = r + ahead < r1;
+            const __mmask16 rows = full ? __mmask16(0xffff) : __mmask16((1u << (r1 - r)) - 1);
+            __m512 acc[T];
+#pragma GCC unroll 16
+            for (int i = 0; i < T; ++i)
+                acc[i] =
+                    s0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rows, y + i * ldy + r);
+            const char* w = data + (s0 * W.rows + r) * bytes;
+            if (full) // (a constant mask: plain loads)
+                inPlaceSums<F, T>(w, stride, held, s1 - s0 - held, xt + s0 * T, 0xffff, fetch, acc);
+            else
+                inPlaceSums<F, T>(w, stride, held, s1 - s0 - held, xt + s0 * T, rows, fetch, acc);
             const __m512 bias =
                 last && b ? _mm512_maskz_loadu_ps(rows, b + r) : _mm512_setzero_ps();
-            for (int64_t t = 0; t < m; ++t) {
-                float* yt = y + t * ldy + r;
-                const float* xt = x + t * steps + c;
-                __m512 a = c == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rows, yt);
 #pragma GCC unroll 16
-                for (int j = 0; j < K; ++j)
-                    a = _mm512_fmadd_ps(w[j], _mm512_set1_ps(xt[j]), a);
-                _mm512_mask_storeu_ps(yt, rows, last ? _mm512_add_ps(a, bias) : a);
-            }
+            for (int i = 0; i < T; ++i)
+                _mm512_mask_storeu_ps(y + i * ldy + r, rows,
+                                      last ? _mm512_add_ps(acc[i], bias) : acc[i]);
         }
     }
+}
+
+using InPlaceFn = void (*)(const MatrixView&, const float*, int64_t, const float*, float*, int64_t,
+                           int64_t, int64_t);
+
+template <WeightFormat F, int... T>
+constexpr std::array<InPlaceFn, sizeof...(T)> inPlaceTiles(std::integer_sequence<int, T...>) {
+    return {inPlaceTile<F, T + 1>...};
+}
+
+const InPlaceFn* inPlaceTilesOf(WeightFormat format) {
+    static constexpr auto f32 =
+        inPlaceTiles<WeightFormat::F32>(std::make_integer_sequence<int, kInPlaceTokens>());
+    static constexpr auto f16 =
+        inPlaceTiles<WeightFormat::F16>(std::make_integer_sequence<int, kInPlaceTokens>());
+    static constexpr auto bf16 =
+        inPlaceTiles<WeightFormat::BF16>(std::make_integer_sequence<int, kInPlaceTokens>());
+    return format == WeightFormat::F32   ? f32.data()
+           : format == WeightFormat::F16 ? f16.data()
+                                         : bf16.data();
+}
+
+// The m <= kInPlaceTokens activation rows as one tile.
+void inPlaceProducts(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b, float* y,
+                     int64_t ldy, int64_t r0, int64_t r1) {
+    const int64_t steps = stepWords(false, W.cols);
+    thread_local std::vector<uint32_t> buffer;
+    buffer.resize(size_t(steps * m));
+    stepsSideBySide(xs, steps, int(m), steps, buffer.data());
+    inPlaceTilesOf(W.format)[m - 1](W, reinterpret_cast<const float*>(buffer.data()), steps, b, y,
+                                    ldy, r0, r1);
 }
 
 // Panels of float32 steps or bfloat16 pairs over the rows [r0, r1): row-major weights
 // a panel at a time over every step, column-major ones in blocks (packColumns).
 void floatProducts(const MatrixView& W, bool pairs, const uint32_t* xs, int64_t m, const float* b,
                    float* y, int64_t ldy, int64_t r0, int64_t r1) {
-    if (streamsColumns(W, m)) {
-        if (W.format == WeightFormat::F32)
-            streamColumns<WeightFormat::F32>(W, xs, m, b, y, ldy, r0, r1);
-        else if (W.format == WeightFormat::F16)
-            streamColumns<WeightFormat::F16>(W, xs, m, b, y, ldy, r0, r1);
-        else
-            streamColumns<WeightFormat::BF16>(W, xs, m, b, y, ldy, r0, r1);
+    if (readsInPlace(W, m)) {
+        inPlaceProducts(W, xs, m, b, y, ldy, r0, r1);
         return;
     }
     const int64_t steps = stepWords(pairs, W.cols);
@@ -399,8 +476,8 @@ bool batchedProducts(WeightFormat) {
     return isa() == Isa::Avx512;
 }
 
-bool streamsColumns(const MatrixView& W, int64_t m) {
-    return W.transposed && m <= kStreamTokens && productSteps(W.format) == ProductSteps::Float32;
+bool readsInPlace(const MatrixView& W, int64_t m) {
+    return W.transposed && m <= kInPlaceTokens && productSteps(W.format) == ProductSteps::Float32;
 }
 
 const char* productStepsName(ProductSteps steps) {

@@ -6,8 +6,8 @@
 // panel, in the order the products read it: 100-800 KB for GPT-2's matrices; for a
 // mapped checkpoint's column-major bytes, 16 panels at a time over 64 steps) and
 // multiplies it with every activation vector; the weights are read once per product,
-// in whatever layout they are held. Column-major weights with only a few activation
-// vectors are not packed: their columns stream through (streamsColumns). A step is
+// in whatever layout they are held. Column-major weights with up to 16 activation
+// vectors are not packed: they are read where they lie (readsInPlace). A step is
 // what one 32-bit lane of a product holds; a panel holds the weights in steps of one
 // of three kinds (ProductSteps):
 //  - Float32: one weight, multiplied with FMA in float32. Float32 weights; 16-bit ones
@@ -46,11 +46,11 @@ ProductSteps productSteps(WeightFormat format);
 // prepared before a change do not fit the products after it.
 void allowProductSteps(bool bf16Pairs, bool int8Quads);
 
-// Whether batchedProductRows() streams W's columns for m activation rows instead of
-// packing panels: column-major weights, at most a few rows, float32 steps. A call then
+// Whether batchedProductRows() reads W where it lies for m activation rows instead of
+// packing panels: column-major weights, at most 16 rows, float32 steps. A call then
 // reads its rows of every column as one stretch of memory, so each call should take a
 // thread's share of the rows at once rather than a small block.
-bool streamsColumns(const MatrixView& W, int64_t m);
+bool readsInPlace(const MatrixView& W, int64_t m);
 
 // The activations as batchedProductRows() reads them for a matrix of this format: m
 // rows of activationWords(format, cols) 32-bit words each: float32 values as they are

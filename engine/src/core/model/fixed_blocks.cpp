@@ -72,13 +72,13 @@ Tensor productAsHeld(const Tensor& x, const cpu::MatrixView& w, const Tensor& bi
     const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
     auto y = torch::empty({rows, w.rows}, torch::kFloat32);
     float* yp = y.data_ptr<float>();
-    // (Streamed columns: one block per thread, each column's rows read in one stretch.)
+    // (Weights read in place: one block per thread, each column's rows read in one stretch.)
     forBlocks(
         w.rows, rows * w.cols * w.rows,
         [&](int64_t c, int64_t n) {
             cpu::batchedProductRows(w, xp, rows, bp, yp, w.rows, c, c + n);
         },
-        cpu::streamsColumns(w, rows) ? std::max(2, at::get_num_threads()) : 16);
+        cpu::readsInPlace(w, rows) ? std::max(2, at::get_num_threads()) : 16);
     return y;
 }
 
