@@ -18,7 +18,9 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QContextMenuEvent>
+#include <QLineEdit>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -27,6 +29,10 @@
 #include <QtTest>
 
 using namespace baton;
+
+// Waits on work off the GUI thread (the recorded choices read from the database, a
+// branch's generation): long enough for a machine busy with other tests.
+constexpr int kAsync = 30000;
 
 class TestTokenAlternatives : public QObject {
     Q_OBJECT
@@ -84,13 +90,19 @@ private Q_SLOTS:
         QSignalSpy ready(m_app.window.get(), &ui::MainWindow::modelReady);
         m_app.window->loadModel(baton::test::fixtureDir());
         QVERIFY(ready.wait(60000));
-        QTRY_VERIFY(action("actionNewStory")->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(action("actionNewStory")->isEnabled(), kAsync);
         action("actionNewStory")->trigger();
-        QTRY_VERIFY(session()->isOpen());
+        QTRY_VERIFY_WITH_TIMEOUT(session()->isOpen(), kAsync);
         m_story = session()->storyId();
         auto* tokens = m_app.window->findChild<QSpinBox*>(QStringLiteral("maxTokens"));
         QVERIFY(tokens);
         tokens->setValue(40);
+        // A fixed seed: the same text, so the same passages and layout, in every run.
+        auto* fixed = m_app.window->findChild<QCheckBox*>(QStringLiteral("fixedSeed"));
+        auto* seed = m_app.window->findChild<QLineEdit*>(QStringLiteral("seed"));
+        QVERIFY(fixed && seed);
+        fixed->setChecked(true);
+        seed->setText(QStringLiteral("1"));
         editor()->setFocus();
         QTest::keyClicks(editor(), QStringLiteral("The lighthouse keeper counted the ships."));
         action("actionGenerate")->trigger();
@@ -116,7 +128,7 @@ private Q_SLOTS:
         editor()->ensureCursorVisible();
         QTest::mouseClick(editor()->viewport(), Qt::LeftButton, Qt::ControlModifier,
                           pointOf(start));
-        QTRY_VERIFY(openMenu());
+        QTRY_VERIFY_WITH_TIMEOUT(openMenu(), kAsync);
         ui::TokenAlternativesMenu* menu = openMenu();
         // "Written: “…”, p%" and one line per alternative, the written one checked.
         QVERIFY(menu->actions().size() >= 2);
@@ -159,7 +171,7 @@ private Q_SLOTS:
                                   written.alternatives[size_t(pick)].text;
         QCOMPARE(editor()->storyText(), ui::toDisplayText(shown));
         waitIdle();
-        QTRY_VERIFY(!openMenu());
+        QTRY_VERIFY_WITH_TIMEOUT(!openMenu(), kAsync);
 
         // A branch beside the old passage: its text up to the token and the picked
         // alternative, then the continuation; the old branch is still in the tree.
@@ -173,17 +185,17 @@ private Q_SLOTS:
         QCOMPARE(siblings.size(), size_t(2));
         QCOMPARE(siblings[0].id, passage.id);
         QCOMPARE(siblings[1].id, after[2].id);
-        QTRY_COMPARE(editor()->storyText(), ui::toDisplayText(joined(after)));
+        QTRY_COMPARE_WITH_TIMEOUT(editor()->storyText(), ui::toDisplayText(joined(after)), kAsync);
         ui::StoryTreePanel* tree = m_app.window->storyTree();
-        QTRY_COMPARE(tree->alternativePosition(), QStringLiteral("2 of 2"));
+        QTRY_COMPARE_WITH_TIMEOUT(tree->alternativePosition(), QStringLiteral("2 of 2"), kAsync);
         m_app.screenshot(QStringLiteral("token_alternatives_branch.png"));
 
         // One undo step goes back to the old text.
         QVERIFY(action("actionUndo")->isEnabled());
         action("actionUndo")->trigger();
-        QTRY_COMPARE(editor()->storyText(), ui::toDisplayText(joined(before)));
+        QTRY_COMPARE_WITH_TIMEOUT(editor()->storyText(), ui::toDisplayText(joined(before)), kAsync);
         action("actionRedo")->trigger();
-        QTRY_COMPARE(editor()->storyText(), ui::toDisplayText(joined(after)));
+        QTRY_COMPARE_WITH_TIMEOUT(editor()->storyText(), ui::toDisplayText(joined(after)), kAsync);
     }
 
     void theContextMenuOffersThem() {
@@ -209,9 +221,9 @@ private Q_SLOTS:
         QContextMenuEvent event(QContextMenuEvent::Mouse, p, editor()->viewport()->mapToGlobal(p));
         QCoreApplication::sendEvent(editor()->viewport(), &event);
         QVERIFY(offered);
-        QTRY_VERIFY(openMenu());
+        QTRY_VERIFY_WITH_TIMEOUT(openMenu(), kAsync);
         openMenu()->close();
-        QTRY_VERIFY(!openMenu());
+        QTRY_VERIFY_WITH_TIMEOUT(!openMenu(), kAsync);
 
         // On the user's own text there is nothing to offer: nothing is asked.
         QSignalSpy asked(editor(), &ui::StoryEditor::alternativesRequested);
@@ -224,7 +236,7 @@ private Q_SLOTS:
         QTest::keyClicks(editor(), QStringLiteral(" And"));
         QCOMPARE(editor()->typedText(), QStringLiteral(" And"));
         QTest::mouseClick(editor()->viewport(), Qt::LeftButton, Qt::ControlModifier, pointOf(at));
-        QTRY_VERIFY(openMenu());
+        QTRY_VERIFY_WITH_TIMEOUT(openMenu(), kAsync);
         bool anyEnabled = false, said = false;
         for (QAction* a : openMenu()->actions()) {
             anyEnabled = anyEnabled || (!a->isSeparator() && a->isEnabled() &&
