@@ -528,6 +528,8 @@ void prepareActivations(WeightFormat format, const float* x, int64_t m, int64_t 
 
 void batchedProductRows(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b,
                         float* y, int64_t ldy, int64_t r0, int64_t r1) {
+    if (m <= 0)
+        return; // no activation rows: no output
     const ProductSteps steps = productSteps(W.format);
     if (steps == ProductSteps::Int8Quads)
         quadProducts(W, xs, m, b, y, ldy, r0, r1);

@@ -71,7 +71,7 @@ void prepareActivations(WeightFormat format, const float* x, int64_t m, int64_t 
 // (d_w times s_x), each term one fused multiply-add. x the activations of
 // prepareActivations(W.format, ...). b may be null. Runs on the calling thread; an
 // element's value does not depend on r0 and r1, so any split of the rows among threads
-// gives the same bits. Requires batchedProducts(W.format).
+// gives the same bits. With m = 0 it does nothing. Requires batchedProducts(W.format).
 void batchedProductRows(const MatrixView& W, const uint32_t* xs, int64_t m, const float* b,
                         float* y, int64_t ldy, int64_t r0, int64_t r1);
 
