@@ -351,14 +351,7 @@ BATON_AVX512 inline void inPlaceSums(const char* w, int64_t stride, int64_t step
     for (int64_t s = 0; s < steps; ++s, w += stride, xt += T) {
         if (fetch)
             _mm_prefetch(w + kInPlaceAhead, _MM_HINT_T0);
-        __m512 v;
-        if constexpr (F == WeightFormat::F32)
-            v = _mm512_maskz_loadu_ps(rows, w);
-        else if constexpr (F == WeightFormat::F16)
-            v = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(rows, w));
-        else
-            v = _mm512_castsi512_ps(
-                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(rows, w)), 16));
+        const __m512 v = simd::load16<F>(w, rows);
 #pragma GCC unroll 16
         for (int i = 0; i < T; ++i)
             acc[i] = _mm512_fmadd_ps(v, _mm512_set1_ps(xt[i]), acc[i]);

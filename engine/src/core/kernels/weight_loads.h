@@ -81,20 +81,27 @@ BATON_AVX512 inline __m512 finiteOrZero16(__m512 x) {
     return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_abs_ps(x), largest, _CMP_LE_OQ), x);
 }
 
-// Column c's values at the rows r .. r + 15 of a column-major matrix (F32, F16 or
-// BF16; those in `rows`, zeros elsewhere) as float32.
+// 16 consecutive weights from p (F32, F16 or BF16; those in `rows`, zeros elsewhere) as
+// float32.
 template <WeightFormat F>
-BATON_AVX512 inline __m512 columnLoad16(const MatrixView& m, int64_t c, int64_t r, __mmask16 rows) {
-    const size_t at = size_t(c * m.rows + r);
+BATON_AVX512 inline __m512 load16(const void* p, __mmask16 rows) {
     if constexpr (F == WeightFormat::F32) {
-        return _mm512_maskz_loadu_ps(rows, static_cast<const float*>(m.data) + at);
+        return _mm512_maskz_loadu_ps(rows, p);
     } else {
-        const __m256i h = _mm256_maskz_loadu_epi16(rows, static_cast<const uint16_t*>(m.data) + at);
+        const __m256i h = _mm256_maskz_loadu_epi16(rows, p);
         if constexpr (F == WeightFormat::F16)
             return _mm512_cvtph_ps(h);
         else
             return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
     }
+}
+
+// Column c's values at the rows r .. r + 15 of a column-major matrix (F32, F16 or
+// BF16; those in `rows`, zeros elsewhere) as float32.
+template <WeightFormat F>
+BATON_AVX512 inline __m512 columnLoad16(const MatrixView& m, int64_t c, int64_t r, __mmask16 rows) {
+    return load16<F>(static_cast<const char*>(m.data) + size_t(c * m.rows + r) * weightBytes(F),
+                     rows);
 }
 
 // The transpose of 16 rows of 16 32-bit values, in place.
