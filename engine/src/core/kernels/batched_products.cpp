@@ -432,10 +432,6 @@ void inPlaceProducts(const MatrixView& W, const uint32_t* xs, int64_t m, const f
 // a panel at a time over every step, column-major ones in blocks (packColumns).
 void floatProducts(const MatrixView& W, bool pairs, const uint32_t* xs, int64_t m, const float* b,
                    float* y, int64_t ldy, int64_t r0, int64_t r1) {
-    if (readsInPlace(W, m)) {
-        inPlaceProducts(W, xs, m, b, y, ldy, r0, r1);
-        return;
-    }
     const int64_t steps = stepWords(pairs, W.cols);
     const int64_t blockRows = W.transposed ? kColumnRows : kPanel;
     const int64_t blockSteps = W.transposed ? kColumnSteps : steps;
@@ -526,6 +522,8 @@ void batchedProductRows(const MatrixView& W, const uint32_t* xs, int64_t m, cons
     const ProductSteps steps = productSteps(W.format);
     if (steps == ProductSteps::Int8Quads)
         quadProducts(W, xs, m, b, y, ldy, r0, r1);
+    else if (readsInPlace(W, m))
+        inPlaceProducts(W, xs, m, b, y, ldy, r0, r1);
     else
         floatProducts(W, steps == ProductSteps::Bf16Pairs, xs, m, b, y, ldy, r0, r1);
 }
