@@ -288,13 +288,14 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     std::vector<int32_t> stream = ids;
     PrefixHasher hasher(keys.back());
     auto perToken = [&](const engine::GenerationEvent& e) {
+        const bool go = !onToken || onToken(e); // streamed before the model reads it
         if (e.token >= 0) {
             stream.push_back(e.token);
             hasher.push(e.token);
             if (e.windowFill == w.window)
                 save(hasher.key());
         }
-        return !onToken || onToken(e);
+        return go;
     };
     auto generated = gen->generate(request.sampling, perToken, cancel);
     if (!generated)

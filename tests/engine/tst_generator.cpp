@@ -264,6 +264,76 @@ private Q_SLOTS:
         QCOMPARE(r->tokens.size(), size_t(5));
     }
 
+    // Each token is handed out before the model reads it (the first token does not wait
+    // for a step of the model), and whatever needs the model's state after it has the
+    // model read it first: a state exported inside the callback, and the logits there,
+    // are bit for bit those of a twin that stopped after that token. A recurrent model
+    // in windows of 16 (o = 4), so the pool is in the state and windows roll over.
+    void tokensAreHandedOutBeforeTheModelReadsThem() {
+        auto model = baton::test::loadRecurrentFixture(m_tmp.filePath("recurrent"));
+        QVERIFY(model);
+        const WindowSettings w{16, 4};
+        SamplingOptions o;
+        o.maxTokens = 24;
+        o.seed = 7;
+        o.temperature = 1.0;
+        o.stopAtEndOfText = false;
+        struct Seen {
+            int64_t readAtEvent = 0, readAfter = 0, windowIndex = 0;
+            std::vector<uint8_t> state;
+            std::vector<float> logits;
+        };
+        std::vector<Seen> seen;
+        auto g = Generator::create(model, w);
+        BATON_VERIFY_OK(g);
+        BATON_VERIFY_OK((*g)->appendText(m_prompt));
+        const auto r = (*g)->generate(o, [&](const GenerationEvent& e) {
+            Seen s;
+            s.readAtEvent = (*g)->tokensRead();
+            s.windowIndex = e.windowIndex;
+            if (e.streamLength != (*g)->streamLength() || e.windowFill != (*g)->windowFill() ||
+                (*g)->windowTokens().back() != e.token)
+                return false;                              // the token is not in the stream yet
+            const bool logitsFirst = seen.size() % 2 == 0; // each on its own has it read
+            if (logitsFirst)
+                s.logits = (*g)->nextLogits();
+            auto state = (*g)->exportState();
+            if (!state.ok())
+                return false;
+            s.state = std::move(*state);
+            if (!logitsFirst)
+                s.logits = (*g)->nextLogits();
+            s.readAfter = (*g)->tokensRead();
+            seen.push_back(std::move(s));
+            return true;
+        });
+        BATON_VERIFY_OK(r);
+        QCOMPARE(r->reason, StopReason::MaxTokens);
+        QCOMPARE(seen.size(), size_t(o.maxTokens));
+        QVERIFY(r->rollovers >= 1);
+        for (int k = 1; k <= o.maxTokens; ++k) {
+            const Seen& s = seen[size_t(k - 1)];
+            QCOMPARE(s.readAfter, s.readAtEvent + 1); // read on demand, once
+            if (k > 4 && k % 5 != 0 && k != o.maxTokens &&
+                s.windowIndex == seen[size_t(k - 2)].windowIndex)
+                continue; // the twins: the first tokens, every fifth, roll-overs, the last
+            auto twin = Generator::create(model, w);
+            BATON_VERIFY_OK(twin);
+            BATON_VERIFY_OK((*twin)->appendText(m_prompt));
+            SamplingOptions first = o;
+            first.maxTokens = k;
+            BATON_VERIFY_OK((*twin)->generate(first));
+            const auto state = (*twin)->exportState();
+            BATON_VERIFY_OK(state);
+            QVERIFY2(*state == s.state, qPrintable(QString("token %1").arg(k)));
+            QVERIFY2((*twin)->nextLogits() == s.logits, qPrintable(QString("token %1").arg(k)));
+        }
+        // Nothing is left unread when generate() returns: it goes on from the last token.
+        const auto last = (*g)->exportState();
+        BATON_VERIFY_OK(last);
+        QVERIFY(*last == seen.back().state);
+    }
+
     void cancel() {
         auto g = make();
         QVERIFY(g->appendText(m_prompt).ok());

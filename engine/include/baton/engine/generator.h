@@ -147,6 +147,12 @@ public:
 
     // Generates up to options.maxTokens tokens; onToken may return false to stop.
     // An empty stream starts from the model's start-of-text token.
+    // onToken sees each token as soon as it is sampled, before the model reads it (so
+    // the first token does not wait for a step of the model): streamLength(),
+    // windowTokens() and windowFill() count it already, tokensRead() not yet, and
+    // whatever needs the model's state after it (exportState, nextLogits, mark, rewind,
+    // append, setGuide) has the model read it first. When generate() returns, every
+    // token it handed out has been read.
     Result<GenerationResult>
     generate(const SamplingOptions& options,
              const std::function<bool(const GenerationEvent&)>& onToken = {},

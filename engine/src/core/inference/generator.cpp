@@ -69,18 +69,31 @@ Result<void> Generator::pin(const std::vector<int32_t>& ids) {
     return {};
 }
 
+namespace {
+// Where the caller has no error to return: the model reads the token generate() handed
+// out before reading it. A failure leaves it unread, for generate() to report.
+Generator::Impl& caughtUp(Generator::Impl& g) {
+    try {
+        torch::NoGradGuard noGrad;
+        g.catchUp();
+    } catch (const c10::Error&) {
+    }
+    return g;
+}
+} // namespace
+
 void Generator::mark() {
     torch::NoGradGuard noGrad;
-    m_impl->marked = m_impl->takeMark();
+    m_impl->marked = caughtUp(*m_impl).takeMark();
 }
 
 bool Generator::rewind() {
     torch::NoGradGuard noGrad;
-    return m_impl->restoreMark(m_impl->marked);
+    return caughtUp(*m_impl).restoreMark(m_impl->marked);
 }
 
 std::vector<float> Generator::currentState() const {
-    if (!m_impl->state.defined())
+    if (!m_impl->state.defined()) // set at roll-overs, which come after a catch-up
         return {};
     return toHost(m_impl->state);
 }
@@ -136,6 +149,7 @@ Result<void> Generator::setGuide(const std::vector<int32_t>& ids, int64_t before
             return r;
     try {
         torch::NoGradGuard noGrad;
+        g.catchUp();
         g.guide = ids;
         if (ids.empty() && g.guideAt < 0)
             return {}; // nothing placed, nothing to place
@@ -148,7 +162,8 @@ Result<void> Generator::setGuide(const std::vector<int32_t>& ids, int64_t before
 
 const std::vector<float>& Generator::nextLogits() const {
     static const std::vector<float> none;
-    return m_impl->streamLength > 0 || !m_impl->pinned.empty() ? m_impl->lastLogits : none;
+    const Impl& g = caughtUp(*m_impl);
+    return g.streamLength > 0 || !g.pinned.empty() ? g.lastLogits : none;
 }
 
 Result<void> Generator::append(const std::vector<int32_t>& ids, const CancelToken& cancel) {
@@ -159,6 +174,7 @@ Result<void> Generator::append(const std::vector<int32_t>& ids, const CancelToke
                              "token id " + std::to_string(id) + " is outside the vocabulary");
     try {
         torch::NoGradGuard noGrad;
+        m_impl->catchUp();
         m_impl->append(ids, cancel);
     } catch (const c10::Error& e) {
         return torchError(e);
@@ -350,6 +366,7 @@ Generator::generate(const SamplingOptions& options,
                 break;
             }
             cpu::applyThreadBudget();
+            g.catchUp(); // the token handed out last
             work = g.lastLogits;
             if (eos >= 0 && !options.stopAtEndOfText)
                 work[static_cast<size_t>(eos)] = -std::numeric_limits<float>::infinity();
@@ -373,8 +390,7 @@ Generator::generate(const SamplingOptions& options,
                     reopenable.push_back(g.snapshotWindow());
                 g.rollover();
             }
-            g.decode(token);
-            g.streamLength += 1;
+            g.push(token); // read when the next token is sampled (or something else needs it)
             h.text = decoder.push(token);
             h.event.token = token;
             h.event.generated = static_cast<int64_t>(result.tokens.size() + held.size() + 1);
@@ -411,6 +427,7 @@ Generator::generate(const SamplingOptions& options,
         // What is still held back completes no phrase.
         if (result.reason != StopReason::StopString && result.reason != StopReason::Callback)
             release(held.size());
+        g.catchUp(); // the stream ends read
     } catch (const c10::Error& e) {
         return torchError(e);
     }

@@ -113,7 +113,9 @@ public:
         return added;
     }
 
-    void decode(int32_t id) {
+    // Reads a generated token after the open window's: its keys and values, its part
+    // of the pool and the next logits (the caller has put it in `window` already).
+    void readGenerated(int32_t id) {
         if (m.decoder) {
             view.slotLayer = cache.slotLayer;
             view.slotLayers = cache.slotLayers;
@@ -127,10 +129,26 @@ public:
             cache.length += 1;
             tokensRead += 1;
             m.decoder->lmHead(hidden.data(), lastLogits.data());
-            window.push_back(id);
         } else {
-            readStream(&id, 1, true);
+            prefill(&id, 1, true);
         }
+    }
+
+    // generate() hands each token out before the model reads it, so the caller sees it
+    // a step of the model sooner: push() puts it in the stream and the window, and
+    // catchUp() has the model read it once something needs what the model makes of it
+    // (the next token, an exported state, a mark, more input). A token left unread is
+    // read on the next try when reading it fails.
+    void push(int32_t id) {
+        window.push_back(id);
+        streamLength += 1;
+        unread = id;
+    }
+    void catchUp() {
+        if (unread < 0)
+            return;
+        readGenerated(unread);
+        unread = -1;
     }
 
     // Puts the state into the (empty) cache as the slots' keys and values.
@@ -320,6 +338,7 @@ public:
     int64_t streamLength = 0;
     int64_t rollovers = 0;
     int64_t tokensRead = 0; // read into windows, read again included
+    int32_t unread = -1;    // the last token of the stream, not read yet (push); -1: none
     torch::Tensor state;    // the open window's state [1, S, k], compute dtype; undefined if none
     torch::Tensor pooled;   // running sums per slot over the open window, float32 [1, S, k]
     std::vector<float> lastLogits;
@@ -333,7 +352,7 @@ public:
         std::vector<float> lastLogits;
     } marked;
 
-    Mark takeMark() const {
+    Mark takeMark() const { // with everything read (catchUp)
         Mark k;
         k.streamLength = streamLength;
         k.rollovers = rollovers;
@@ -348,6 +367,7 @@ public:
         if (k.streamLength < 0 || k.rollovers != rollovers || streamLength < k.streamLength)
             return false;
         streamLength = k.streamLength;
+        unread = -1; // a mark is taken with everything read: a token unread is after it
         cache.length = k.cacheLength; // later keys and values are overwritten when read again
         window.resize(k.windowSize);
         while (!checkpoints.empty() && checkpoints.back().cacheLength > k.cacheLength)
@@ -384,6 +404,7 @@ public:
         rollovers = s.rollovers;
         windowStart = s.windowStart;
         streamLength = s.streamLength;
+        unread = -1; // taken with everything read, before the token unread
         beginWindow();
         window = s.window;
         readWindowFrom(0, s.guideAt, true);

@@ -20,6 +20,8 @@ Result<StateSummary> summariseState(const std::vector<uint8_t>& blob) {
 Result<std::vector<uint8_t>> Generator::exportState() const {
     const Impl& g = *m_impl;
     try {
+        torch::NoGradGuard noGrad;
+        m_impl->catchUp(); // a token generate() has handed out, read first
         StateBlob b;
         b.identity = g.m.info.identity;
         b.window = g.w.window;
