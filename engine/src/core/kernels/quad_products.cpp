@@ -105,22 +105,25 @@ template <int T>
 BATON_VNNI void quadTile(const uint32_t* panel, int64_t nb, const uint32_t* xs, int64_t ldx,
                          const float* b, float* y, int64_t ldy, __mmask32 rows) {
     __m512 acc[T][2];
+    const uint32_t* x[T]; // each row's block, walked along (one register each)
 #pragma GCC unroll 6
-    for (int i = 0; i < T; ++i)
+    for (int i = 0; i < T; ++i) {
         acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+        x[i] = xs + i * ldx;
+    }
     for (int64_t blk = 0; blk < nb; ++blk) {
         const uint32_t* p = panel + blk * kQuadBlock;
-        const uint32_t* x = xs + blk * kQuadWords;
         __m512i sum[T][2];
 #pragma GCC unroll 6
         for (int i = 0; i < T; ++i) // the weights' offset, taken once
-            sum[i][0] = sum[i][1] = _mm512_set1_epi32(int32_t(x[i * ldx + kQuadSteps + 1]));
+            sum[i][0] = sum[i][1] = _mm512_set1_epi32(int32_t(x[i][kQuadSteps + 1]));
+#pragma GCC unroll 8
         for (int64_t s = 0; s < kQuadSteps; ++s) {
             const __m512i w0 = _mm512_loadu_si512(p + s * kPanel);
             const __m512i w1 = _mm512_loadu_si512(p + s * kPanel + 16);
 #pragma GCC unroll 6
             for (int i = 0; i < T; ++i) {
-                const __m512i xv = _mm512_set1_epi32(int32_t(x[i * ldx + s]));
+                const __m512i xv = _mm512_set1_epi32(int32_t(x[i][s]));
                 sum[i][0] = _mm512_dpbusd_epi32(sum[i][0], w0, xv);
                 sum[i][1] = _mm512_dpbusd_epi32(sum[i][1], w1, xv);
             }
@@ -130,12 +133,13 @@ BATON_VNNI void quadTile(const uint32_t* panel, int64_t nb, const uint32_t* xs, 
 #pragma GCC unroll 6
         for (int i = 0; i < T; ++i) {
             float sx;
-            std::memcpy(&sx, x + i * ldx + kQuadSteps, sizeof sx);
+            std::memcpy(&sx, x[i] + kQuadSteps, sizeof sx);
             const __m512 sv = _mm512_set1_ps(sx);
             acc[i][0] =
                 _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[i][0]), _mm512_mul_ps(d0, sv), acc[i][0]);
             acc[i][1] =
                 _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[i][1]), _mm512_mul_ps(d1, sv), acc[i][1]);
+            x[i] += kQuadWords;
         }
     }
     storeTile<T>(acc, b, y, ldy, rows);
