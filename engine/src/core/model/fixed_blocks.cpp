@@ -2,6 +2,7 @@
 
 #include "kernels/batched_products.h"
 #include "kernels/core_budget.h"
+#include "kernels/vector_ops.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -224,6 +225,34 @@ struct LayerNormFn : torch::autograd::Function<LayerNormFn> {
     }
 };
 
+// y = GELU(x) with the tanh approximation: the forward is the one-token decoder's
+// vector code (cpu::geluTanh) in blocks shared among the team (a value's result does
+// not depend on the split), so a prefill and the decoder compute the same function;
+// the backward is LibTorch's.
+Tensor geluForward(const Tensor& x) {
+    const Tensor in = x.contiguous();
+    auto y = torch::empty_like(in);
+    const float* from = in.data_ptr<float>();
+    float* to = y.data_ptr<float>();
+    const int64_t n = in.numel();
+    forBlocks(n, n * 32, [&](int64_t start, int64_t length) {
+        std::copy(from + start, from + start + length, to + start);
+        cpu::geluTanh(to + start, length);
+    });
+    return y;
+}
+
+struct GeluFn : torch::autograd::Function<GeluFn> {
+    static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+        ctx->save_for_backward({x});
+        return geluForward(x);
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const auto x = ctx->get_saved_variables()[0];
+        return {at::gelu_backward(grads[0], x, "tanh")};
+    }
+};
+
 } // namespace
 
 void followThreadBudget() {
@@ -300,6 +329,14 @@ double sumOfSquares(const Tensor& t) {
     if (const int64_t rest = n - rows * width; rest > 0)
         sum += flat.narrow(0, rows * width, rest).to(torch::kFloat64).square().sum().item<double>();
     return sum;
+}
+
+Tensor geluTanh(const Tensor& x) {
+    if (!ownKernels(x) || x.scalar_type() != torch::kFloat32)
+        return torch::gelu(x, "tanh");
+    if (!needsGrad({x}))
+        return geluForward(x);
+    return GeluFn::apply(x);
 }
 
 Tensor layerNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {

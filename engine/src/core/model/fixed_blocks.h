@@ -69,6 +69,11 @@ torch::Tensor matmul(const torch::Tensor& a, const torch::Tensor& b);
 // LibTorch sum over a whole large tensor splits by thread count).
 double sumOfSquares(const torch::Tensor& t);
 
+// torch::gelu(x, "tanh") (GPT-2's GELU); on the CPU in float32 the forward is the
+// one-token decoder's (kernels/vector_ops.h: within a few ulps of LibTorch's), in
+// blocks shared among the team, with LibTorch's backward.
+torch::Tensor geluTanh(const torch::Tensor& x);
+
 // torch::layer_norm over the last dimension, with the weight and bias gradients summed
 // along rows in a fixed order.
 torch::Tensor layerNorm(const torch::Tensor& x, const torch::Tensor& weight,

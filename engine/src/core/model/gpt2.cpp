@@ -339,7 +339,7 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
                       args.sink,
                       (args.wantSlotMass && slotHere && !out.slotMass.defined()) ? &mass : nullptr);
         x = x + block->mlp->c_proj->forward(
-                    torch::gelu(block->mlp->c_fc->forward(block->ln_2->forward(x)), "tanh"));
+                    blocks::geluTanh(block->mlp->c_fc->forward(block->ln_2->forward(x))));
         if (mass.defined())
             out.slotMass = written > 0 ? mass.narrow(1, 0, n) : mass; // [B, n]
         if (args.blockOutputs)
