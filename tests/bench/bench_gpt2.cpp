@@ -216,6 +216,10 @@ int main(int argc, char** argv) {
     c.nInner = 4 * c.nEmbd;
     const int window = std::stoi(arg(argc, argv, "window", "300"));
     const int decodeTokens = std::stoi(arg(argc, argv, "decode-tokens", "128"));
+    if (decodeTokens < 2) { // a decode step is timed from one token to the next
+        std::fprintf(stderr, "error: --decode-tokens takes 2 or more\n");
+        return 2;
+    }
     const int repeats = std::stoi(arg(argc, argv, "repeats", "5"));
     const auto weights = engine::parseWeightFormat(arg(argc, argv, "weights", "f32"));
     if (!weights) {
