@@ -138,6 +138,16 @@ private Q_SLOTS:
             inputs, 1e-3);
     }
 
+    // GPT-2's tanh GELU: the one-token decoder's vector code, within a few ulps of
+    // LibTorch's, with LibTorch's gradient. Odd sizes: blocks of several widths and tails.
+    void geluMatchesTorchForAnyTeam() {
+        torch::manual_seed(9);
+        const Tensors inputs = {torch::randn({3, 401, 700}) * 3};
+        check(
+            "gelu", [](const Tensors& t) { return blocks::geluTanh(t[0]); },
+            [](const Tensors& t) { return torch::gelu(t[0], "tanh"); }, inputs, 1e-5);
+    }
+
     void sumOfSquaresIsExactForAnyTeam() {
         torch::manual_seed(8);
         for (const int64_t n : {int64_t(5), int64_t(70000), int64_t(9'000'001)}) {
@@ -163,8 +173,11 @@ private Q_SLOTS:
                    b = torch::randn({384});
         const auto withGrad = forwardBackward(
             [](const Tensors& t) { return blocks::linear(t[0], t[1], t[2]); }, {x, w, b});
+        const auto geluWithGrad =
+            forwardBackward([](const Tensors& t) { return blocks::geluTanh(t[0]); }, {x});
         torch::NoGradGuard noGrad;
         QVERIFY(torch::equal(withGrad[0], blocks::linear(x, w, b)));
+        QVERIFY(torch::equal(geluWithGrad[0], blocks::geluTanh(x)));
     }
 };
 

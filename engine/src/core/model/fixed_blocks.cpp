@@ -227,8 +227,10 @@ struct LayerNormFn : torch::autograd::Function<LayerNormFn> {
 
 // y = GELU(x) with the tanh approximation: the forward is the one-token decoder's
 // vector code (cpu::geluTanh) in blocks shared among the team (a value's result does
-// not depend on the split), so a prefill and the decoder compute the same function;
-// the backward is LibTorch's.
+// not depend on the split), so a prefill and the decoder compute the same function.
+// The backward is LibTorch's, in the same blocks: its vector code leaves the tail of a
+// thread's range to scalar code that rounds differently, so LibTorch's own split by
+// the team's size changed the bits.
 Tensor geluForward(const Tensor& x) {
     const Tensor in = x.contiguous();
     auto y = torch::empty_like(in);
@@ -248,8 +250,16 @@ struct GeluFn : torch::autograd::Function<GeluFn> {
         return geluForward(x);
     }
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
-        const auto x = ctx->get_saved_variables()[0];
-        return {at::gelu_backward(grads[0], x, "tanh")};
+        const Tensor x = ctx->get_saved_variables()[0].contiguous().view(-1);
+        const Tensor dy = grads[0].contiguous().view(-1);
+        auto dx = torch::empty_like(x);
+        const int64_t n = x.numel();
+        forBlocks(n, n * 32, [&](int64_t start, int64_t length) {
+            auto part = dx.narrow(0, start, length);
+            at::gelu_backward_out(part, dy.narrow(0, start, length), x.narrow(0, start, length),
+                                  "tanh");
+        });
+        return {dx.view(grads[0].sizes())};
     }
 };
 

@@ -8,10 +8,12 @@
 // training runs may not depend on what else the machine is doing. Most of LibTorch's
 // CPU kernels give every output element to one thread in a fixed order (elementwise
 // ops, softmax, layer norm forward, embedding, cross entropy, sums along a dimension,
-// AdamW). Four do not, measured with 1 and 2 threads: BLAS matrix products (OpenBLAS
+// AdamW). Five do not, measured with 1 and 2 threads: BLAS matrix products (OpenBLAS
 // splits them by thread count, differences of 1e-5 in a product of 768 terms),
-// batched products, layer norm's weight gradients (one partial sum per thread), and
-// sums over a whole large tensor (the gradient norm). Those four are computed here in
+// batched products, layer norm's weight gradients (one partial sum per thread), sums
+// over a whole large tensor (the gradient norm), and the tanh GELU's gradient (the
+// tail of each thread's range goes through scalar code that rounds differently from
+// the vector code, differences of 1e-7). Those five are computed here in
 // blocks whose boundaries depend only on the shapes: each block is one single-threaded
 // product, the blocks are shared among the team's threads, so any team size writes the
 // same bits.
