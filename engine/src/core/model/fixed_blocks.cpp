@@ -52,6 +52,13 @@ void forBlocks(int64_t size, int64_t work, const Fn& fn, int64_t parts = 16) {
     });
 }
 
+// forBlocks over the n values of element-wise work (a value costs about as much as 32
+// multiply-adds of a product).
+template <class Fn>
+void forElements(int64_t n, const Fn& fn) {
+    forBlocks(n, n * 32, fn);
+}
+
 bool needsGrad(std::initializer_list<Tensor> ts) {
     if (!torch::GradMode::is_enabled())
         return false;
@@ -237,7 +244,7 @@ Tensor geluForward(const Tensor& x) {
     const float* from = in.data_ptr<float>();
     float* to = y.data_ptr<float>();
     const int64_t n = in.numel();
-    forBlocks(n, n * 32, [&](int64_t start, int64_t length) {
+    forElements(n, [&](int64_t start, int64_t length) {
         std::copy(from + start, from + start + length, to + start);
         cpu::geluTanh(to + start, length);
     });
@@ -254,7 +261,7 @@ struct GeluFn : torch::autograd::Function<GeluFn> {
         const Tensor dy = grads[0].contiguous().view(-1);
         auto dx = torch::empty_like(x);
         const int64_t n = x.numel();
-        forBlocks(n, n * 32, [&](int64_t start, int64_t length) {
+        forElements(n, [&](int64_t start, int64_t length) {
             auto part = dx.narrow(0, start, length);
             at::gelu_backward_out(part, dy.narrow(0, start, length), x.narrow(0, start, length),
                                   "tanh");
