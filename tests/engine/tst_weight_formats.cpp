@@ -4,6 +4,7 @@
 // path this CPU runs, odd sizes) matches torch's product of the same weights; so does
 // the GELU. (8-bit products quantize x as well: tst_int8_weights.)
 #include "isa_paths.h"
+#include "kernels/q4_blocks.h"
 #include "kernels/vector_ops.h"
 #include "kernels/weight_matrix.h"
 #include "kernels/worker_team.h"
@@ -12,6 +13,7 @@
 
 #include <QtTest>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -239,6 +241,121 @@ private Q_SLOTS:
             }
             for (const auto& y : ys)
                 QVERIFY((y - ys.front()).abs().max().item<float>() < 1e-3f);
+        }
+    }
+
+    // Whole rows are rounded to 16 bits in vector code (floatsToF16, floatsToBf16): on
+    // every path each value is what the scalar floatToF16 / floatToBf16 gives, for every
+    // kind of float (random bit patterns: NaNs with payloads, infinities, subnormals,
+    // values at the rounding and overflow boundaries) and any length (vector tails).
+    void vectorRoundingIsTheScalarRounding() {
+        std::vector<uint32_t> bits = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                      0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu,
+                                      0x477fefffu, 0x477ff000u, 0x477fe000u, 0x33000000u,
+                                      0x33000001u, 0x387fc000u, 0x38800000u, 0x3f808000u,
+                                      0x3f818000u, 0x3f80ffffu, 0x00000001u, 0x807fffffu};
+        uint32_t state = 12345u;
+        while (bits.size() < 4096) { // xorshift: every exponent and sign
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            bits.push_back(state);
+        }
+        std::vector<float> x(bits.size());
+        std::memcpy(x.data(), bits.data(), 4 * bits.size());
+        for (Isa path : baton::test::isaPaths()) {
+            setIsa(path);
+            for (int64_t n :
+                 {int64_t(1), int64_t(7), int64_t(16), int64_t(37), int64_t(x.size())}) {
+                std::vector<uint16_t> f16(size_t(n) + 1, 0xabcd), bf16(size_t(n) + 1, 0xabcd);
+                floatsToF16(x.data(), n, f16.data());
+                floatsToBf16(x.data(), n, bf16.data());
+                for (int64_t i = 0; i < n; ++i) {
+                    const QString what = QString("%1, bits %2")
+                                             .arg(isaName(path))
+                                             .arg(bits[size_t(i)], 8, 16, QChar('0'));
+                    QVERIFY2(f16[size_t(i)] == floatToF16(x[size_t(i)]), qPrintable("f16 " + what));
+                    QVERIFY2(bf16[size_t(i)] == floatToBf16(x[size_t(i)]),
+                             qPrintable("bf16 " + what));
+                }
+                QCOMPARE(f16[size_t(n)], uint16_t(0xabcd)); // nothing written past n
+                QCOMPARE(bf16[size_t(n)], uint16_t(0xabcd));
+            }
+        }
+    }
+
+    // The loader converts a stored matrix a tile at a time (model/weight_loader.cpp):
+    // unpackTile gives exactly the tile's weights, row- or column-major, on every path,
+    // and packing a matrix tile by tile (tiles of the format's column granule and its
+    // multiples, any depth, a narrower last tile) gives the bytes of packing it whole.
+    void tilesGiveTheBitsOfWholeRows() {
+        torch::manual_seed(21);
+        const std::pair<int64_t, int64_t> shapes[] = {{1, 33}, {37, 1100}, {70, 64}, {130, 600}};
+        const std::pair<int64_t, int64_t> tiles[] = {{16, 1}, {29, 2}, {512, 1}, {7, 3}};
+        for (auto [rows, cols] : shapes) {
+            auto w = torch::randn({rows, cols});
+            for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16})
+                for (bool transposed : {false, true}) {
+                    const auto exact = reference(w, f);
+                    const auto bytes = transposed ? exact.t().contiguous() : exact;
+                    const auto held = PackedMatrix::pack(bytes.data_ptr<float>(), bytes.size(0),
+                                                         bytes.size(1), f);
+                    MatrixView view = f == WeightFormat::F32
+                                          ? PackedMatrix::wrap(bytes.data_ptr<float>(),
+                                                               bytes.size(0), bytes.size(1))
+                                          : held.view();
+                    view.rows = rows;
+                    view.cols = cols;
+                    view.transposed = transposed;
+                    for (Isa path : baton::test::isaPaths()) {
+                        setIsa(path);
+                        for (auto [r0, r1, c0, c1] : {std::array<int64_t, 4>{0, rows, 0, cols},
+                                                      {rows / 3, rows, cols / 2, cols},
+                                                      {0, (rows + 1) / 2, 1, 18}}) {
+                            auto tile = torch::full({r1 - r0, c1 - c0}, -7.f);
+                            unpackTile(view, r0, r1, c0, c1, tile.data_ptr<float>());
+                            QVERIFY2(torch::equal(tile, exact.slice(0, r0, r1).slice(1, c0, c1)),
+                                     qPrintable(QString("%1 %2 [%3, %4] %5")
+                                                    .arg(isaName(path), weightFormatName(f))
+                                                    .arg(rows)
+                                                    .arg(cols)
+                                                    .arg(transposed ? "column-major" : "")));
+                        }
+                    }
+                }
+            for (WeightFormat f : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16,
+                                   WeightFormat::Int8, WeightFormat::Q4}) {
+                const auto whole = PackedMatrix::pack(w.data_ptr<float>(), rows, cols, f);
+                for (auto [depth, granules] : tiles) {
+                    const int64_t width = granules * packColumnGranule(f);
+                    auto tiled = PackedMatrix::allocate(rows, cols, f);
+                    for (int64_t r0 = 0; r0 < rows; r0 += depth)
+                        for (int64_t c0 = 0; c0 < cols; c0 += width) {
+                            const int64_t r1 = std::min(rows, r0 + depth),
+                                          c1 = std::min(cols, c0 + width);
+                            auto tile = w.slice(0, r0, r1).slice(1, c0, c1).contiguous();
+                            tiled.packTile(tile.data_ptr<float>(), r0, r1, c0, c1);
+                        }
+                    const MatrixView a = whole.view(), b = tiled.view();
+                    const size_t blocks = size_t(rows * a.blocksPerRow());
+                    const size_t data = f == WeightFormat::Q4
+                                            ? size_t(rows) * q4RowBytes(cols)
+                                            : weightBytes(f) * size_t(rows * cols);
+                    const QString what = QString("%1 [%2, %3], tiles %4 x %5")
+                                             .arg(weightFormatName(f))
+                                             .arg(rows)
+                                             .arg(cols)
+                                             .arg(depth)
+                                             .arg(width);
+                    QVERIFY2(std::memcmp(a.data, b.data, data) == 0, qPrintable(what));
+                    if (f == WeightFormat::Int8)
+                        QVERIFY2(std::memcmp(a.scales, b.scales, 4 * blocks) == 0,
+                                 qPrintable(what));
+                    if (f == WeightFormat::Q4)
+                        QVERIFY2(std::memcmp(a.q4Scales, b.q4Scales, 2 * blocks) == 0,
+                                 qPrintable(what));
+                }
+            }
         }
     }
 

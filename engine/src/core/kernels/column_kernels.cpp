@@ -121,29 +121,33 @@ BATON_AVX512 void columnsAvx512(const MatrixView& m, const float* x, int64_t c0,
     }
 }
 
-// 16 rows by 16 columns at a time: each column's 16 values are one (converted) vector,
-// and a transpose turns them into the rows' 16 values.
+// Columns 16 at a time; for each 16, the rows 16 at a time: a tile of 16 rows by 16
+// columns, each column's 16 values one (converted) vector, which a transpose turns into
+// the rows' 16 values. The 16 columns' stretches are read down the rows, each one a
+// stream the software prefetch keeps ahead (no hardware prefetcher follows 16 of them).
 template <WeightFormat F>
-BATON_AVX512 void unpackColumnsAvx512(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
-    for (int64_t r = r0; r < r1; r += 16) {
-        const int64_t n = std::min<int64_t>(16, r1 - r);
-        const __mmask16 rows = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
-        for (int64_t c0 = 0; c0 < m.cols; c0 += 16) {
-            const int64_t k = std::min<int64_t>(16, m.cols - c0);
+BATON_AVX512 void unpackColumnsAvx512(const MatrixView& m, int64_t r0, int64_t r1, int64_t c0,
+                                      int64_t c1, float* out) {
+    constexpr int64_t kAhead = 64; // rows prefetched ahead in each column
+    const int64_t width = c1 - c0;
+    for (int64_t c = c0; c < c1; c += 16) {
+        const int64_t k = std::min<int64_t>(16, c1 - c);
+        const __mmask16 cols = __mmask16(k >= 16 ? 0xffff : (1u << k) - 1);
+        for (int64_t r = r0; r < r1; r += 16) {
+            const int64_t n = std::min<int64_t>(16, r1 - r);
+            const __mmask16 rows = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
             __m512i v[16];
             for (int64_t j = 0; j < 16; ++j) {
-                // The next tile's columns: strides no hardware prefetcher follows.
-                if (c0 + 16 + j < m.cols)
-                    _mm_prefetch(static_cast<const char*>(columnPtr<F>(m, c0 + 16 + j)) +
-                                     size_t(r) * elementBytes<F>(),
+                if (j < k && r + kAhead < r1)
+                    _mm_prefetch(static_cast<const char*>(columnPtr<F>(m, c + j)) +
+                                     size_t(r + kAhead) * elementBytes<F>(),
                                  _MM_HINT_T0);
-                v[j] = j < k ? _mm512_castps_si512(columnLoad16<F>(m, c0 + j, r, rows))
+                v[j] = j < k ? _mm512_castps_si512(columnLoad16<F>(m, c + j, r, rows))
                              : _mm512_setzero_si512();
             }
             transpose16(v);
-            const __mmask16 cols = __mmask16(k >= 16 ? 0xffff : (1u << k) - 1);
             for (int64_t i = 0; i < n; ++i)
-                _mm512_mask_storeu_ps(out + (r - r0 + i) * m.cols + c0, cols,
+                _mm512_mask_storeu_ps(out + (r - r0 + i) * width + (c - c0), cols,
                                       _mm512_castsi512_ps(v[i]));
         }
     }
@@ -151,16 +155,17 @@ BATON_AVX512 void unpackColumnsAvx512(const MatrixView& m, int64_t r0, int64_t r
 
 } // namespace
 
-void unpackColumnMajorAvx512(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+void unpackColumnMajorAvx512(const MatrixView& m, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                             float* out) {
     switch (m.format) {
     case WeightFormat::F32:
-        unpackColumnsAvx512<WeightFormat::F32>(m, r0, r1, out);
+        unpackColumnsAvx512<WeightFormat::F32>(m, r0, r1, c0, c1, out);
         break;
     case WeightFormat::F16:
-        unpackColumnsAvx512<WeightFormat::F16>(m, r0, r1, out);
+        unpackColumnsAvx512<WeightFormat::F16>(m, r0, r1, c0, c1, out);
         break;
     default: // BF16 (8- and 4-bit weights are never column-major)
-        unpackColumnsAvx512<WeightFormat::BF16>(m, r0, r1, out);
+        unpackColumnsAvx512<WeightFormat::BF16>(m, r0, r1, c0, c1, out);
         break;
     }
 }

@@ -25,7 +25,8 @@ float int8BlockScalar(const float* w, int64_t n, int8_t* q) {
 }
 
 // The same values with AVX-512: round to nearest even, clamp, narrow.
-BATON_AVX512 float int8BlockAvx512(const float* w, int64_t n, int8_t* q) {
+BATON_AVX512 inline __attribute__((always_inline)) float int8BlockAvx512(const float* w, int64_t n,
+                                                                         int8_t* q) {
     const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
     const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
     const __m512 v[2] = {simd::finiteOrZero16(_mm512_maskz_loadu_ps(lo, w)),
@@ -179,10 +180,22 @@ void fourRowsAtATime(RowsOf four, RowsOf one, const MatrixView& m, const float* 
         one(m, a, b, y, r);
 }
 
+// A row's blocks in one call, so the block's code is inlined into the loop (one call
+// per block, with its dispatch and vzeroupper, took as long as the rounding).
+BATON_AVX512 void int8RowAvx512(const float* w, int64_t cols, int8_t* q, float* scales) {
+    for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk)
+        scales[blk] = int8BlockAvx512(w + c0, std::min(kInt8Block, cols - c0), q + c0);
+}
+
 } // namespace
 
-float quantizeInt8Block(const float* w, int64_t n, int8_t* q) {
-    return isa() == Isa::Avx512 ? int8BlockAvx512(w, n, q) : int8BlockScalar(w, n, q);
+void quantizeInt8Row(const float* w, int64_t cols, int8_t* q, float* scales) {
+    if (isa() == Isa::Avx512) {
+        int8RowAvx512(w, cols, q, scales);
+        return;
+    }
+    for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk)
+        scales[blk] = int8BlockScalar(w + c0, std::min(kInt8Block, cols - c0), q + c0);
 }
 
 void quantizeInt8Activations(const float* x, int64_t cols, Int8Activations& a) {

@@ -2,7 +2,7 @@
 // 32 consecutive weights of a row (a block) share one float16 scale d, and a weight is
 // d * (u - 8) with u in [0, 15].
 //
-// Rounding (packQ4Rows): d0 = the block's weight of largest magnitude / -8 (Q4_0's
+// Rounding (packQ4Tile): d0 = the block's weight of largest magnitude / -8 (Q4_0's
 // choice: that weight is exactly -8 d0), rounded to float16, and u = round(w * (1 / d0))
 // + 8 (ties to even) clamped to [0, 15]; then the least-squares scale for those u,
 // d1 = sum(w q) / sum(q q) (q = u - 8), rounded to float16, and the u it rounds to. The
@@ -49,10 +49,12 @@ inline int64_t q4BlockOffset(int64_t nb, int64_t blk, int64_t& partBytes) {
     return g * kQ4Group * 16 + 4 * (blk % kQ4Group);
 }
 
-// Converts the float32 rows [r0, r1) held row-major at w (`cols` wide) into the rows
-// [r0, r1) of a Q4 matrix: its nibbles and scales (the whole matrix's arrays).
-void packQ4Rows(const float* w, int64_t cols, int64_t r0, int64_t r1, uint8_t* nibbles,
-                uint16_t* scales);
+// Converts the float32 tile of rows [r0, r1) by columns [c0, c1), held row-major at w
+// (c1 - c0 wide), into those weights of a Q4 matrix `cols` wide: its nibbles and
+// scales (the whole matrix's arrays). c0 is a multiple of a group (kQ4Group blocks),
+// and so is c1 unless it is `cols`.
+void packQ4Tile(const float* w, int64_t cols, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                uint8_t* nibbles, uint16_t* scales);
 
 // The activations of one product, quantized: for group g (16 blocks) and part v in
 // [0, 8), the 64 bytes at (8 g + v) * 64 hold in lane j block 16 g + j's values

@@ -278,22 +278,22 @@ BATON_AVX512 void quantizeGroupAvx512(const float* w, uint8_t* parts, uint16_t* 
 
 } // namespace
 
-void packQ4Rows(const float* w, int64_t cols, int64_t r0, int64_t r1, uint8_t* nibbles,
-                uint16_t* scales) {
+void packQ4Tile(const float* w, int64_t cols, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                uint8_t* nibbles, uint16_t* scales) {
     const int64_t nb = (cols + kInt8Block - 1) / kInt8Block;
     const bool groups = isa() == Isa::Avx512; // whole groups of 16 blocks at once
     uint8_t u[kInt8Block];
     for (int64_t r = r0; r < r1; ++r) {
-        const float* row = w + (r - r0) * cols;
-        for (int64_t blk = 0; blk < nb; ++blk) {
-            const int64_t c0 = blk * kInt8Block;
-            if (groups && blk % kQ4Group == 0 && c0 + kQ4Group * kInt8Block <= cols) {
-                quantizeGroupAvx512(row + c0, nibbles + r * nb * 16 + blk * 16,
+        const float* row = w + (r - r0) * (c1 - c0); // column c at row[c - c0]
+        for (int64_t blk = c0 / kInt8Block; blk * kInt8Block < c1; ++blk) {
+            const int64_t c = blk * kInt8Block;
+            if (groups && blk % kQ4Group == 0 && c + kQ4Group * kInt8Block <= c1) {
+                quantizeGroupAvx512(row + (c - c0), nibbles + r * nb * 16 + blk * 16,
                                     scales + r * nb + blk);
                 blk += kQ4Group - 1;
                 continue;
             }
-            quantizeBlock(row + c0, std::min(kInt8Block, cols - c0), u, scales[r * nb + blk]);
+            quantizeBlock(row + (c - c0), std::min(kInt8Block, c1 - c), u, scales[r * nb + blk]);
             int64_t stride = 0;
             uint8_t* first = nibbles + r * nb * 16 + q4BlockOffset(nb, blk, stride);
             // Part p: the levels 8 p .. 8 p + 3 and, 4 bits up, 8 p + 4 .. 8 p + 7 (each

@@ -76,6 +76,72 @@ uint16_t floatToF16(float f) { // round to nearest even, overflow to infinity
     return sign | static_cast<uint16_t>(m >> 13);
 }
 
+namespace {
+
+// floatsToF16 and floatsToBf16 in vector lanes: each lane takes the steps of the
+// scalar function (the hardware's float16 conversion rounds to nearest even and
+// overflows to infinity as floatToF16 does; NaN lanes are given floatToF16's NaN).
+BATON_AVX512 void floatsToHalfAvx512(const float* x, int64_t n, uint16_t* out, bool bf16) {
+    const __m512i low = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1),
+                  quiet = _mm512_set1_epi32(0x40), sign = _mm512_set1_epi32(0x8000),
+                  f16Nan = _mm512_set1_epi32(0x7e00), absMask = _mm512_set1_epi32(0x7fffffff),
+                  inf = _mm512_set1_epi32(0x7f800000);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 k = __mmask16(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+        const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(k, x + i));
+        const __m512i high = _mm512_srli_epi32(bits, 16);
+        const __mmask16 nan =
+            _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, absMask), inf); // NaN lanes
+        __m256i h;
+        if (bf16) {
+            const __m512i even = _mm512_add_epi32(low, _mm512_and_si512(high, one));
+            const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(bits, even), 16);
+            h = _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(r, nan, high, quiet));
+        } else {
+            h = _mm512_cvtps_ph(_mm512_castsi512_ps(bits),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            const __m512i nanBits = _mm512_or_si512(_mm512_and_si512(high, sign), f16Nan);
+            h = _mm256_mask_mov_epi16(h, nan, _mm512_cvtepi32_epi16(nanBits));
+        }
+        _mm256_mask_storeu_epi16(out + i, k, h);
+    }
+}
+
+BATON_AVX2 void floatsToF16Avx2(const float* x, int64_t n, uint16_t* out) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                         _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0)
+            for (int64_t j = i; j < i + 8; ++j) // NaN lanes: floatToF16's NaN
+                out[j] = floatToF16(x[j]);
+    }
+    for (; i < n; ++i)
+        out[i] = floatToF16(x[i]);
+}
+
+} // namespace
+
+void floatsToF16(const float* x, int64_t n, uint16_t* out) {
+    if (isa() == Isa::Avx512)
+        floatsToHalfAvx512(x, n, out, false);
+    else if (isa() == Isa::Avx2)
+        floatsToF16Avx2(x, n, out);
+    else
+        for (int64_t i = 0; i < n; ++i)
+            out[i] = floatToF16(x[i]);
+}
+
+void floatsToBf16(const float* x, int64_t n, uint16_t* out) {
+    if (isa() == Isa::Avx512) {
+        floatsToHalfAvx512(x, n, out, true);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = floatToBf16(x[i]);
+}
+
 float weightAt(const MatrixView& m, int64_t r, int64_t c) {
     const int64_t i = m.transposed ? c * m.rows + r : r * m.cols + c;
     switch (m.format) {

@@ -26,11 +26,16 @@ float bf16ToFloat(uint16_t h);
 uint16_t floatToBf16(float f); // round to nearest even; NaN stays NaN
 float f16ToFloat(uint16_t h);
 uint16_t floatToF16(float f); // round to nearest even, overflow to infinity
+// n values at once: out[i] = floatToF16(x[i]) / floatToBf16(x[i]), in vector code.
+void floatsToF16(const float* x, int64_t n, uint16_t* out);
+void floatsToBf16(const float* x, int64_t n, uint16_t* out);
 
-// One block of n <= 32 weights in the Int8 format: returns its scale, max |w| / 127, and
-// writes q[i] = round(w[i] / scale) (ties to even, within [-127, 127]; 0 for a zero
-// block). NaN and infinite weights count as 0. The same values on every path.
-float quantizeInt8Block(const float* w, int64_t n, int8_t* q);
+// A row of `cols` weights in the Int8 format, block by block (32 weights; the last may
+// hold fewer): a block's scale is max |w| / 127 and q[i] = round(w[i] / scale) (ties to
+// even, within [-127, 127]; 0 for a zero block). NaN and infinite weights count as 0.
+// Writes cols values to q and one scale per block to scales. The same values on every
+// path.
+void quantizeInt8Row(const float* w, int64_t cols, int8_t* q, float* scales);
 
 // Activations in 8 bits, one block of n <= 32 values x (llama.cpp's Q8_0): scale =
 // max |x| / 127 and q[i] = round(x[i] * (127 / max |x|)) (ties to even), zeros past n;
@@ -58,9 +63,11 @@ const Kernels& kernels();
 using ColumnsFn = void (*)(const MatrixView&, const float* x, int64_t c0, int64_t c1, float* acc,
                            int64_t r0, int64_t r1);
 ColumnsFn columnKernel(Isa isa, WeightFormat format);
-// Rows [r0, r1) of a column-major matrix (F32, F16 or BF16) as float32 rows, with
-// AVX-512 (unpackRows of a transposed view on that path).
-void unpackColumnMajorAvx512(const MatrixView& m, int64_t r0, int64_t r1, float* out);
+// Rows [r0, r1) by columns [c0, c1) of a column-major matrix (F32, F16 or BF16) as
+// float32 rows, c1 - c0 wide, with AVX-512 (unpackTile of a transposed view on that
+// path).
+void unpackColumnMajorAvx512(const MatrixView& m, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                             float* out);
 
 // One weight as float32, in the format's exact value (the scalar reference).
 float weightAt(const MatrixView& m, int64_t r, int64_t c);

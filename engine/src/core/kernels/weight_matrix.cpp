@@ -87,33 +87,40 @@ PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, Weig
     return p;
 }
 
+int64_t packColumnGranule(WeightFormat format) {
+    return format == WeightFormat::Q4 ? kQ4Group * kInt8Block : kInt8Block;
+}
+
 void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
-    const int64_t cols = m_cols;
-    const size_t n = size_t((r1 - r0) * cols), first = size_t(r0 * cols);
+    packTile(w, r0, r1, 0, m_cols);
+}
+
+void PackedMatrix::packTile(const float* w, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    const int64_t width = c1 - c0;
     switch (m_format) {
     case WeightFormat::F32:
-        std::memcpy(m_data.get() + 4 * first, w, 4 * n);
+        for (int64_t r = r0; r < r1; ++r)
+            std::memcpy(m_data.get() + 4 * size_t(r * m_cols + c0), w + (r - r0) * width,
+                        4 * size_t(width));
         break;
     case WeightFormat::F16:
     case WeightFormat::BF16: {
-        auto* out = reinterpret_cast<uint16_t*>(m_data.get()) + first;
-        for (size_t i = 0; i < n; ++i)
-            out[i] = m_format == WeightFormat::F16 ? floatToF16(w[i]) : floatToBf16(w[i]);
+        const auto convert = m_format == WeightFormat::F16 ? floatsToF16 : floatsToBf16;
+        for (int64_t r = r0; r < r1; ++r)
+            convert(w + (r - r0) * width, width,
+                    reinterpret_cast<uint16_t*>(m_data.get()) + r * m_cols + c0);
         break;
     }
     case WeightFormat::Int8: {
         const int64_t nb = view().blocksPerRow();
-        auto* q = reinterpret_cast<int8_t*>(m_data.get()) + first;
-        for (int64_t r = 0; r < r1 - r0; ++r)
-            for (int64_t blk = 0; blk < nb; ++blk) {
-                const int64_t c0 = blk * kInt8Block;
-                m_scales[size_t((r0 + r) * nb + blk)] = quantizeInt8Block(
-                    w + r * cols + c0, std::min(kInt8Block, cols - c0), q + r * cols + c0);
-            }
+        auto* q = reinterpret_cast<int8_t*>(m_data.get());
+        for (int64_t r = r0; r < r1; ++r)
+            quantizeInt8Row(w + (r - r0) * width, width, q + r * m_cols + c0,
+                            m_scales.get() + r * nb + c0 / kInt8Block);
         break;
     }
     case WeightFormat::Q4:
-        packQ4Rows(w, cols, r0, r1, m_data.get(), m_q4Scales.get());
+        packQ4Tile(w, m_cols, r0, r1, c0, c1, m_data.get(), m_q4Scales.get());
         break;
     }
 }
@@ -126,46 +133,52 @@ MatrixView PackedMatrix::view() const {
 
 namespace {
 
-constexpr int64_t kGatherRows = 16; // rows gathered at a time from a column-major matrix
+constexpr int64_t kGatherRows = 16;  // rows gathered at a time from a column-major matrix
+constexpr int64_t kUnpackChunk = 64; // rows unpacked at a time by unpackRows (column-major)
 
-// Rows [r0, r0 + n) of a column-major matrix as n row-major rows of T: each stored
-// column gives n consecutive values.
+// Rows [r0, r0 + n) by columns [c0, c1) of a column-major matrix as n row-major rows of
+// T: each stored column gives n consecutive values.
 template <typename T>
-void gatherColumns(const MatrixView& m, int64_t r0, int64_t n, T* out) {
+void gatherColumns(const MatrixView& m, int64_t r0, int64_t n, int64_t c0, int64_t c1, T* out) {
     const T* src = static_cast<const T*>(m.data);
-    for (int64_t c = 0; c < m.cols; ++c) {
+    for (int64_t c = c0; c < c1; ++c) {
         const T* line = src + c * m.rows + r0;
         for (int64_t i = 0; i < n; ++i)
-            out[i * m.cols + c] = line[i];
+            out[i * (c1 - c0) + c - c0] = line[i];
     }
 }
 
-// Rows [r0, r1) of a column-major matrix (F32, F16 or BF16) as float32, kGatherRows
-// at a time; 16-bit values gathered raw, then converted by the vector kernels.
-void unpackColumnMajor(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
+// Rows [r0, r1) by columns [c0, c1) of a column-major matrix (F32, F16 or BF16) as
+// float32, kGatherRows at a time; 16-bit values gathered raw, then converted by the
+// vector kernels.
+void unpackColumnMajor(const MatrixView& m, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                       float* out) {
     if (isa() == Isa::Avx512) {
-        unpackColumnMajorAvx512(m, r0, r1, out);
+        unpackColumnMajorAvx512(m, r0, r1, c0, c1, out);
         return;
     }
+    const int64_t width = c1 - c0;
     if (m.format == WeightFormat::F32) {
         for (int64_t r = r0; r < r1; r += kGatherRows)
-            gatherColumns(m, r, std::min(kGatherRows, r1 - r), out + (r - r0) * m.cols);
+            gatherColumns(m, r, std::min(kGatherRows, r1 - r), c0, c1, out + (r - r0) * width);
         return;
     }
-    std::vector<uint16_t> tile(size_t(kGatherRows * m.cols));
+    std::vector<uint16_t> tile(size_t(kGatherRows * width));
     for (int64_t r = r0; r < r1; r += kGatherRows) {
         const int64_t n = std::min(kGatherRows, r1 - r);
-        gatherColumns(m, r, n, tile.data());
-        const MatrixView rows{m.format, tile.data(), nullptr, n, m.cols};
-        kernels().unpack[static_cast<int>(m.format)](rows, 0, n, out + (r - r0) * m.cols);
+        gatherColumns(m, r, n, c0, c1, tile.data());
+        const MatrixView rows{m.format, tile.data(), nullptr, n, width};
+        kernels().unpack[static_cast<int>(m.format)](rows, 0, n, out + (r - r0) * width);
     }
 }
 
 } // namespace
 
 void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
-    if (m.transposed) {
-        unpackColumnMajor(m, r0, r1, out);
+    if (m.transposed) { // a few rows at a time, so the rows written stay in the cache
+        for (int64_t r = r0; r < r1; r += kUnpackChunk)
+            unpackColumnMajor(m, r, std::min(r1, r + kUnpackChunk), 0, m.cols,
+                              out + (r - r0) * m.cols);
         return;
     }
     if (m.format == WeightFormat::F32) {
@@ -184,6 +197,23 @@ void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out) {
         const int64_t a = r0 + rows * t / nt, b = r0 + rows * (t + 1) / nt;
         unpack(m, a, b, out + (a - r0) * m.cols);
     });
+}
+
+void unpackTile(const MatrixView& m, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* out) {
+    if (m.transposed) {
+        unpackColumnMajor(m, r0, r1, c0, c1, out);
+        return;
+    }
+    for (int64_t r = r0; r < r1; ++r) { // one row of c1 - c0 columns at a time
+        const auto* first =
+            static_cast<const uint8_t*>(m.data) + weightBytes(m.format) * size_t(r * m.cols + c0);
+        float* row = out + (r - r0) * (c1 - c0);
+        if (m.format == WeightFormat::F32)
+            std::memcpy(row, first, sizeof(float) * size_t(c1 - c0));
+        else
+            kernels().unpack[static_cast<int>(m.format)]({m.format, first, nullptr, 1, c1 - c0}, 0,
+                                                         1, row);
+    }
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // Weight matrices in the formats the CPU decoder reads (engine::WeightFormat):
 // float32, float16, bfloat16, 8-bit blocks (every 32 consecutive weights of a row
 // share one float scale: w = scale * q, q in [-127, 127], scale = max |w| / 127;
-// quantizeInt8Block in weight_kernels.h), and
+// quantizeInt8Row in weight_kernels.h), and
 // 4-bit blocks (32 weights, a float16 scale: kernels/q4_blocks.h).
 // Matrix-vector products read each weight once and accumulate in float32, with
 // AVX-512, AVX2 (+FMA, F16C) and plain C++ paths chosen at start-up. No torch here.
@@ -62,6 +62,10 @@ public:
     // Converts the float32 rows [r0, r1) held row-major at w into this matrix's rows
     // [r0, r1). Threads may fill disjoint row ranges at once.
     void packRows(const float* w, int64_t r0, int64_t r1);
+    // The same for the tile of rows [r0, r1) by columns [c0, c1), held row-major at w
+    // (c1 - c0 wide): c0 is a multiple of packColumnGranule(format), and so is c1 unless
+    // it is the width. Threads may fill disjoint tiles at once.
+    void packTile(const float* w, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
     MatrixView view() const;
 
@@ -75,8 +79,16 @@ private:
     std::shared_ptr<const void> m_keep;
 };
 
+// The columns a tile of PackedMatrix::packTile starts at a multiple of: a block (32)
+// for Int8, a group of blocks (512) for Q4, a block for the others.
+int64_t packColumnGranule(WeightFormat format);
+
 // out[(r - r0) * cols + c] = the weight (r, c) as float32, for r in [r0, r1).
 void unpackRows(const MatrixView& m, int64_t r0, int64_t r1, float* out);
+// out[(r - r0) * (c1 - c0) + c - c0] = the weight (r, c) as float32, for r in [r0, r1)
+// and c in [c0, c1), of an F32, F16 or BF16 matrix. A column-major matrix's tile is read
+// down its columns, so a tile a few columns wide reads a few long stretches.
+void unpackTile(const MatrixView& m, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* out);
 
 // y[r] = dot(W[r, :], x) + b[r] for every row, on the decoder's worker team (the rows
 // are split among threads; each row is computed by one thread in a fixed order, so

@@ -9,7 +9,12 @@ namespace baton::engine {
 
 namespace {
 
-constexpr int64_t kRowBlock = 16; // rows converted and packed at a time
+// A stored matrix is converted and packed a tile at a time, the tile's float32 copy
+// small enough to stay in the core's cache: a column-major one (a Conv1D weight) in
+// tiles a few columns wide and many rows deep, so each stored column is read in long
+// stretches (16 rows across all the columns read 32 bytes of a new page at every step);
+// a row-major one in whole rows.
+constexpr int64_t kTileFloats = 65536;
 
 // Runs fn(r0, r1) over row ranges that split the matrix among the worker team (a
 // small matrix stays on the calling thread).
@@ -23,6 +28,10 @@ void overRows(const StoredMatrix& m, Fn fn) {
     cpu::runParts(parts, [&](int part, int n) { fn(m.rows * part / n, m.rows * (part + 1) / n); });
 }
 
+cpu::MatrixView viewOf(const StoredMatrix& m) {
+    return {formatOf(m.dtype), m.data, nullptr, m.rows, m.cols, m.transposed};
+}
+
 } // namespace
 
 WeightFormat formatOf(StDtype dtype) {
@@ -32,8 +41,7 @@ WeightFormat formatOf(StDtype dtype) {
 }
 
 void storedRowsToFloat(const StoredMatrix& m, int64_t r0, int64_t r1, float* out) {
-    cpu::unpackRows({formatOf(m.dtype), m.data, nullptr, m.rows, m.cols, m.transposed}, r0, r1,
-                    out);
+    cpu::unpackRows(viewOf(m), r0, r1, out);
 }
 
 void loadFloat(const StoredMatrix& m, float* out) {
@@ -42,12 +50,20 @@ void loadFloat(const StoredMatrix& m, float* out) {
 
 cpu::PackedMatrix loadPacked(const StoredMatrix& m, WeightFormat format) {
     auto packed = cpu::PackedMatrix::allocate(m.rows, m.cols, format);
+    const cpu::MatrixView stored = viewOf(m);
+    const int64_t width =
+        m.transposed ? std::min(m.cols, std::max<int64_t>(64, cpu::packColumnGranule(format)))
+                     : m.cols;
+    const int64_t depth = std::max<int64_t>(16, kTileFloats / width);
     overRows(m, [&](int64_t r0, int64_t r1) {
-        std::vector<float> rows(size_t(kRowBlock * m.cols));
-        for (int64_t r = r0; r < r1; r += kRowBlock) {
-            const int64_t r2 = std::min(r1, r + kRowBlock);
-            storedRowsToFloat(m, r, r2, rows.data());
-            packed.packRows(rows.data(), r, r2);
+        std::vector<float> tile(size_t(depth * width));
+        for (int64_t r = r0; r < r1; r += depth) {
+            const int64_t r2 = std::min(r1, r + depth);
+            for (int64_t c = 0; c < m.cols; c += width) {
+                const int64_t c2 = std::min(m.cols, c + width);
+                cpu::unpackTile(stored, r, r2, c, c2, tile.data());
+                packed.packTile(tile.data(), r, r2, c, c2);
+            }
         }
     });
     return packed;
