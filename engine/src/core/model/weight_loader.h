@@ -1,7 +1,8 @@
 // Turning a checkpoint's stored tensors into the model's weights, on the decoder's
 // worker team: float32 rows (Hugging Face's Conv1D weights transposed on the way), or
-// straight into a packed format (--weights f16|bf16|int8) a few rows at a time, so
-// that no float32 copy of a whole matrix is ever made. No torch here.
+// straight into a packed format (--weights f16|bf16|int8|q4) a tile at a time (a
+// Conv1D weight in tiles a few columns wide, read down its stored columns), so that no
+// float32 copy of a whole matrix is ever made. No torch here.
 #pragma once
 
 #include "kernels/weight_matrix.h"
