@@ -1,6 +1,6 @@
 // 8-bit weights (WeightFormat::Int8): every 32 consecutive weights of a row (a block)
 // share one float32 scale d, and a weight is d * q with q in [-127, 127]
-// (quantizeInt8Row in weight_kernels.h: d = max |w| / 127, q rounded to nearest
+// (quantizeInt8Rows in weight_kernels.h: d = max |w| / 127, q rounded to nearest
 // even). Storage: the q row-major (rows * cols bytes), then the scales ([rows, blocks]).
 //
 // The decoder's products quantize the activations once per call to 8 bits in blocks

@@ -24,25 +24,97 @@ float int8BlockScalar(const float* w, int64_t n, int8_t* q) {
     return scale;
 }
 
-// The same values with AVX-512: round to nearest even, clamp, narrow.
-BATON_AVX512 inline __attribute__((always_inline)) float int8BlockAvx512(const float* w, int64_t n,
-                                                                         int8_t* q) {
-    const __mmask16 lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
-    const __mmask16 hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
-    const __m512 v[2] = {simd::finiteOrZero16(_mm512_maskz_loadu_ps(lo, w)),
-                         simd::finiteOrZero16(_mm512_maskz_loadu_ps(hi, w + 16))};
-    const float amax =
-        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
-    const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
+// The same values with AVX-512, in three steps: a block's weights (finite, zeros past
+// n) in two vectors, their largest magnitude, and q = round(w * inv) (nearest even)
+// clamped and narrowed.
+struct BlockLanes {
+    __mmask16 lo, hi;
+    __m512 v[2];
+};
+
+BATON_AVX512 inline __attribute__((always_inline)) BlockLanes loadBlock(const float* w, int64_t n) {
+    BlockLanes b;
+    b.lo = __mmask16(n >= 16 ? 0xffff : (1u << n) - 1);
+    b.hi = __mmask16(n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1 : 0);
+    b.v[0] = simd::finiteOrZero16(_mm512_maskz_loadu_ps(b.lo, w));
+    b.v[1] = simd::finiteOrZero16(_mm512_maskz_loadu_ps(b.hi, w + 16));
+    return b;
+}
+
+BATON_AVX512 inline __attribute__((always_inline)) __m512 blockMagnitudes(const BlockLanes& b) {
+    return _mm512_max_ps(_mm512_abs_ps(b.v[0]), _mm512_abs_ps(b.v[1]));
+}
+
+BATON_AVX512 inline __attribute__((always_inline)) void storeBlock(const BlockLanes& b, float inv,
+                                                                   int8_t* q) {
     const __m512 top = _mm512_set1_ps(127.f), bottom = _mm512_set1_ps(-127.f);
     for (int h = 0; h < 2; ++h) {
-        const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(v[h], _mm512_set1_ps(inv)),
+        const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(b.v[h], _mm512_set1_ps(inv)),
                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         _mm512_mask_cvtepi32_storeu_epi8(
-            q + 16 * h, h == 0 ? lo : hi,
+            q + 16 * h, h == 0 ? b.lo : b.hi,
             _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, bottom), top)));
     }
+}
+
+BATON_AVX512 inline __attribute__((always_inline)) float int8BlockAvx512(const float* w, int64_t n,
+                                                                         int8_t* q) {
+    const BlockLanes b = loadBlock(w, n);
+    const float scale = _mm512_reduce_max_ps(blockMagnitudes(b)) / 127.f;
+    storeBlock(b, scale > 0.f ? 1.f / scale : 0.f, q);
     return scale;
+}
+
+// Lane i: the largest lane of m[i]. Four rounds of halving, each taking the larger of
+// two shuffles of a pair, leave the answer for m[4 p + j] in lane 4 j + p; a last
+// permutation puts it in lane 4 p + j.
+BATON_AVX512 inline __attribute__((always_inline)) __m512 largestLanes(const __m512 (&m)[16]) {
+    __m512 t[8], u[4], v[2];
+    for (int k = 0; k < 8; ++k) // 256-bit halves: lanes 0-7 for m[2k], 8-15 for m[2k + 1]
+        t[k] = _mm512_max_ps(_mm512_shuffle_f32x4(m[2 * k], m[2 * k + 1], 0x44),
+                             _mm512_shuffle_f32x4(m[2 * k], m[2 * k + 1], 0xee));
+    for (int k = 0; k < 4; ++k) // 128-bit quarters: quarter j for m[4k + j]
+        u[k] = _mm512_max_ps(_mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], 0x88),
+                             _mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], 0xdd));
+    for (int k = 0; k < 2; ++k) // pairs: quarter j's lanes 0-1 for m[8k + j], 2-3 for m[8k + 4 + j]
+        v[k] = _mm512_max_ps(_mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0x44),
+                             _mm512_shuffle_ps(u[2 * k], u[2 * k + 1], 0xee));
+    const __m512 w =
+        _mm512_max_ps(_mm512_shuffle_ps(v[0], v[1], 0x88), _mm512_shuffle_ps(v[0], v[1], 0xdd));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(order, w);
+}
+
+// Rows 16 at a time, block by block: the 16 rows' scales in one vector (one division
+// for all), each row's block then rounded as int8BlockAvx512 rounds it (the same
+// values: the largest magnitude is exact in any order). The rows past a multiple of 16
+// one block at a time.
+BATON_AVX512 void int8RowsAvx512(const float* w, int64_t rows, int64_t cols, int8_t* q,
+                                 int64_t qStride, float* scales, int64_t scaleStride) {
+    int64_t r = 0;
+    for (; r + 16 <= rows; r += 16)
+        for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk) {
+            const int64_t n = std::min(kInt8Block, cols - c0);
+            __m512 m[16];
+            for (int i = 0; i < 16; ++i)
+                m[i] = blockMagnitudes(loadBlock(w + (r + i) * cols + c0, n));
+            const __m512 scale = _mm512_div_ps(largestLanes(m), _mm512_set1_ps(127.f));
+            const __m512 inv =
+                _mm512_maskz_div_ps(_mm512_cmp_ps_mask(scale, _mm512_setzero_ps(), _CMP_GT_OQ),
+                                    _mm512_set1_ps(1.f), scale);
+            alignas(64) float s[16], invs[16];
+            _mm512_store_ps(s, scale);
+            _mm512_store_ps(invs, inv);
+            for (int i = 0; i < 16; ++i) {
+                storeBlock(loadBlock(w + (r + i) * cols + c0, n), invs[i],
+                           q + (r + i) * qStride + c0);
+                scales[(r + i) * scaleStride + blk] = s[i];
+            }
+        }
+    for (; r < rows; ++r)
+        for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk)
+            scales[r * scaleStride + blk] = int8BlockAvx512(
+                w + r * cols + c0, std::min(kInt8Block, cols - c0), q + r * qStride + c0);
 }
 
 // x quantized for this thread. Each thread of a product's team quantizes the whole of
@@ -180,22 +252,18 @@ void fourRowsAtATime(RowsOf four, RowsOf one, const MatrixView& m, const float* 
         one(m, a, b, y, r);
 }
 
-// A row's blocks in one call, so the block's code is inlined into the loop (one call
-// per block, with its dispatch and vzeroupper, took as long as the rounding).
-BATON_AVX512 void int8RowAvx512(const float* w, int64_t cols, int8_t* q, float* scales) {
-    for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk)
-        scales[blk] = int8BlockAvx512(w + c0, std::min(kInt8Block, cols - c0), q + c0);
-}
-
 } // namespace
 
-void quantizeInt8Row(const float* w, int64_t cols, int8_t* q, float* scales) {
+void quantizeInt8Rows(const float* w, int64_t rows, int64_t cols, int8_t* q, int64_t qStride,
+                      float* scales, int64_t scaleStride) {
     if (isa() == Isa::Avx512) {
-        int8RowAvx512(w, cols, q, scales);
+        int8RowsAvx512(w, rows, cols, q, qStride, scales, scaleStride);
         return;
     }
-    for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk)
-        scales[blk] = int8BlockScalar(w + c0, std::min(kInt8Block, cols - c0), q + c0);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c0 = 0, blk = 0; c0 < cols; c0 += kInt8Block, ++blk)
+            scales[r * scaleStride + blk] = int8BlockScalar(
+                w + r * cols + c0, std::min(kInt8Block, cols - c0), q + r * qStride + c0);
 }
 
 void quantizeInt8Activations(const float* x, int64_t cols, Int8Activations& a) {

@@ -30,12 +30,13 @@ uint16_t floatToF16(float f); // round to nearest even, overflow to infinity
 void floatsToF16(const float* x, int64_t n, uint16_t* out);
 void floatsToBf16(const float* x, int64_t n, uint16_t* out);
 
-// A row of `cols` weights in the Int8 format, block by block (32 weights; the last may
-// hold fewer): a block's scale is max |w| / 127 and q[i] = round(w[i] / scale) (ties to
-// even, within [-127, 127]; 0 for a zero block). NaN and infinite weights count as 0.
-// Writes cols values to q and one scale per block to scales. The same values on every
-// path.
-void quantizeInt8Row(const float* w, int64_t cols, int8_t* q, float* scales);
+// Rows of `cols` weights (held one after another at w) in the Int8 format, block by
+// block (32 weights; the last may hold fewer): a block's scale is max |w| / 127 and
+// q[i] = round(w[i] / scale) (ties to even, within [-127, 127]; 0 for a zero block).
+// NaN and infinite weights count as 0. Row r's cols values go to q + r * qStride and
+// its blocks' scales to scales + r * scaleStride. The same values on every path.
+void quantizeInt8Rows(const float* w, int64_t rows, int64_t cols, int8_t* q, int64_t qStride,
+                      float* scales, int64_t scaleStride);
 
 // Activations in 8 bits, one block of n <= 32 values x (llama.cpp's Q8_0): scale =
 // max |x| / 127 and q[i] = round(x[i] * (127 / max |x|)) (ties to even), zeros past n;

@@ -113,10 +113,9 @@ void PackedMatrix::packTile(const float* w, int64_t r0, int64_t r1, int64_t c0, 
     }
     case WeightFormat::Int8: {
         const int64_t nb = view().blocksPerRow();
-        auto* q = reinterpret_cast<int8_t*>(m_data.get());
-        for (int64_t r = r0; r < r1; ++r)
-            quantizeInt8Row(w + (r - r0) * width, width, q + r * m_cols + c0,
-                            m_scales.get() + r * nb + c0 / kInt8Block);
+        quantizeInt8Rows(w, r1 - r0, width,
+                         reinterpret_cast<int8_t*>(m_data.get()) + r0 * m_cols + c0, m_cols,
+                         m_scales.get() + r0 * nb + c0 / kInt8Block, nb);
         break;
     }
     case WeightFormat::Q4:

@@ -1,7 +1,7 @@
 // Weight matrices in the formats the CPU decoder reads (engine::WeightFormat):
 // float32, float16, bfloat16, 8-bit blocks (every 32 consecutive weights of a row
 // share one float scale: w = scale * q, q in [-127, 127], scale = max |w| / 127;
-// quantizeInt8Row in weight_kernels.h), and
+// quantizeInt8Rows in weight_kernels.h), and
 // 4-bit blocks (32 weights, a float16 scale: kernels/q4_blocks.h).
 // Matrix-vector products read each weight once and accumulate in float32, with
 // AVX-512, AVX2 (+FMA, F16C) and plain C++ paths chosen at start-up. No torch here.
