@@ -70,12 +70,12 @@ PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat for
     p.m_format = format;
     p.m_rows = rows;
     p.m_cols = cols;
-    if (format == WeightFormat::Q4) { // packRows fills them
+    if (format == WeightFormat::Q4) { // packTile fills them
         p.m_data.reset(new uint8_t[size_t(rows) * q4RowBytes(cols)]);
         p.m_q4Scales.reset(new uint16_t[size_t(rows * p.view().blocksPerRow())]);
         return p;
     }
-    p.m_data.reset(new uint8_t[weightBytes(format) * size_t(rows * cols)]); // packRows fills it
+    p.m_data.reset(new uint8_t[weightBytes(format) * size_t(rows * cols)]); // packTile fills it
     if (format == WeightFormat::Int8)
         p.m_scales.reset(new float[size_t(rows * p.view().blocksPerRow())]);
     return p;
@@ -83,16 +83,12 @@ PackedMatrix PackedMatrix::allocate(int64_t rows, int64_t cols, WeightFormat for
 
 PackedMatrix PackedMatrix::pack(const float* w, int64_t rows, int64_t cols, WeightFormat format) {
     PackedMatrix p = allocate(rows, cols, format);
-    p.packRows(w, 0, rows);
+    p.packTile(w, 0, rows, 0, cols);
     return p;
 }
 
 int64_t packColumnGranule(WeightFormat format) {
     return format == WeightFormat::Q4 ? kQ4Group * kInt8Block : kInt8Block;
-}
-
-void PackedMatrix::packRows(const float* w, int64_t r0, int64_t r1) {
-    packTile(w, r0, r1, 0, m_cols);
 }
 
 void PackedMatrix::packTile(const float* w, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {

@@ -57,14 +57,12 @@ public:
     // `keep` holds that memory for as long as this matrix lives. Not Int8 or Q4.
     static PackedMatrix borrow(const MatrixView& view, std::shared_ptr<const void> keep);
 
-    // A matrix whose rows packRows() fills (the memory is not touched before).
+    // A matrix whose tiles packTile() fills (the memory is not touched before).
     static PackedMatrix allocate(int64_t rows, int64_t cols, WeightFormat format);
-    // Converts the float32 rows [r0, r1) held row-major at w into this matrix's rows
-    // [r0, r1). Threads may fill disjoint row ranges at once.
-    void packRows(const float* w, int64_t r0, int64_t r1);
-    // The same for the tile of rows [r0, r1) by columns [c0, c1), held row-major at w
-    // (c1 - c0 wide): c0 is a multiple of packColumnGranule(format), and so is c1 unless
-    // it is the width. Threads may fill disjoint tiles at once.
+    // Converts the float32 tile of rows [r0, r1) by columns [c0, c1), held row-major at
+    // w (c1 - c0 wide), into those weights of this matrix: c0 is a multiple of
+    // packColumnGranule(format), and so is c1 unless it is the width. Threads may fill
+    // disjoint tiles at once.
     void packTile(const float* w, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
     MatrixView view() const;

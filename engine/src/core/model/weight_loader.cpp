@@ -40,17 +40,16 @@ WeightFormat formatOf(StDtype dtype) {
                                     : WeightFormat::F32;
 }
 
-void storedRowsToFloat(const StoredMatrix& m, int64_t r0, int64_t r1, float* out) {
-    cpu::unpackRows(viewOf(m), r0, r1, out);
-}
-
 void loadFloat(const StoredMatrix& m, float* out) {
-    overRows(m, [&](int64_t r0, int64_t r1) { storedRowsToFloat(m, r0, r1, out + r0 * m.cols); });
+    const cpu::MatrixView stored = viewOf(m);
+    overRows(m,
+             [&](int64_t r0, int64_t r1) { cpu::unpackRows(stored, r0, r1, out + r0 * m.cols); });
 }
 
 cpu::PackedMatrix loadPacked(const StoredMatrix& m, WeightFormat format) {
     auto packed = cpu::PackedMatrix::allocate(m.rows, m.cols, format);
     const cpu::MatrixView stored = viewOf(m);
+    // (64 columns: whole 64-byte lines of int8 weights written per row.)
     const int64_t width =
         m.transposed ? std::min(m.cols, std::max<int64_t>(64, cpu::packColumnGranule(format)))
                      : m.cols;

@@ -23,8 +23,6 @@ struct StoredMatrix {
 
 // The weight format that holds a stored dtype's values as they are (F32, F16, BF16).
 WeightFormat formatOf(StDtype dtype);
-// Rows [r0, r1) as float32, row-major, into out (cpu::unpackRows of the stored bytes).
-void storedRowsToFloat(const StoredMatrix& m, int64_t r0, int64_t r1, float* out);
 // The whole matrix as float32 into out (rows * cols floats), on the worker team.
 void loadFloat(const StoredMatrix& m, float* out);
 // The whole matrix in `format`, on the worker team.
