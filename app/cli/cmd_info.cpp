@@ -56,6 +56,7 @@ int runInfo(const std::vector<std::string>& argv) {
         j["storage_dtype"] = i.storageDtype;
         j["weights"] = engine::weightFormatName(i.weights);
         j["mapped_bytes"] = i.mappedBytes;
+        j["kept_bytes"] = i.keptBytes;
         j["device"] = i.device;
         j["tokenizer"] = i.tokenizerKind;
         j["tokenizer_vocab_size"] = i.tokenizerVocabSize;
@@ -76,6 +77,9 @@ int runInfo(const std::vector<std::string>& argv) {
               << (i.mappedBytes > 0 ? ", " + std::to_string(i.mappedBytes / 1000000) +
                                           " MB of them the file's mapped pages (no copy)"
                                     : std::string())
+              << (i.keptBytes > 0 ? ", " + std::to_string(i.keptBytes / 1000000) +
+                                        " MB mapped from the converted weights kept on disk"
+                                  : std::string())
               << "\n"
               << "tokenizer    " << i.tokenizerKind << ", " << i.tokenizerVocabSize << " tokens\n"
               << "recurrence   "

@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     baton::engine::rememberModelIdentitiesIn(baton::app::modelIdentityMemoFolder());
+    baton::engine::keepConvertedWeightsIn(baton::app::convertedWeightsCacheFolder());
     const std::string name = argv[i];
     const std::vector<std::string> rest(argv + i + 1, argv + argc);
     for (const auto& c : kCommands) {

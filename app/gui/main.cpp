@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
 
     baton::engine::initializeRuntime();
     baton::engine::rememberModelIdentitiesIn(baton::app::modelIdentityMemoFolder());
+    baton::engine::keepConvertedWeightsIn(baton::app::convertedWeightsCacheFolder());
     baton::storage::StorageController storage;
     baton::engine::ModelJobs engine; // the story's model
     baton::engine::ModelJobs lab;    // evaluations, fine-tuning, model checks

@@ -52,11 +52,20 @@ std::string dataFolder() {
     return xdgFolder("XDG_DATA_HOME", ".local/share");
 }
 
+// $XDG_CACHE_HOME/baton/NAME, else ~/.cache/baton/NAME; "" when neither is set.
+std::string cacheFolder(const char* name) {
+    const std::string base = xdgFolder("XDG_CACHE_HOME", ".cache");
+    return base.empty() ? base : base + "/" + name;
+}
+
 } // namespace
 
 std::string modelIdentityMemoFolder() {
-    const std::string base = xdgFolder("XDG_CACHE_HOME", ".cache");
-    return base.empty() ? base : base + "/model-ids";
+    return cacheFolder("model-ids");
+}
+
+std::string convertedWeightsCacheFolder() {
+    return cacheFolder("converted-weights");
 }
 
 std::string defaultDatabasePath() {

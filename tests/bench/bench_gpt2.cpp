@@ -16,7 +16,9 @@
 //     load time with a warm page cache (median of --repeats loads); --map 0 copies the
 //     weights that would otherwise be the mapped file's pages (LoadOptions::mapWeights);
 //     --identity-memo DIR remembers the model's content hash in DIR as the app and
-//     baton-cli do (rememberModelIdentitiesIn): a second run's loads then skip hashing
+//     baton-cli do (rememberModelIdentitiesIn): a second run's loads then skip hashing;
+//     --converted-cache DIR keeps converted weights in DIR as they do
+//     (keepConvertedWeightsIn; it needs --identity-memo): a second run maps them
 // --busy N runs N busy-looping processes during the measurements (another program
 // using cores); --fixed-threads 1 switches off the engine's thread budget
 // (kernels/core_budget.h), the behaviour before it, for comparison.
@@ -233,6 +235,8 @@ int main(int argc, char** argv) {
     options.mapWeights = arg(argc, argv, "map", "1") != "0";
     const std::string memo = arg(argc, argv, "identity-memo", "");
     engine::rememberModelIdentitiesIn(memo);
+    const std::string converted = arg(argc, argv, "converted-cache", "");
+    engine::keepConvertedWeightsIn(converted);
     std::shared_ptr<engine::Model> model;
     std::string tag;
     auto makeTag = [&] {
@@ -248,7 +252,9 @@ int main(int argc, char** argv) {
               (modelDir.empty()
                    ? std::string(", \"random\": true")
                    : ", \"mapped_mb\": " +
-                         std::to_string(model ? model->info().mappedBytes / 1000000 : 0));
+                         std::to_string(model ? model->info().mappedBytes / 1000000 : 0) +
+                         ", \"kept_mb\": " +
+                         std::to_string(model ? model->info().keptBytes / 1000000 : 0));
     };
     makeTag();
 

@@ -461,7 +461,11 @@ void MainWindow::updateModelLabel() {
         (m->mappedBytes > 0 ? tr("\n%1 MB of the weights are the model file's own pages "
                                  "(mapped, shared, no copy)")
                                   .arg(m->mappedBytes / 1000000)
-                            : QString()));
+                            : QString()) +
+        (m->keptBytes > 0 ? tr("\n%1 MB of the weights were converted by an earlier load and "
+                               "kept on disk (mapped)")
+                                .arg(m->keptBytes / 1000000)
+                          : QString()));
     m_write->updateActions();
 }
 

@@ -12,6 +12,7 @@
 #include "baton/engine/model_info.h"
 #include "baton/engine/tokenizer.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,6 +29,14 @@ void initializeRuntime(int threads = 0);
 // (empty, the default: nothing is remembered). The app and baton-cli keep them in
 // $XDG_CACHE_HOME/baton/model-ids.
 void rememberModelIdentitiesIn(const std::string& folder);
+// Where the weights a load converts (to int8 or q4, or to f16 or bf16 from a file stored
+// in another dtype) are kept, so that the same model loaded again in the same format maps
+// them instead of converting again (empty, the default: nowhere). A kept file is named
+// by the model's content hash, so it is only found when that hash is remembered
+// (rememberModelIdentitiesIn). The least recently used files are removed to keep the
+// folder under maxBytes. The app and baton-cli keep them in
+// $XDG_CACHE_HOME/baton/converted-weights, 8 GiB at most.
+void keepConvertedWeightsIn(const std::string& folder, uint64_t maxBytes = uint64_t(8) << 30);
 // The versions of the libraries the engine runs on, e.g. "LibTorch 1.13.1".
 std::string runtimeVersions();
 
@@ -40,6 +49,8 @@ struct LoadOptions {
     // place while the model lives; replacing it by a rename, as Baton saves, is safe.
     // BF16 weights are copied anyway on a CPU with native bf16 products (they decode
     // faster from Baton's own layout). Training loads with false: it writes its weights.
+    // With true, converted weights kept by an earlier load are mapped too
+    // (keepConvertedWeightsIn); with false, nothing is kept or mapped.
     bool mapWeights = true;
     // A recurrence adapter folder (baton-cli train --adapter) to load onto this model:
     // it must be the baseline model the adapter was trained on (refused otherwise).

@@ -109,6 +109,7 @@ struct ModelInfo {
     std::string storageDtype;   // what the file holds: "F32", "F16", "BF16" or "mixed"
     WeightFormat weights = WeightFormat::F32; // how the loaded model holds them
     int64_t mappedBytes = 0; // weights read in place from the mapped checkpoint (no copy)
+    int64_t keptBytes = 0;   // converted weights mapped from an earlier load's (model.h)
     std::string device = "cpu";
     std::string tokenizerKind; // "gpt2-bpe" or "sentencepiece"
     int tokenizerVocabSize = 0;

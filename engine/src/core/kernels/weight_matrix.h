@@ -53,8 +53,8 @@ public:
     static PackedMatrix pack(const float* w, int64_t rows, int64_t cols, WeightFormat format);
     // Shares an existing float32 matrix, no copy (format F32 only).
     static MatrixView wrap(const float* w, int64_t rows, int64_t cols, bool transposed = false);
-    // A matrix over memory it does not own (a checkpoint's mapped 16-bit weights):
-    // `keep` holds that memory for as long as this matrix lives. Not Int8 or Q4.
+    // A matrix over memory it does not own (a checkpoint's mapped weights, or converted
+    // weights kept on disk): `keep` holds that memory for as long as this matrix lives.
     static PackedMatrix borrow(const MatrixView& view, std::shared_ptr<const void> keep);
 
     // A matrix whose tiles packTile() fills (the memory is not touched before).

@@ -1,6 +1,7 @@
 #include "model/checkpoint.h"
 
 #include "model/baton_json.h"
+#include "model/converted_weights.h"
 #include "model/hf_config.h"
 #include "model/identity_memo.h"
 #include "model/weight_loader.h"
@@ -9,6 +10,7 @@
 
 #include <baton/common/json.h>
 
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -113,7 +115,7 @@ void shareMapped(const StoredMatrix& m, std::shared_ptr<const void> keep, torch:
 
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
                             const std::function<bool(double)>& progress, WeightFormat packTo,
-                            bool share) {
+                            bool share, bool keepConverted) {
     if (!files::isDirectory(folder))
         return makeError(ErrorCode::FileNotFound, "model folder not found: " + folder);
     if (auto r = refusePickles(folder); !r)
@@ -151,6 +153,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
 
     // Every stored tensor, in parameter order, mapped.
     struct Item {
+        std::string name;
         torch::Tensor param;
         const StTensor* stored;
         const SafetensorsFile* file;
@@ -169,7 +172,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         if (!bytes)
             return bytes.error();
         const auto it = packable.find(name);
-        items.push_back({param, t, file, matrixFor(*bytes, *t, param, conv.at(name)),
+        items.push_back({name, param, t, file, matrixFor(*bytes, *t, param, conv.at(name)),
                          it == packable.end() ? nullptr : it->second, false});
         dtypes.insert(t->dtype);
         totalBytes += t->bytes();
@@ -189,6 +192,20 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     hash.update(*configText);
     for (const SafetensorsFile& file : *files) // one header for a single file, as always
         hash.update(file.headerJson());
+    // The matrices this load converts, mapped instead from the file an earlier load kept
+    // when there is one; else kept once converted (when the hash will be remembered).
+    std::vector<ConvertedShape> converting;
+    for (const Item& item : items)
+        if (item.pack != nullptr && !(share && sharesMappedBytes(item.matrix, packTo)))
+            converting.push_back({item.name, item.matrix.rows, item.matrix.cols});
+    keepConverted = keepConverted && !converting.empty() && !convertedWeightsFolder().empty();
+    const auto kept = keepConverted && remembered
+                          ? ConvertedWeights::open(*remembered, packTo, converting)
+                          : std::nullopt;
+    const uint64_t writeBytes = keepConverted && !kept ? convertedBytes(packTo, converting) : 0;
+    const double loadShare =
+        double(totalBytes) / double(std::max<uint64_t>(totalBytes + writeBytes, 1));
+
     std::atomic<size_t> hashed{remembered ? items.size() : 0}; // (no page waits for it)
     size_t started = 0;                                        // tensors whose conversion has begun
     bool stop = false;
@@ -244,15 +261,17 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
             item.shared = true;
             out.mappedBytes += item.stored->bytes();
         } else if (item.pack != nullptr) {
-            item.pack->packed =
-                std::make_shared<const cpu::PackedMatrix>(loadPacked(item.matrix, packTo));
+            item.pack->packed = std::make_shared<const cpu::PackedMatrix>(
+                kept ? kept->matrix(item.name) : loadPacked(item.matrix, packTo));
             item.param.set_(); // the float32 parameter is never touched
+            out.keptBytes += kept ? item.pack->packed->view().bytes() : 0;
         } else {
             loadFloat(item.matrix, item.param.data_ptr<float>());
         }
         dropDone(i + 1);
         doneBytes += item.stored->bytes();
-        if (progress && !progress(double(doneBytes) / double(std::max<uint64_t>(totalBytes, 1))))
+        if (progress &&
+            !progress(loadShare * double(doneBytes) / double(std::max<uint64_t>(totalBytes, 1))))
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
     }
     hasher.join();
@@ -260,8 +279,25 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     out.storageDtype = dtypes.size() == 1 ? stDtypeName(*dtypes.begin()) : "mixed";
     out.contentHash = remembered ? *remembered : hash.hex();
     // (Remembered only if no file changed while it was read.)
-    if (!remembered && memoKey && identityMemoKey(kContentHashRecipe, hashedPaths) == memoKey)
+    const bool remember =
+        !remembered && memoKey && identityMemoKey(kContentHashRecipe, hashedPaths) == memoKey;
+    if (remember)
         rememberIdentity(*memoKey, out.contentHash);
+    if (writeBytes > 0 && (remembered || remember)) {
+        std::vector<std::pair<std::string, const cpu::PackedMatrix*>> converted;
+        for (const Item& item : items)
+            if (item.pack != nullptr && !item.shared)
+                converted.emplace_back(item.name, item.pack->packed.get());
+        auto written = keepConvertedWeights(out.contentHash, packTo, converted, [&](double f) {
+            return !cancel.cancelled() &&
+                   (!progress || progress(loadShare + (1.0 - loadShare) * f));
+        });
+        if (!written && written.error().code == ErrorCode::Cancelled)
+            return makeError(ErrorCode::Cancelled, "loading was cancelled");
+        if (!written)
+            spdlog::warn("the converted weights of {} are not kept: {}", folder,
+                         written.error().message);
+    }
     return out;
 }
 

@@ -22,6 +22,7 @@ struct LoadedGpt2 {
     std::string storageDtype; // "F32", "F16", "BF16" or "mixed"
     std::string contentHash;  // over config.json and every tensor's bytes
     uint64_t mappedBytes = 0; // of the stored tensors, those the weights share (no copy)
+    uint64_t keptBytes = 0;   // converted weights mapped from converted_weights.h's files
 };
 
 // Validates config.json against the weight files (weight_files.h: model.safetensors or
@@ -32,10 +33,14 @@ struct LoadedGpt2 {
 // them in float32. With `share`, a tensor stored in the format it is held in is not
 // copied at all: the weights are the map's pages (a Conv1D weight seen transposed),
 // kept mapped for as long as the model lives. The content hash runs beside the
-// conversions on a thread of its own.
+// conversions on a thread of its own. With `keepConverted`, the matrices converted to
+// packTo are mapped from the weights an earlier load kept (converted_weights.h) when the
+// content hash is remembered (identity_memo.h) and such a file qualifies; otherwise they
+// are converted and then kept for the next load.
 Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel,
                             const std::function<bool(double)>& progress,
-                            WeightFormat packTo = WeightFormat::F32, bool share = false);
+                            WeightFormat packTo = WeightFormat::F32, bool share = false,
+                            bool keepConverted = false);
 
 // Writes model.safetensors in Hugging Face layout (Conv1D weights [in, out]) with
 // the given storage dtype and optional name prefix ("transformer.").

@@ -4,6 +4,7 @@
 #include "kernels/weight_matrix.h"
 #include "kernels/worker_team.h"
 #include "model/checkpoint.h"
+#include "model/converted_weights.h"
 #include "model/fixed_blocks.h"
 #include "model/hf_config.h"
 #include "model/identity_memo.h"
@@ -33,6 +34,10 @@ std::string runtimeVersions() {
 
 void rememberModelIdentitiesIn(const std::string& folder) {
     setIdentityMemoFolder(folder);
+}
+
+void keepConvertedWeightsIn(const std::string& folder, uint64_t maxBytes) {
+    setConvertedWeightsFolder(folder, maxBytes);
 }
 
 void initializeRuntime(int threads) {
@@ -285,9 +290,9 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
         // products have no such path and decode 15-30% slower (docs/performance.md).
         const bool map = options.mapWeights &&
                          !(options.weights == WeightFormat::BF16 && cpu::nativeBf16Products());
-        auto loaded =
-            loadGpt2(folder, options.cancel, options.progress,
-                     blocks::ownKernels(device) ? options.weights : WeightFormat::F32, map);
+        auto loaded = loadGpt2(folder, options.cancel, options.progress,
+                               blocks::ownKernels(device) ? options.weights : WeightFormat::F32,
+                               map, options.mapWeights);
         if (!loaded)
             return loaded.error();
         if (tokenizer && tokenizer->vocabSize() > loaded->config.vocabSize)
@@ -346,6 +351,7 @@ Result<std::shared_ptr<Model>> loadFolder(const std::string& folder, const LoadO
         finishForInference(*impl, loaded->config, device, options);
         releaseFreedPages();
         info.mappedBytes = blocks::ownKernels(device) ? int64_t(loaded->mappedBytes) : 0;
+        info.keptBytes = int64_t(loaded->keptBytes);
         spdlog::info("loaded {} ({} layers, {} wide, {} parameters, {} stored, {} on {})", folder,
                      info.config.nLayer, info.config.nEmbd, info.parameterCount, info.storageDtype,
                      weightFormatName(info.weights), info.device);

@@ -293,7 +293,8 @@ Result<SafetensorsFile> openSafetensors(const std::string& path) {
 }
 
 Result<void> writeSafetensors(const std::string& path, const std::vector<StWriteTensor>& tensors,
-                              const std::map<std::string, std::string>& metadata) {
+                              const std::map<std::string, std::string>& metadata,
+                              const std::function<bool(double)>& progress) {
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
     if (!metadata.empty())
         header["__metadata__"] = metadata;
@@ -320,9 +321,18 @@ Result<void> writeSafetensors(const std::string& path, const std::vector<StWrite
         return r;
     if (auto r = w.write(json.data(), json.size()); !r)
         return r;
+    constexpr size_t kStep = size_t(64) << 20; // bytes written between progress reports
+    uint64_t written = 0;
     for (const auto& t : tensors)
-        if (auto r = w.write(t.data, t.bytes); !r)
-            return r;
+        for (size_t done = 0; done < t.bytes;) {
+            const size_t n = std::min(kStep, t.bytes - done);
+            if (auto r = w.write(static_cast<const char*>(t.data) + done, n); !r)
+                return r;
+            done += n;
+            written += n;
+            if (progress && !progress(double(written) / double(std::max<uint64_t>(offset, 1))))
+                return makeError(ErrorCode::Cancelled, "writing " + path + " was cancelled");
+        }
     return w.commit();
 }
 

@@ -9,6 +9,7 @@
 #include "baton/engine/error.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -91,8 +92,11 @@ struct StWriteTensor {
     size_t bytes = 0;
 };
 
-// Writes a safetensors file atomically (temp file + rename).
+// Writes a safetensors file atomically (temp file + rename), the tensors in the order
+// given. `progress`, when given, is called with the fraction written (0..1) every 64 MB
+// or so; returning false stops the write (Cancelled) and leaves nothing behind.
 Result<void> writeSafetensors(const std::string& path, const std::vector<StWriteTensor>& tensors,
-                              const std::map<std::string, std::string>& metadata = {});
+                              const std::map<std::string, std::string>& metadata = {},
+                              const std::function<bool(double)>& progress = {});
 
 } // namespace baton::engine

@@ -28,6 +28,10 @@ std::string defaultModelsFolder();
 // ~/.cache/baton/model-ids: where loaded models' content hashes are remembered
 // (rememberModelIdentitiesIn); "" when neither HOME nor XDG_CACHE_HOME is set.
 std::string modelIdentityMemoFolder();
+// $XDG_CACHE_HOME/baton/converted-weights (when XDG_CACHE_HOME is absolute), else
+// ~/.cache/baton/converted-weights: where weights converted while loading are kept
+// (keepConvertedWeightsIn); "" when neither HOME nor XDG_CACHE_HOME is set.
+std::string convertedWeightsCacheFolder();
 
 // mkdir -p for the folder that holds `file`; "" on success, else what failed.
 std::string makeParentFolders(const std::string& file);
