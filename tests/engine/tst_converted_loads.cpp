@@ -2,8 +2,8 @@
 // keepConvertedWeightsIn): the second load of a model in a format maps what the first
 // converted and computes the very same logits; nothing is kept where it could not be
 // found again (no remembered identity) or where the user asked for copies; a damaged
-// kept file is converted again; cancelling while the file is written cancels the load
-// and leaves nothing.
+// kept file is converted again, and a folder that cannot be written fails nothing; cancelling while
+// the file is written cancels the load and leaves nothing.
 #include "test_support.h"
 #include "verify_ok.h"
 
@@ -98,6 +98,18 @@ private Q_SLOTS:
         setIdentityMemoFolder(m_dir.filePath("ids").toStdString(), 0);
         QCOMPARE(load(WeightFormat::Int8, false).keptBytes, int64_t(0));
         QCOMPARE(keptFiles(), QStringList());
+    }
+
+    // A folder that cannot be written costs the keeping only: the load succeeds.
+    void anUnwritableFolderOnlyCostsTheKeeping() {
+        const QString blocker = m_dir.filePath("a-file");
+        QVERIFY(baton::test::writeFile(blocker, "not a folder"));
+        keepConvertedWeightsIn((blocker + "/converted").toStdString());
+        const Loaded first = load(WeightFormat::Int8), second = load(WeightFormat::Int8);
+        QVERIFY(!first.logits.empty());
+        QCOMPARE(second.keptBytes, int64_t(0));
+        QVERIFY(std::memcmp(second.logits.data(), first.logits.data(), 4 * first.logits.size()) ==
+                0);
     }
 
     void aDamagedKeptFileIsConvertedAgain() {
