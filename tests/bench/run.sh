@@ -9,7 +9,8 @@
 # load: a GPT-2-small folder stored in F32 (as Hugging Face ships it) and an XL folder
 # stored in F16, written to a temporary folder, then each loaded in a fresh process per
 # weight format: time to the first token, warm load time, decode and peak memory (F32
-# and F16 weights of a file of that dtype are its mapped pages; once more with --map 0).
+# and F16 weights of a file of that dtype are its mapped pages; once more with --map 0);
+# then XL in q4 and int8 twice with converted weights kept: converting, then mapped.
 # shapes: GPT-2 small, medium, large and XL (random weights in memory) in f32, f16, bf16,
 # int8 and q4 (a shape that does not fit in memory is skipped with a "skipped" line).
 # server: the prefix cache of the HTTP server (a 20,000-token story grown by 50 tokens a
@@ -87,6 +88,15 @@ for b in "${benches[@]}"; do
     "$t" --shape xl --save-model "$dir/xl" --save-dtype f16
     for w in q4 int8 bf16 f16; do
       "$t" --model "$dir/xl" --weights $w --repeats 2 --decode-tokens 16 --window 64
+    done
+    # q4 and int8 with their converted weights kept (as the app and baton-cli keep them):
+    # the first run converts and writes them, the second maps them ("kept_mb")
+    sleep 4 # past the settling time before a file's content hash is remembered
+    for w in q4 int8; do
+      for _ in 1 2; do
+        "$t" --model "$dir/xl" --weights $w --repeats 2 --decode-tokens 16 --window 64 \
+          --identity-memo "$dir/ids" --converted-cache "$dir/converted"
+      done
     done
     rm -rf "$dir"
   elif [[ $b == shapes ]]; then
