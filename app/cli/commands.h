@@ -7,6 +7,7 @@
 namespace baton::cli {
 
 int runInfo(const std::vector<std::string>& argv);
+int runCache(const std::vector<std::string>& argv);
 int runTokenize(const std::vector<std::string>& argv);
 int runScore(const std::vector<std::string>& argv);
 int runGenerate(const std::vector<std::string>& argv);

@@ -33,6 +33,7 @@ const Command kCommands[] = {
     {"serve", baton::cli::runServe,
      "HTTP server for KoboldAI and OpenAI clients (SillyTavern, KoboldAI Lite, ...)"},
     {"topics", baton::cli::runTopics, "LDA topics: fit, show, infer, and the topic experiment"},
+    {"cache", baton::cli::runCache, "List or clear the converted weights kept on disk"},
 #ifdef BATON_WITH_HUB
     {"pull", baton::cli::runPull, "Download a GPT-2 model from the Hugging Face Hub"},
 #endif

@@ -164,6 +164,36 @@ private Q_SLOTS:
         QCOMPARE(identity(), first);
     }
 
+    // A model loaded in int8 a second time maps the weights the first load converted and
+    // kept in $XDG_CACHE_HOME/baton/converted-weights; `cache` lists them by model and
+    // format, `cache --clear` removes them. (After the test above: the model's files are
+    // old enough for their hash to be remembered.)
+    void convertedWeightsAreKeptListedAndCleared() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_CACHE_HOME", m_tmp.filePath("kept-cache"));
+        auto keptBytes = [&] {
+            const Run r = cli({"info", "--model", m_model, "--json", "--weights", "int8"}, {}, env);
+            return QJsonDocument::fromJson(r.out).object()["kept_bytes"].toDouble(-1);
+        };
+        QCOMPARE(keptBytes(), 0.0);
+        QVERIFY(keptBytes() > 0);
+        const Run list = cli({"cache", "--json"}, {}, env);
+        QCOMPARE(list.exitCode, 0);
+        const auto files = QJsonDocument::fromJson(list.out).object()["files"].toArray();
+        QCOMPARE(files.size(), 1);
+        QCOMPARE(files[0].toObject()["format"].toString(), QStringLiteral("int8"));
+        QCOMPARE(QDir(files[0].toObject()["model"].toString()).canonicalPath(),
+                 QDir(m_model).canonicalPath());
+        const Run text = cli({"cache"}, {}, env);
+        QVERIFY2(text.out.contains("int8") && text.out.contains("1 file,"), text.out.constData());
+        const Run clear = cli({"cache", "--clear"}, {}, env);
+        QCOMPARE(clear.exitCode, 0);
+        QVERIFY2(clear.out.startsWith("removed 1 kept file"), clear.out.constData());
+        const Run after = cli({"cache", "--json"}, {}, env);
+        QVERIFY(QJsonDocument::fromJson(after.out).object()["files"].toArray().isEmpty());
+        QCOMPARE(keptBytes(), 0.0); // converted (and kept) again
+    }
+
     // --weights q4 holds 4-bit blocks and generates with them (nothing mapped: the
     // blocks are made at load time).
     void fourBitWeights() {

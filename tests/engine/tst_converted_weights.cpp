@@ -88,7 +88,7 @@ class TestConvertedWeights : public QObject {
 
     void keep(const std::string& identity, WeightFormat format, unsigned seed = 1) {
         const Matrices m = randomMatrices(format, seed);
-        auto r = keepConvertedWeights(identity, format, m.named());
+        auto r = keepConvertedWeights(identity, "/models/m", format, m.named());
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     }
     qint64 fileBytes(WeightFormat format) {
@@ -116,7 +116,7 @@ private Q_SLOTS:
         QFETCH(QString, format);
         const WeightFormat f = *parseWeightFormat(format.toStdString());
         const Matrices m = randomMatrices(f, 7);
-        auto r = keepConvertedWeights(kModelA, f, m.named());
+        auto r = keepConvertedWeights(kModelA, "/models/a", f, m.named());
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
         QCOMPARE(keptFiles(m_folder), QStringList{fileOf(kModelA, f)});
         QVERIFY(QFileInfo(m_folder + "/" + fileOf(kModelA, f)).size() >=
@@ -139,7 +139,7 @@ private Q_SLOTS:
     void nothingIsKeptWithoutAFolder() {
         setConvertedWeightsFolder("", 0);
         const Matrices m = randomMatrices(WeightFormat::Int8, 1);
-        QVERIFY(!keepConvertedWeights(kModelA, WeightFormat::Int8, m.named()).ok());
+        QVERIFY(!keepConvertedWeights(kModelA, "/models/a", WeightFormat::Int8, m.named()).ok());
         QVERIFY(!ConvertedWeights::open(kModelA, WeightFormat::Int8, kShapes).has_value());
         QVERIFY(!QDir(m_folder).exists());
     }
@@ -209,10 +209,38 @@ private Q_SLOTS:
 
         setConvertedWeightsFolder(m_folder.toStdString(), uint64_t(one / 2));
         const Matrices m = randomMatrices(f, 1);
-        const auto r = keepConvertedWeights(kModelB, f, m.named());
+        const auto r = keepConvertedWeights(kModelB, "/models/b", f, m.named());
         QVERIFY(!r.ok());
         QVERIFY2(r.error().message.find("cap") != std::string::npos, r.error().message.c_str());
         QCOMPARE(keptFiles(m_folder), (QStringList{fileOf(kModelC, f), fileOf(kModelA, f)}));
+    }
+
+    // The listing names each kept file's model folder, identity and format, most
+    // recently used first, and leaves out files that are not kept weights; clearing
+    // removes every kept file and nothing else.
+    void keptFilesAreListedAndCleared() {
+        keep(kModelA, WeightFormat::Int8);
+        QThread::msleep(30);
+        keep(kModelB, WeightFormat::Q4);
+        QVERIFY(baton::test::writeFile(m_folder + "/stray.safetensors", "not a kept file"));
+        QVERIFY(baton::test::writeFile(m_folder + "/notes.txt", "the user's own"));
+        QCOMPARE(keptWeightsFolder(), m_folder.toStdString());
+        const std::vector<KeptWeights> kept = keptWeights();
+        QCOMPARE(kept.size(), size_t(2));
+        QCOMPARE(kept[0].identity, kModelB);
+        QCOMPARE(kept[0].format, std::string("q4"));
+        QCOMPARE(kept[1].identity, kModelA);
+        QCOMPARE(kept[1].format, std::string("int8"));
+        qint64 bytes = QFileInfo(m_folder + "/stray.safetensors").size();
+        for (const KeptWeights& k : kept) {
+            QCOMPARE(k.model, std::string("/models/m"));
+            QCOMPARE(k.bytes, QFileInfo(QString::fromStdString(k.path)).size());
+            QVERIFY(k.lastUsed > 1700000000);
+            bytes += k.bytes;
+        }
+        QCOMPARE(clearKeptWeights(), int64_t(bytes));
+        QCOMPARE(keptFiles(m_folder), QStringList{"notes.txt"});
+        QVERIFY(keptWeights().empty());
     }
 
     // A write that stops half-way (here: cancelled) leaves no file, and the temporary
@@ -220,7 +248,7 @@ private Q_SLOTS:
     // process's is left alone.
     void unfinishedWritesLeaveNothing() {
         const Matrices m = randomMatrices(WeightFormat::Q4, 1);
-        const auto r = keepConvertedWeights(kModelA, WeightFormat::Q4, m.named(),
+        const auto r = keepConvertedWeights(kModelA, "/models/a", WeightFormat::Q4, m.named(),
                                             [](double) { return false; });
         QVERIFY(!r.ok());
         QCOMPARE(r.error().code, ErrorCode::Cancelled);

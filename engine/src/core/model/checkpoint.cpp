@@ -198,7 +198,7 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
     for (const Item& item : items)
         if (item.pack != nullptr && !(share && sharesMappedBytes(item.matrix, packTo)))
             converting.push_back({item.name, item.matrix.rows, item.matrix.cols});
-    keepConverted = keepConverted && !converting.empty() && !convertedWeightsFolder().empty();
+    keepConverted = keepConverted && !converting.empty() && !keptWeightsFolder().empty();
     const auto kept = keepConverted && remembered
                           ? ConvertedWeights::open(*remembered, packTo, converting)
                           : std::nullopt;
@@ -288,10 +288,11 @@ Result<LoadedGpt2> loadGpt2(const std::string& folder, const CancelToken& cancel
         for (const Item& item : items)
             if (item.pack != nullptr && !item.shared)
                 converted.emplace_back(item.name, item.pack->packed.get());
-        auto written = keepConvertedWeights(out.contentHash, packTo, converted, [&](double f) {
-            return !cancel.cancelled() &&
-                   (!progress || progress(loadShare + (1.0 - loadShare) * f));
-        });
+        auto written =
+            keepConvertedWeights(out.contentHash, folder, packTo, converted, [&](double f) {
+                return !cancel.cancelled() &&
+                       (!progress || progress(loadShare + (1.0 - loadShare) * f));
+            });
         if (!written && written.error().code == ErrorCode::Cancelled)
             return makeError(ErrorCode::Cancelled, "loading was cancelled");
         if (!written)

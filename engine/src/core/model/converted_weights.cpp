@@ -78,6 +78,7 @@ std::vector<Part> partsOf(WeightFormat format, const std::string& name, int64_t 
     return {{name, StDtype::F32, {rows, cols}, 4 * n}};
 }
 
+// What a file's metadata must say (the model folder it came from is added on writing).
 std::map<std::string, std::string> metadataOf(const std::string& identity, WeightFormat format) {
     return {{"baton", kKind},
             {"layout", kLayout},
@@ -153,9 +154,53 @@ void setConvertedWeightsFolder(const std::string& folder, uint64_t maxBytes) {
     g_maxBytes = maxBytes;
 }
 
-std::string convertedWeightsFolder() {
+std::string keptWeightsFolder() {
     std::lock_guard<std::mutex> lock(g_mutex);
     return g_folder;
+}
+
+int64_t keptWeightsCap() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return int64_t(g_maxBytes);
+}
+
+std::vector<KeptWeights> keptWeights() {
+    std::vector<KeptWeights> out;
+    const std::string folder = keptWeightsFolder();
+    if (folder.empty())
+        return out;
+    std::vector<Entry> kept;
+    {
+        std::lock_guard<std::mutex> lock(g_writeMutex);
+        kept = keptFiles(folder);
+    }
+    for (auto e = kept.rbegin(); e != kept.rend(); ++e) {
+        auto file = openSafetensors(e->path);
+        if (!file)
+            continue;
+        const auto& meta = file->metadata();
+        const auto get = [&](const char* key) {
+            const auto it = meta.find(key);
+            return it == meta.end() ? std::string() : it->second;
+        };
+        if (get("baton") != kKind)
+            continue;
+        out.push_back({e->path, get("model"), get("identity"), get("format"), int64_t(e->bytes),
+                       int64_t(e->used.tv_sec)});
+    }
+    return out;
+}
+
+int64_t clearKeptWeights() {
+    const std::string folder = keptWeightsFolder();
+    if (folder.empty())
+        return 0;
+    std::lock_guard<std::mutex> lock(g_writeMutex);
+    int64_t freed = 0;
+    for (const Entry& e : keptFiles(folder))
+        if (::unlink(e.path.c_str()) == 0)
+            freed += int64_t(e.bytes);
+    return freed;
 }
 
 uint64_t convertedBytes(WeightFormat format, const std::vector<ConvertedShape>& shapes) {
@@ -169,7 +214,7 @@ uint64_t convertedBytes(WeightFormat format, const std::vector<ConvertedShape>& 
 std::optional<ConvertedWeights> ConvertedWeights::open(const std::string& identity,
                                                        WeightFormat format,
                                                        const std::vector<ConvertedShape>& shapes) {
-    const std::string folder = convertedWeightsFolder();
+    const std::string folder = keptWeightsFolder();
     if (folder.empty() || !isIdentity(identity) || format == WeightFormat::F32)
         return std::nullopt;
     const std::string path = pathOf(folder, identity, format);
@@ -208,7 +253,7 @@ cpu::PackedMatrix ConvertedWeights::matrix(const std::string& name) const {
 }
 
 Result<void>
-keepConvertedWeights(const std::string& identity, WeightFormat format,
+keepConvertedWeights(const std::string& identity, const std::string& model, WeightFormat format,
                      const std::vector<std::pair<std::string, const cpu::PackedMatrix*>>& matrices,
                      const std::function<bool(double)>& progress) {
     std::string folder;
@@ -273,7 +318,9 @@ keepConvertedWeights(const std::string& identity, WeightFormat format,
         return makeError(ErrorCode::FileWriteFailed,
                          "less than " + std::to_string((bytes + kLeaveFree) >> 20) +
                              " MiB are free in " + folder);
-    return writeSafetensors(path, tensors, metadataOf(identity, format), progress);
+    auto metadata = metadataOf(identity, format);
+    metadata["model"] = model;
+    return writeSafetensors(path, tensors, metadata, progress);
 }
 
 } // namespace baton::engine

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "baton/engine/error.h"
+#include "baton/engine/kept_weights.h"
 #include "kernels/weight_matrix.h"
 #include "model/safetensors.h"
 
@@ -31,9 +32,8 @@
 namespace baton::engine {
 
 // Where converted weights are kept, and the most bytes the folder may hold; an empty
-// folder (the default) keeps none.
+// folder (the default) keeps none. (keptWeightsFolder() reads it back.)
 void setConvertedWeightsFolder(const std::string& folder, uint64_t maxBytes);
-std::string convertedWeightsFolder();
 
 // A matrix a load converts: its name (Gpt2Impl::packableWeights) and shape.
 struct ConvertedShape {
@@ -59,12 +59,12 @@ private:
 };
 
 // Keeps `matrices` (all in `format`, none borrowed from a checkpoint) as the converted
-// weights of the checkpoint `identity`. The least recently used files are removed first
-// so that the folder stays under its cap with this one in it. Nothing is written (an
-// error says why) when no folder is set, the file alone is over the cap, or less than
-// 1 GiB of the disk would be left free. `progress` as writeSafetensors takes it.
+// weights of the checkpoint `identity`, loaded from the folder `model` (for listings). The least
+// recently used files are removed first so that the folder stays under its cap with this one in it.
+// Nothing is written (an error says why) when no folder is set, the file alone is over the cap, or
+// less than 1 GiB of the disk would be left free. `progress` as writeSafetensors takes it.
 Result<void>
-keepConvertedWeights(const std::string& identity, WeightFormat format,
+keepConvertedWeights(const std::string& identity, const std::string& model, WeightFormat format,
                      const std::vector<std::pair<std::string, const cpu::PackedMatrix*>>& matrices,
                      const std::function<bool(double)>& progress = {});
 
