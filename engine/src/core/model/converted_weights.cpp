@@ -2,6 +2,7 @@
 
 #include "kernels/q4_blocks.h"
 #include "util/files.h"
+#include "util/hash.h"
 
 #include <spdlog/spdlog.h>
 
@@ -33,12 +34,6 @@ std::mutex g_mutex; // the folder and its cap
 std::string g_folder;
 uint64_t g_maxBytes = 0;
 std::mutex g_writeMutex; // one write (and its removals) at a time in this process
-
-bool isIdentity(const std::string& s) {
-    return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
 
 std::string pathOf(const std::string& folder, const std::string& identity, WeightFormat format) {
     return files::join(folder, identity + "-" + weightFormatName(format) + kExtension);
@@ -215,7 +210,7 @@ std::optional<ConvertedWeights> ConvertedWeights::open(const std::string& identi
                                                        WeightFormat format,
                                                        const std::vector<ConvertedShape>& shapes) {
     const std::string folder = keptWeightsFolder();
-    if (folder.empty() || !isIdentity(identity) || format == WeightFormat::F32)
+    if (folder.empty() || !isHashHex(identity) || format == WeightFormat::F32)
         return std::nullopt;
     const std::string path = pathOf(folder, identity, format);
     if (!files::exists(path))
@@ -265,7 +260,7 @@ keepConvertedWeights(const std::string& identity, const std::string& model, Weig
     }
     if (folder.empty())
         return makeError(ErrorCode::InvalidArgument, "no folder is set for converted weights");
-    if (!isIdentity(identity) || format == WeightFormat::F32)
+    if (!isHashHex(identity) || format == WeightFormat::F32)
         return makeError(ErrorCode::InvalidArgument, "not a model identity and converted format");
 
     // Every matrix's parts, the 4-byte ones first, then the 2-byte, then the bytes: each

@@ -23,15 +23,6 @@ std::string memoPath(const std::string& folder, const std::string& key) {
     return files::join(folder, hashHex(key) + ".id");
 }
 
-bool isDigest(const std::string& s) {
-    if (s.size() != 16)
-        return false;
-    for (char c : s)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return false;
-    return true;
-}
-
 } // namespace
 
 void setIdentityMemoFolder(const std::string& folder, int settleSeconds) {
@@ -83,14 +74,14 @@ std::optional<std::string> recallIdentity(const std::string& key) {
         text->back() != '\n')
         return std::nullopt;
     std::string digest = text->substr(expected.size(), 16);
-    if (!isDigest(digest))
+    if (!isHashHex(digest))
         return std::nullopt;
     return digest;
 }
 
 void rememberIdentity(const std::string& key, const std::string& digest) {
     const std::string folder = identityMemoFolder();
-    if (folder.empty() || !isDigest(digest) || key.size() > kMaxMemoBytes / 2)
+    if (folder.empty() || !isHashHex(digest) || key.size() > kMaxMemoBytes / 2)
         return;
     if (files::makeDirectories(folder))
         (void)files::writeAtomically(memoPath(folder, key), kHeader + key + "\n" + digest + "\n");

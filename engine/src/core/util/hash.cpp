@@ -109,4 +109,13 @@ std::string hashHex(std::string_view data) {
     return h.hex();
 }
 
+bool isHashHex(std::string_view s) {
+    if (s.size() != 16)
+        return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    return true;
+}
+
 } // namespace baton::engine

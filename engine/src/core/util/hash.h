@@ -27,5 +27,7 @@ private:
 };
 
 std::string hashHex(std::string_view data);
+// Whether s reads as a digest hex() writes: 16 lower-case hexadecimal digits.
+bool isHashHex(std::string_view s);
 
 } // namespace baton::engine
