@@ -156,7 +156,7 @@ ModelsPanel::ModelsPanel(ModelCatalog& catalog, engine::ModelJobs& lab, QWidget*
            "cost in quality; 4-bit takes a seventh of the memory and is the fastest, at a "
            "larger cost (on the CPU; on a GPU 8-bit and 4-bit are not available). Changing it "
            "reloads the model. The first load in 8-bit or 4-bit converts the weights and keeps "
-           "the result on disk (in the cache folder, 8 GB at most), so later loads are quick."));
+           "the result on disk (in the cache folder, 8 GiB at most), so later loads are quick."));
     connect(m_weights, &QComboBox::activated, this, [this] { Q_EMIT weightsChanged(weights()); });
     auto* weightsLabel = new QLabel(tr("Weights in memory:"));
     weightsLabel->setBuddy(m_weights);
