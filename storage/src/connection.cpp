@@ -25,7 +25,7 @@ Connection::Connection(const std::string& path, Mode mode)
         StorageError e = sqliteError(m_db, rc, "open " + path);
         sqlite3_close_v2(m_db);
         m_db = nullptr;
-        throw SqliteException(std::move(e));
+        throw SqliteException(std::move(e), rc);
     }
     sqlite3_extended_result_codes(m_db, 1);
 }

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 namespace baton::storage {
@@ -68,8 +67,6 @@ public:
 
 namespace {
 
-constexpr char kSqliteHeader[16] = "SQLite format 3"; // 15 characters and a NUL
-
 std::string folderOf(const std::string& path) {
     const auto slash = path.find_last_of('/');
     if (slash == std::string::npos)
@@ -86,24 +83,6 @@ StorageError corrupt(const std::string& path, const std::string& why,
                             (detail.empty() ? why : detail) + " [" + path + "]");
 }
 
-// Reads the first 100 bytes: an existing non-empty file must be an SQLite database
-// before SQLite is allowed near it. Returns true for an empty file.
-Result<bool> checkHeader(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        return makeStorageError(errno == EACCES ? StorageErrorCode::ReadOnly
-                                                : StorageErrorCode::CannotOpen,
-                                "cannot read " + path, std::strerror(errno));
-    char header[100] = {};
-    const size_t n = std::fread(header, 1, sizeof(header), f);
-    std::fclose(f);
-    if (n == 0)
-        return true; // an empty file is an empty database
-    if (n < sizeof(header) || std::memcmp(header, kSqliteHeader, sizeof(kSqliteHeader)) != 0)
-        return corrupt(path, "the file does not start with an SQLite header");
-    return false;
-}
-
 // A rollback journal beside the file with something in it (SQLite decides whether it is
 // hot; this only says whether a writable connection should look first).
 bool hasHotJournal(const std::string& path) {
@@ -113,6 +92,12 @@ bool hasHotJournal(const std::string& path) {
 
 // Checks an existing database with a read-only connection: nothing is written, not
 // even a journal. Returns the user_version, or an error.
+//
+// Only SQLite opens the database file (and its -wal and -shm): closing any other
+// descriptor of the file would drop every POSIX lock this process holds on it, the
+// locks of its open connections included, and another process could then delete the
+// write-ahead log they still write to ("How To Corrupt An SQLite Database File",
+// section 2.2). A file that is not a database is SQLite's own SQLITE_NOTADB here.
 Result<int64_t> probe(const std::string& path, bool quickCheck) {
     try {
         Connection c(path, Connection::Mode::ReadOnly);
@@ -144,6 +129,8 @@ Result<int64_t> probe(const std::string& path, bool quickCheck) {
                     std::to_string(currentSchemaVersion()));
         return version;
     } catch (const SqliteException& e) {
+        if ((e.sqliteCode() & 0xFF) == SQLITE_NOTADB)
+            return corrupt(path, "the file is not an SQLite database", e.error().detail);
         if (e.error().code == StorageErrorCode::Corrupt)
             return corrupt(path, "SQLite reports a malformed file", e.error().detail);
         return e.error();
@@ -160,15 +147,9 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
     const bool exists = ::stat(path.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode))
         return makeStorageError(StorageErrorCode::CannotOpen, path + " is a folder, not a file");
-    bool empty = true;
-    if (exists) {
-        auto e = checkHeader(path);
-        if (!e)
-            return e.error();
-        empty = *e;
-    } else if (options.readOnly) {
+    const bool empty = !exists || st.st_size == 0; // an empty file is an empty database
+    if (!exists && options.readOnly)
         return makeStorageError(StorageErrorCode::NotFound, "no database at " + path);
-    }
     if (!options.readOnly) {
         const std::string folder = folderOf(path);
         struct stat fst {};

@@ -72,7 +72,7 @@ StorageError sqliteError(sqlite3* db, int rc, const std::string& what) {
 }
 
 void throwSqlite(sqlite3* db, int rc, const std::string& what) {
-    throw SqliteException(sqliteError(db, rc, what));
+    throw SqliteException(sqliteError(db, rc, what), rc);
 }
 
 } // namespace baton::storage

@@ -13,13 +13,18 @@ namespace baton::storage {
 
 class SqliteException : public std::runtime_error {
 public:
-    explicit SqliteException(StorageError error)
+    explicit SqliteException(StorageError error, int sqliteCode = 0)
         : std::runtime_error(error.message)
-        , m_error(std::move(error)) {}
+        , m_error(std::move(error))
+        , m_sqliteCode(sqliteCode) {}
     const StorageError& error() const { return m_error; }
+    // SQLite's result code (extended when the connection reports them); 0 when the
+    // failure was found by storage's own checks.
+    int sqliteCode() const { return m_sqliteCode; }
 
 private:
     StorageError m_error;
+    int m_sqliteCode = 0;
 };
 
 // Maps an SQLite result code (primary or extended) to a stable code.

@@ -86,7 +86,7 @@ bool Statement::step() {
         return false;
     StorageError e = sqliteError(m_db, rc, m_sql.substr(0, 200));
     sqlite3_reset(m_stmt);
-    throw SqliteException(std::move(e));
+    throw SqliteException(std::move(e), rc);
 }
 
 void Statement::run() {

@@ -6,6 +6,9 @@
 #             2 steps), started or resumed with --resume
 #   app       the app (tests/soak/soak_typist: the real main window, offscreen) while
 #             it types and autosaves sentences
+#   shared    the app typing while baton-cli, beside it on the same database, lists
+#             the stories and generates into another story (one run to its end, one
+#             killed at a random moment); then the app is killed
 # in turn, and after each kill checks: PRAGMA integrity_check is ok; every text
 # exported before is still a prefix of the story; every sentence the app reported
 # saved is in the story; a killed training run resumes (its next start succeeds).
@@ -87,8 +90,17 @@ run=$work/run
 train_args=(train --out "$run" --base "$model" --corpus "$shared/corpus/books/austen-emma.txt"
   --steps 100 --window 32 --bptt-windows 2 --batch 2 --checkpoint-every 2 --keep-checkpoints 2
   --validate-every 0 --threads 1)
+# Every sentence the app reported saved must be in the typed story.
+typed_saved() { # kind
+  integrity "$1"
+  prefix typed "$typed_story" "$work/typed.prev"
+  while read -r s; do
+    grep -qF "Sentence $s was typed." "$work/typed.prev" || fail "$1" "saved sentence $s is lost"
+  done <"$work/side"
+}
+
 for ((i = 1; i <= n; i++)); do
-  case $((i % 3)) in
+  case $((i % 4)) in
   0)
     kill_after generate 0.3 3.0 "$cli" --db "$db" story generate "$gen_story" --max-tokens 4000 \
       --threads 1 || fail generate "story generate failed: $(tail -n 2 "$work/generate.out")"
@@ -112,17 +124,32 @@ for ((i = 1; i <= n; i++)); do
   2)
     kill_after app 1.0 5.0 "$typist" "$db" "$typed_story" "$work/side" ||
       fail app "the app exited: $(tail -n 2 "$work/app.out")"
-    integrity app
-    prefix typed "$typed_story" "$work/typed.prev"
-    while read -r s; do
-      grep -qF "Sentence $s was typed." "$work/typed.prev" || fail app "saved sentence $s is lost"
-    done <"$work/side"
+    typed_saved app
+    ;;
+  3)
+    "$typist" "$db" "$typed_story" "$work/side" >"$work/shared-app.out" 2>&1 &
+    app=$!
+    nap 1.0 2.0
+    "$cli" --db "$db" story list >/dev/null 2>&1 || fail shared "story list failed beside the app"
+    "$cli" --db "$db" story generate "$gen_story" --max-tokens 40 --threads 1 >/dev/null \
+      2>"$work/shared.cli" || fail shared "story generate failed: $(tail -n 2 "$work/shared.cli")"
+    prefix shared "$gen_story" "$work/gen.prev"
+    kill_after shared 0.3 2.0 "$cli" --db "$db" story generate "$gen_story" --max-tokens 400 \
+      --threads 1 || fail shared "story generate failed: $(tail -n 2 "$work/shared.out")"
+    nap 0.5 2.0
+    if kill -9 "$app" 2>/dev/null; then
+      wait "$app" 2>/dev/null || true
+    else
+      fail shared "the app exited: $(tail -n 2 "$work/shared-app.out")"
+    fi
+    prefix shared "$gen_story" "$work/gen.prev"
+    typed_saved shared
     ;;
   esac
 done
 
 status=0
-for kind in generate train app; do
+for kind in generate train app shared; do
   echo "kill9 kind=$kind kills=${kills[$kind]:-0} finished_before_kill=${finished[$kind]:-0}" \
     "failures=${failures[$kind]:-0}"
   ((${failures[$kind]:-0} == 0)) || status=1
