@@ -18,12 +18,14 @@
 #include <baton/storage/lore_store.h>
 #include <baton/storage/story_store.h>
 #include <baton/story/context.h>
+#include <baton/story/settings.h>
 #include <baton/ui/main_window.h>
 
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -264,6 +266,49 @@ private Q_SLOTS:
         auto* text = child<QPlainTextEdit>("contextText");
         QVERIFY2(text->verticalScrollBar()->maximum() == 0,
                  "the context text does not fit in its view");
+    }
+
+    // Every generation setting is saved when it changes, with no generation after it
+    // (issue 65): after a pause, and at once when the writer switches to another story.
+    void generationSettingsAreSavedWhenChanged() {
+        QTRY_VERIFY(child<QAction>("actionNewStory")->isEnabled());
+        const qint64 before = session()->storyId();
+        child<QAction>("actionNewStory")->trigger();
+        QTRY_VERIFY(session()->isOpen() && session()->storyId() != before);
+        const qint64 story = session()->storyId();
+        raiseDock("generationDock");
+        // The story's settings as saved (the defaults until something is saved).
+        auto saved = [&]() -> std::optional<story::StorySettings> {
+            auto db = m_app.flush() ? test::AppHarness::openReadOnly(m_db) : nullptr;
+            if (!db)
+                return std::nullopt;
+            auto row = db->stories().get(story);
+            auto parsed =
+                row ? story::parseSettings(row->settingsJson) : story::parseSettings("not json");
+            return parsed ? std::optional(*parsed) : std::nullopt;
+        };
+        auto* temperature = child<QDoubleSpinBox>("temperature");
+        auto* banned = child<QPlainTextEdit>("bannedPhrases");
+        QVERIFY(temperature && banned);
+        temperature->setValue(0.85);
+        banned->setPlainText(QStringLiteral("her\nsuddenly"));
+        QTRY_VERIFY_WITH_TIMEOUT(saved() && saved()->sampling.bannedPhrases.size() == 2, 10000);
+        QCOMPARE(saved()->sampling.temperature, 0.85);
+        // Cleared, and at once another story: the change is saved before it opens.
+        banned->clear();
+        temperature->setValue(0.8);
+        child<QAction>("actionNewStory")->trigger();
+        QTRY_VERIFY(session()->isOpen() && session()->storyId() != story);
+        QVERIFY(saved()->sampling.bannedPhrases.empty());
+        QCOMPARE(saved()->sampling.temperature, 0.8);
+        // Opening a story shows its settings and saves nothing back.
+        const qint64 other = session()->storyId();
+        QVERIFY(m_app.flush());
+        auto db = test::AppHarness::openReadOnly(m_db);
+        const std::string json = db->stories().get(other)->settingsJson;
+        QTest::qWait(800);
+        QVERIFY(m_app.flush());
+        QCOMPARE(db->stories().get(other)->settingsJson, json);
     }
 
     // Until the user names it, a story takes its title from its opening words.

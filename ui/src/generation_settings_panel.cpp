@@ -13,6 +13,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpressionValidator>
+#include <QScopedValueRollback>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -232,8 +233,10 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     layout->addWidget(context);
     layout->addStretch(1);
 
-    connect(m_preset, qOverload<int>(&QComboBox::activated), this,
-            &GenerationSettingsPanel::applyPreset);
+    connect(m_preset, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        applyPreset(index);
+        Q_EMIT edited();
+    });
     for (auto* s : {m_maxTokens, m_overlap, m_loreBudget})
         connect(s, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
     connect(m_seed, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
@@ -384,9 +387,12 @@ void GenerationSettingsPanel::onEdited() {
             match = i;
     m_preset->setCurrentIndex(match);
     Q_EMIT changed();
+    if (!m_loading)
+        Q_EMIT edited();
 }
 
 void GenerationSettingsPanel::setModel(const std::optional<engine::ModelInfo>& model) {
+    const QScopedValueRollback loading(m_loading, true);
     m_applying = true;
     if (!model) {
         m_modelWindows = {};
@@ -456,6 +462,7 @@ std::string GenerationSettingsPanel::toJson() const {
 }
 
 void GenerationSettingsPanel::load(const story::StorySettings& settings) {
+    const QScopedValueRollback loading(m_loading, true);
     applyPreset(kBalanced);
     m_loaded = settings;
     m_applying = true;

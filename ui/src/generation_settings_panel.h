@@ -51,7 +51,12 @@ public:
     void applyPreset(int index);
 
 Q_SIGNALS:
+    // What the controls show changed (by the user, a preset, a story's or a model's
+    // settings loaded): what the model reads may differ.
     void changed();
+    // The user changed a setting (a control, a preset, the model's windows restored):
+    // the story's saved settings are out of date. Never for settings loaded.
+    void edited();
 
 private:
     void onEdited();
@@ -95,6 +100,7 @@ private:
     engine::WindowSettings m_modelWindows;
     story::StorySettings m_loaded; // what the controls do not show (stop strings, ...)
     bool m_applying = false;
+    bool m_loading = false; // load() or setModel() fills the controls: nothing is edited
 };
 
 } // namespace baton::ui

@@ -179,7 +179,7 @@ void WritePage::connectParts() {
     connect(m_library, &LibraryPanel::storyActivated, this, [this](qint64 id) {
         if (id != m_session->storyId()) {
             saveDraft();
-            flushNotes();
+            flushDocks();
             m_session->open(id);
         }
     });
@@ -371,6 +371,7 @@ void WritePage::onDatabaseOpened() {
 }
 
 void WritePage::onModelLoaded(const engine::ModelInfo& info) {
+    flushDocks(); // the settings changed for the story, before they are shown again
     m_settings->setModel(info);
     if (m_session->isOpen())
         loadStorySettings(m_session->story());
@@ -438,7 +439,7 @@ bool WritePage::prepareToClose() {
         waitWhile([this] { return m_session->busy(); });
     }
     saveDraft();
-    flushNotes();
+    flushDocks();
     m_library->commitPendingDelete();
     rememberStory();
     waitWhile([this] { return m_session->savingTyped(); });

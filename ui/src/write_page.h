@@ -132,8 +132,10 @@ private:
     void connectSaving(); // write_page_saving.cpp
     // The memory, world info and context docks (write_page_docks.cpp).
     void connectDocks();
-    // Saves the memory, the note and world info being typed.
-    void flushNotes();
+    // Saves at once what is being typed or set in the docks: the memory, the note,
+    // world info and the generation settings (each saves by itself after a pause).
+    void flushDocks();
+    void saveSettings(); // the generation settings, with the story they were edited for
     // Lays out the next continuation again after a pause: the one source of "which
     // window, how full" (status bar, Context dock, ruler) and of what the memory, the
     // note and world info cost.
@@ -180,6 +182,8 @@ private:
     QDockWidget* m_worldInfoDock = nullptr;
     QDockWidget* m_contextDock = nullptr;
     QTimer* m_contextTimer = nullptr;
+    QTimer* m_settingsTimer = nullptr; // saves the generation settings after a change
+    qint64 m_settingsStory = 0;        // ... of this story
     QTimer* m_editTimer = nullptr;
     SaveRetry* m_saveRetry = nullptr;
     WriteActions m_actions{};

@@ -66,9 +66,18 @@ void WritePage::createDocks(QMainWindow& window) {
     window.resizeDocks({m_settingsDock}, {scroll->minimumWidth() + 24}, Qt::Horizontal);
 }
 
-void WritePage::flushNotes() {
+void WritePage::flushDocks() {
     m_notes->flush();
     m_worldInfo->flush();
+    if (m_settingsTimer->isActive()) {
+        m_settingsTimer->stop();
+        saveSettings();
+    }
+}
+
+void WritePage::saveSettings() {
+    if (m_session->storyId() == m_settingsStory)
+        m_session->saveSettings(m_settings->toJson());
 }
 
 void WritePage::refreshContext() {
@@ -111,6 +120,16 @@ void WritePage::connectDocks() {
                                                : QString());
             Q_EMIT windowStatus(QString());
         }
+    });
+    // Every change of a generation setting is saved with the story, a moment after the
+    // last one (a spin box held down saves once).
+    m_settingsTimer = new QTimer(this);
+    m_settingsTimer->setSingleShot(true);
+    m_settingsTimer->setInterval(500);
+    connect(m_settingsTimer, &QTimer::timeout, this, &WritePage::saveSettings);
+    connect(m_settings, &GenerationSettingsPanel::edited, this, [this] {
+        m_settingsStory = m_session->storyId();
+        m_settingsTimer->start();
     });
     connect(m_session, &StorySession::contextReady, this, &WritePage::showContext);
     connect(m_session, &StorySession::contextFailed, this, [this](const QString& message) {

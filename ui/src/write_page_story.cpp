@@ -56,7 +56,7 @@ void WritePage::newStory(bool adventure) {
     if (!m_databaseOpen || m_session->busy())
         return;
     saveDraft();
-    flushNotes();
+    flushDocks();
     storage::Story s;
     s.title = (adventure ? tr("Untitled adventure") : tr("Untitled story")).toStdString();
     s.mode = adventure ? storage::StoryMode::Adventure : storage::StoryMode::Story;
@@ -140,7 +140,7 @@ void WritePage::generate() {
     if (!m_actions.generate->isEnabled())
         return;
     commitEdits();
-    flushNotes();
+    flushDocks();
     const story::StorySettings s = m_settings->settings();
     m_session->saveSettings(m_settings->toJson());
     // The typed text becomes saved text only when the generation starts.
@@ -152,7 +152,7 @@ void WritePage::continueStory() {
     if (!m_actions.continueStory->isEnabled())
         return;
     commitEdits();
-    flushNotes();
+    flushDocks();
     m_session->saveSettings(m_settings->toJson());
     m_session->generate(QString(), m_settings->settings());
 }
@@ -161,7 +161,7 @@ void WritePage::retry() {
     if (!m_actions.retry->isEnabled())
         return;
     commitEdits();
-    flushNotes();
+    flushDocks();
     m_session->saveSettings(m_settings->toJson());
     m_session->retry(m_settings->settings());
 }
@@ -196,7 +196,7 @@ void WritePage::showTokenAlternatives(qint64 passageId, int offset, const QPoint
             auto* menu = new TokenAlternativesMenu(choices[size_t(token)], cannot, this);
             connect(menu, &TokenAlternativesMenu::picked, this,
                     [this, passageId, token, choices](int alternative) {
-                        flushNotes();
+                        flushDocks();
                         m_session->saveSettings(m_settings->toJson());
                         m_session->branchAt({passageId, token, alternative}, choices,
                                             m_settings->settings());
