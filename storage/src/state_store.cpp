@@ -28,40 +28,43 @@ StoredState readState(const Statement& s) {
     return st;
 }
 
+// Saves a state (replacing one with the same key) created at `createdAt`; returns its id.
+int64_t insertState(Connection& db, const StoredState& state, int64_t createdAt) {
+    Transaction t(db);
+    db.prepare("DELETE FROM recurrent_states WHERE passage_id = ?1 AND model_identity = ?2 "
+               "AND window_size = ?3 AND overlap = ?4 AND format_version = ?5")
+        .bind(1, state.passageId)
+        .bind(2, state.modelIdentity)
+        .bind(3, state.window)
+        .bind(4, state.overlap)
+        .bind(5, state.formatVersion)
+        .run();
+    db.prepare("INSERT INTO recurrent_states (passage_id, window_index, token_offset, "
+               "model_identity, window_size, overlap, format_version, created_at, layout) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        .bind(1, state.passageId)
+        .bind(2, state.windowIndex)
+        .bind(3, state.tokenOffset)
+        .bind(4, state.modelIdentity)
+        .bind(5, state.window)
+        .bind(6, state.overlap)
+        .bind(7, state.formatVersion)
+        .bind(8, createdAt)
+        .bind(9, static_cast<int64_t>(state.layout))
+        .run();
+    const int64_t id = db.lastInsertId();
+    db.prepare("INSERT INTO state_blobs (state_id, data) VALUES (?1, ?2)")
+        .bind(1, id)
+        .bindBlob(2, state.blob.data(), state.blob.size())
+        .run();
+    t.commit();
+    return id;
+}
+
 } // namespace
 
 Result<int64_t> StateStore::save(const StoredState& state) {
-    return guard<int64_t>([&]() -> Result<int64_t> {
-        Transaction t(m_db);
-        m_db.prepare("DELETE FROM recurrent_states WHERE passage_id = ?1 AND model_identity = ?2 "
-                     "AND window_size = ?3 AND overlap = ?4 AND format_version = ?5")
-            .bind(1, state.passageId)
-            .bind(2, state.modelIdentity)
-            .bind(3, state.window)
-            .bind(4, state.overlap)
-            .bind(5, state.formatVersion)
-            .run();
-        m_db.prepare("INSERT INTO recurrent_states (passage_id, window_index, token_offset, "
-                     "model_identity, window_size, overlap, format_version, created_at, layout) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
-            .bind(1, state.passageId)
-            .bind(2, state.windowIndex)
-            .bind(3, state.tokenOffset)
-            .bind(4, state.modelIdentity)
-            .bind(5, state.window)
-            .bind(6, state.overlap)
-            .bind(7, state.formatVersion)
-            .bind(8, nowMs())
-            .bind(9, static_cast<int64_t>(state.layout))
-            .run();
-        const int64_t id = m_db.lastInsertId();
-        m_db.prepare("INSERT INTO state_blobs (state_id, data) VALUES (?1, ?2)")
-            .bind(1, id)
-            .bindBlob(2, state.blob.data(), state.blob.size())
-            .run();
-        t.commit();
-        return id;
-    });
+    return guard<int64_t>([&] { return insertState(m_db, state, nowMs()); });
 }
 
 Result<std::vector<StoredState>> StateStore::forPassage(int64_t passageId) {
@@ -156,12 +159,50 @@ Result<int64_t> StateStore::pruneAncestors(const StoredState& kept) {
 
 Result<int64_t> StateStore::invalidateFrom(int64_t passageId) {
     return guard<int64_t>([&]() -> Result<int64_t> {
-        m_db.prepare("WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT p.id FROM passages p "
-                     "JOIN sub s ON p.parent_id = s.id) DELETE FROM recurrent_states WHERE "
-                     "passage_id IN (SELECT id FROM sub)")
+        m_db.prepare(std::string(kSubtree) +
+                     "DELETE FROM recurrent_states WHERE passage_id IN (SELECT id FROM sub)")
             .bind(1, passageId)
             .run();
         return static_cast<int64_t>(m_db.changes());
+    });
+}
+
+Result<std::vector<StoredState>> StateStore::takeFrom(int64_t passageId, bool withBlobs) {
+    return guard<std::vector<StoredState>>([&]() -> Result<std::vector<StoredState>> {
+        Transaction t(m_db);
+        Statement s = m_db.prepare(std::string(kSubtree) + "SELECT " + kColumns +
+                                   ", b.data FROM recurrent_states s JOIN state_blobs b ON "
+                                   "b.state_id = s.id WHERE s.passage_id IN (SELECT id FROM "
+                                   "sub) ORDER BY s.token_offset, s.id");
+        s.bind(1, passageId);
+        std::vector<StoredState> taken;
+        while (s.step()) {
+            taken.push_back(readState(s));
+            if (withBlobs)
+                taken.back().blob = s.columnBlob(10);
+        }
+        if (auto n = invalidateFrom(passageId); !n)
+            return n.error();
+        t.commit();
+        return taken;
+    });
+}
+
+Result<int64_t> StateStore::restore(const std::vector<StoredState>& states) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        Statement exists = m_db.prepare("SELECT 1 FROM passages WHERE id = ?1");
+        int64_t saved = 0;
+        for (const StoredState& state : states) {
+            exists.reset();
+            exists.bind(1, state.passageId);
+            if (!exists.step())
+                continue;
+            insertState(m_db, state, state.createdAt);
+            ++saved;
+        }
+        t.commit();
+        return saved;
     });
 }
 

@@ -1,3 +1,4 @@
+#include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
 
 #include "connection.h"
@@ -107,9 +108,6 @@ void setCurrentChecked(Connection& db, int64_t storyId, int64_t passageId) {
     if (db.changes() == 0)
         throwNotFound("story", storyId);
 }
-
-const char* const kSubtree = "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL "
-                             "SELECT p.id FROM passages p JOIN sub s ON p.parent_id = s.id) ";
 
 } // namespace
 
@@ -329,11 +327,21 @@ Result<int64_t> StoryStore::undo(int64_t storyId) {
     });
 }
 
-Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& text,
-                                        bool keepAuthor) {
+Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& text, bool keepAuthor,
+                                        ReplacedPassage* replaced) {
     return guard<int64_t>([&]() -> Result<int64_t> {
         Transaction t(m_db);
         const int64_t storyId = storyOfPassage(m_db, passageId);
+        if (replaced) {
+            Statement before =
+                m_db.prepare("SELECT text, author, edited_at FROM passages WHERE id = ?1");
+            before.bind(1, passageId);
+            before.step();
+            replaced->passageId = passageId;
+            replaced->text = before.columnText(0);
+            replaced->author = static_cast<PassageAuthor>(before.columnInt(1));
+            replaced->editedAt = before.columnInt(2);
+        }
         Statement update = m_db.prepare("UPDATE passages SET text = ?1, author = coalesce(?2, "
                                         "author), edited_at = ?3 WHERE id = ?4");
         update.bind(1, text).bind(3, nowMs()).bind(4, passageId);
@@ -342,14 +350,39 @@ Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& te
         else
             update.bind(2, static_cast<int64_t>(PassageAuthor::Edit));
         update.run();
-        m_db.prepare(std::string(kSubtree) +
-                     "DELETE FROM recurrent_states WHERE passage_id IN (SELECT id FROM sub)")
-            .bind(1, passageId)
-            .run();
-        const int64_t removed = m_db.changes();
+        auto states = StateStore(m_db).takeFrom(passageId, replaced != nullptr);
+        if (!states)
+            return states.error();
+        const auto removed = static_cast<int64_t>(states->size());
+        if (replaced)
+            replaced->states = std::move(*states);
         touch(m_db, storyId);
         t.commit();
         return removed;
+    });
+}
+
+Result<int64_t> StoryStore::undoEdit(const ReplacedPassage& replaced) {
+    return guard<int64_t>([&]() -> Result<int64_t> {
+        Transaction t(m_db);
+        const int64_t storyId = storyOfPassage(m_db, replaced.passageId);
+        m_db.prepare("UPDATE passages SET text = ?1, author = ?2, edited_at = ?3 WHERE id = ?4")
+            .bind(1, replaced.text)
+            .bind(2, static_cast<int64_t>(replaced.author))
+            .bind(3, replaced.editedAt)
+            .bind(4, replaced.passageId)
+            .run();
+        // States made from the edited text since (a generation after the edit) go; those
+        // the edit took come back.
+        StateStore states(m_db);
+        if (auto taken = states.takeFrom(replaced.passageId, false); !taken)
+            return taken.error();
+        auto restored = states.restore(replaced.states);
+        if (!restored)
+            return restored.error();
+        touch(m_db, storyId);
+        t.commit();
+        return *restored;
     });
 }
 

@@ -21,6 +21,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 using namespace baton::storage;
 
 namespace {
@@ -457,6 +459,55 @@ private Q_SLOTS:
         QCOMPARE(connectionOf(*m_db).queryInt(
                      "SELECT count(*) FROM lore_entries WHERE story_id = " + std::to_string(story)),
                  int64_t(0));
+    }
+
+    // Undoing an edit puts back the text, the author and the states the edit deleted
+    // (blobs and all); states made from the edited text since go, and a state of a
+    // passage that is gone meanwhile is not brought back.
+    void anEditIsTakenBackWithItsStates() {
+        auto& st = m_db->stories();
+        auto& states = m_db->states();
+        const int64_t story = *st.create(titled("Undo an edit"));
+        const int64_t p1 = *st.append(story, "one ", PassageAuthor::User);
+        const int64_t p2 = *st.append(story, "two ", PassageAuthor::Model);
+        const int64_t p3 = *st.append(story, "three ", PassageAuthor::Model);
+        const int64_t p3b = *st.addPassage(story, p2, "three-b ", PassageAuthor::Model, false);
+        for (const auto& [p, off] :
+             std::vector<std::pair<int64_t, int>>{{p1, 10}, {p2, 20}, {p3, 30}, {p3b, 31}})
+            BATON_VERIFY_OK(states.save(makeState(p, "model-a", off)));
+        auto before = *states.takeFrom(p1, true); // the whole story's, to compare with
+        BATON_VERIFY_OK(states.restore(before));
+        const int64_t editedBefore = st.passage(p2)->editedAt;
+
+        ReplacedPassage replaced;
+        QCOMPARE(*st.editPassage(p2, "TWO ", false, &replaced), int64_t(3));
+        QCOMPARE(replaced.passageId, p2);
+        QCOMPARE(replaced.text, std::string("two "));
+        QCOMPARE(replaced.author, PassageAuthor::Model);
+        QCOMPARE(replaced.states.size(), size_t(3));
+        QCOMPARE(*states.countForStory(story), int64_t(1));
+        // After the edit: a state made from the edited text, and a branch removed.
+        BATON_VERIFY_OK(states.save(makeState(p3, "model-a", 35)));
+        BATON_VERIFY_OK(st.removePassage(p3b));
+
+        QCOMPARE(*st.undoEdit(replaced), int64_t(2)); // p2's and p3's; p3b is gone
+        QCOMPARE(*st.currentText(story), std::string("one two three "));
+        QCOMPARE(st.passage(p2)->author, PassageAuthor::Model);
+        QCOMPARE(st.passage(p2)->editedAt, editedBefore);
+        auto after = *states.takeFrom(p1, true);
+        BATON_VERIFY_OK(states.restore(after));
+        before.erase(std::remove_if(before.begin(), before.end(),
+                                    [&](const StoredState& s) { return s.passageId == p3b; }),
+                     before.end());
+        QCOMPARE(after.size(), before.size());
+        for (size_t i = 0; i < after.size(); ++i) {
+            QCOMPARE(after[i].passageId, before[i].passageId);
+            QCOMPARE(after[i].tokenOffset, before[i].tokenOffset); // p3's 30, not 35
+            QCOMPARE(after[i].createdAt, before[i].createdAt);
+            QCOMPARE(after[i].blob, before[i].blob);
+        }
+        QCOMPARE(connectionOf(*m_db).queryInt("SELECT count(*) FROM state_blobs"),
+                 connectionOf(*m_db).queryInt("SELECT count(*) FROM recurrent_states"));
     }
 
     void statesAndInvalidation() {

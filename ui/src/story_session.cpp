@@ -404,12 +404,22 @@ void StorySession::applyMove(qint64 leafId) {
     reloadPath(true);
 }
 
-void StorySession::applyEdits(const std::vector<story::PassageEdit>& edits, bool forward) {
+void StorySession::applyEdits(const std::vector<story::PassageEdit>& edits,
+                              const std::shared_ptr<ReplacedPassages>& replaced) {
+    replaced->clear();
+    for (const auto& e : edits) {
+        replaced->push_back(std::make_shared<storage::ReplacedPassage>());
+        m_writes.insert(m_storage.editPassage(e.passageId, e.after, replaced->back()),
+                        tr("Saving your edit"));
+    }
+}
+
+void StorySession::undoEdits(const std::shared_ptr<ReplacedPassages>& replaced) {
     if (!isOpen())
         return;
-    for (const auto& e : edits)
-        m_writes.insert(m_storage.editPassage(e.passageId, forward ? e.after : e.before),
-                        tr("Saving the edit"));
+    // Last first: an earlier edit's states include those of the passages after it.
+    for (auto r = replaced->rbegin(); r != replaced->rend(); ++r)
+        m_writes.insert(m_storage.undoEdit(*r), tr("Taking the edit back"));
     reloadPath(true);
 }
 
@@ -440,11 +450,17 @@ bool StorySession::undoTurn() {
 void StorySession::saveEdits(const std::vector<story::PassageEdit>& edits) {
     if (edits.empty() || !isOpen())
         return;
-    for (const auto& e : edits)
-        m_writes.insert(m_storage.editPassage(e.passageId, e.after), tr("Saving your edit"));
+    // What the edits replace, states included, kept by the storage thread for Undo.
+    auto replaced = std::make_shared<ReplacedPassages>();
+    applyEdits(edits, replaced);
     m_undo->push(new StoryStep(
-        tr("edit"), [this, edits] { applyEdits(edits, false); },
-        [this, edits] { applyEdits(edits, true); }));
+        tr("edit"), [this, replaced] { undoEdits(replaced); },
+        [this, edits, replaced] {
+            if (!isOpen())
+                return;
+            applyEdits(edits, replaced);
+            reloadPath(true);
+        }));
     reloadPath(false);
 }
 

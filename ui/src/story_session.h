@@ -200,7 +200,12 @@ private:
     bool onTypedWriteFailed(quint64 request, const storage::StorageError& error);
     // Records a move of the current leaf that has happened (undo goes back to before).
     void pushMove(const QString& name, qint64 before, qint64 after);
-    void applyEdits(const std::vector<story::PassageEdit>& edits, bool forward);
+    // Saves edits, keeping in `replaced` what each replaced (states included);
+    // undoEdits puts it back.
+    using ReplacedPassages = std::vector<std::shared_ptr<storage::ReplacedPassage>>;
+    void applyEdits(const std::vector<story::PassageEdit>& edits,
+                    const std::shared_ptr<ReplacedPassages>& replaced);
+    void undoEdits(const std::shared_ptr<ReplacedPassages>& replaced);
 
     storage::StorageController& m_storage;
     engine::ModelJobs& m_engine;

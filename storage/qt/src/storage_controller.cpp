@@ -245,17 +245,33 @@ quint64 StorageController::setCurrentPassage(qint64 storyId, qint64 passageId) {
                 });
 }
 
-quint64 StorageController::editPassage(qint64 passageId, const std::string& text) {
+quint64 StorageController::editPassage(qint64 passageId, const std::string& text,
+                                       std::shared_ptr<ReplacedPassage> replaced) {
     StorageWorker* w = m_worker;
     return post(
-        true, [w, passageId, text](Database* db, quint64 id) -> Result<std::function<void()>> {
+        true,
+        [w, passageId, text, replaced](Database* db, quint64 id) -> Result<std::function<void()>> {
             if (!db)
                 return notOpen();
-            auto r = db->stories().editPassage(passageId, text);
+            auto r = db->stories().editPassage(passageId, text, false, replaced.get());
             if (!r)
                 return r.error();
             return std::function<void()>([w, id, n = *r] { Q_EMIT w->passageEdited(id, n); });
         });
+}
+
+quint64 StorageController::undoEdit(std::shared_ptr<const ReplacedPassage> replaced) {
+    StorageWorker* w = m_worker;
+    return post(true, [w, replaced](Database* db, quint64 id) -> Result<std::function<void()>> {
+        if (!db)
+            return notOpen();
+        if (replaced->passageId == 0) // the edit failed: nothing was replaced
+            return std::function<void()>([w, id] { Q_EMIT w->passageEdited(id, 0); });
+        auto r = db->stories().undoEdit(*replaced);
+        if (!r)
+            return r.error();
+        return std::function<void()>([w, id] { Q_EMIT w->passageEdited(id, 0); });
+    });
 }
 
 quint64 StorageController::flush() {

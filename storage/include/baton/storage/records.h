@@ -93,6 +93,17 @@ struct StoredState {
     std::vector<uint8_t> blob; // empty when listed without data
 };
 
+// What an edit in place replaced (StoryStore::editPassage), to put back on undo
+// (StoryStore::undoEdit): the passage's text, author and edit time, and the recurrent
+// states the edit deleted (of the passage and its descendants), blobs included.
+struct ReplacedPassage {
+    int64_t passageId = 0;
+    std::string text;
+    PassageAuthor author = PassageAuthor::User;
+    int64_t editedAt = 0; // 0: it had not been edited before
+    std::vector<StoredState> states;
+};
+
 struct Book {
     int64_t id = 0;
     std::string title;

@@ -1,6 +1,7 @@
 // The engine's recurrent-state blobs, keyed by passage: a state saved at passage P
 // is the generator's state after the text of the path from the root to P. States
-// of an edited passage and its descendants are deleted by StoryStore::editPassage.
+// of an edited passage and its descendants are deleted by StoryStore::editPassage
+// (and come back with StoryStore::undoEdit).
 #pragma once
 
 #include "baton/storage/error.h"
@@ -47,6 +48,11 @@ public:
     Result<int64_t> pruneAncestors(const StoredState& kept);
     // Deletes the states of passageId and of all its descendants; returns how many.
     Result<int64_t> invalidateFrom(int64_t passageId);
+    // Deletes them and returns them (with their blobs when `withBlobs`), root first.
+    Result<std::vector<StoredState>> takeFrom(int64_t passageId, bool withBlobs = true);
+    // Saves states taken before (as save() does, keeping their creation time), except
+    // those whose passage no longer exists; returns how many were saved.
+    Result<int64_t> restore(const std::vector<StoredState>& states);
     // All states of a story (without blobs).
     Result<int64_t> countForStory(int64_t storyId);
 

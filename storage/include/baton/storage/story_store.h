@@ -51,9 +51,16 @@ public:
     // Replaces a passage's text in place and deletes the recurrent states of that
     // passage and of all its descendants (they were computed from the old text). The
     // passage becomes the user's edit (PassageAuthor::Edit) unless keepAuthor (a
-    // model's text cut short stays the model's). Returns the number of states deleted.
-    Result<int64_t> editPassage(int64_t passageId, const std::string& text,
-                                bool keepAuthor = false);
+    // model's text cut short stays the model's). With `replaced`, what the edit
+    // replaces (the text, author and states, blobs included) is kept there for
+    // undoEdit. Returns the number of states deleted.
+    Result<int64_t> editPassage(int64_t passageId, const std::string& text, bool keepAuthor = false,
+                                ReplacedPassage* replaced = nullptr);
+    // Takes an edit back: the passage's text, author and edit time as they were, the
+    // states made since from its text (of it and its descendants) deleted, and the
+    // states the edit deleted saved again (those of passages that still exist).
+    // Returns the number of states restored.
+    Result<int64_t> undoEdit(const ReplacedPassage& replaced);
     // Deletes a passage and its descendants; the current leaf moves to its parent
     // when it was among them.
     Result<void> removePassage(int64_t passageId);

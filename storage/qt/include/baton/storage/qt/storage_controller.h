@@ -68,7 +68,14 @@ public:
     quint64 deleteStory(qint64 storyId);
     // Appends the user's text under the current leaf, made current.
     quint64 appendPassage(qint64 storyId, const std::string& text, PassageAuthor author);
-    quint64 editPassage(qint64 passageId, const std::string& text);
+    // Replaces a passage's text (its states and its descendants' are deleted). With
+    // `replaced`, what the edit replaced is kept there, on the storage thread, for
+    // undoEdit (which, queued after it, always finds it filled).
+    quint64 editPassage(qint64 passageId, const std::string& text,
+                        std::shared_ptr<ReplacedPassage> replaced = {});
+    // Takes an edit back, states included (StoryStore::undoEdit; answered by
+    // passageEdited).
+    quint64 undoEdit(std::shared_ptr<const ReplacedPassage> replaced);
     // Makes passageId (0 = none: the next append adds a new root) the current leaf.
     quint64 setCurrentPassage(qint64 storyId, qint64 passageId);
     // Answered (flushed) once every earlier request has been answered (and its writes
