@@ -31,7 +31,11 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
             {{"id", m.entry.id}, {"key", m.key}, {"tokens", m.tokens}, {"placed", m.placed}});
     nlohmann::ordered_json costs = nlohmann::ordered_json::array();
     for (const auto& c : v.loreCosts)
-        costs.push_back({{"id", c.id}, {"tokens", c.tokens}, {"fits", c.fits}});
+        costs.push_back({{"id", c.id},
+                         {"tokens", c.tokens},
+                         {"fits", c.fits},
+                         {"state", story::loreStateName(c.state)},
+                         {"key", c.key}});
     return {{"window", v.windows.window},
             {"overlap", v.windows.overlap},
             {"memory_layout", story::memoryLayoutName(v.layout)},
@@ -85,11 +89,20 @@ void printView(const story::ContextView& v) {
                     m.key.c_str(), m.tokens, m.placed ? "read" : "left out: over the budget");
     if (!v.lore.matches.empty())
         std::printf("world-info budget: %d of %d tokens\n", v.lore.tokens, v.lore.budget);
-    for (const auto& c : v.loreCosts)
-        if (!c.fits)
+    for (const auto& c : v.loreCosts) {
+        const auto id = static_cast<long long>(c.id);
+        if (c.state == story::LoreState::TooLong)
             std::printf("world info %lld: %d tokens, longer than the budget of %d: it can never "
                         "be read. Shorten it, or raise the budget or the window\n",
-                        static_cast<long long>(c.id), c.tokens, v.lore.budget);
+                        id, c.tokens, v.lore.budget);
+        else if (c.state == story::LoreState::NoKey)
+            std::printf("world info %lld: not read, none of its keys is in the last %d tokens\n",
+                        id, c.scanDepth);
+        else if (c.state == story::LoreState::NoSecondKey)
+            std::printf("world info %lld: not read, %s is in the last %d tokens but none of its "
+                        "secondary keys\n",
+                        id, c.key.c_str(), c.scanDepth);
+    }
 }
 
 } // namespace

@@ -27,9 +27,8 @@ void addStoryRunOptions(Args& args) {
                 "Where the memory is read: at the start of every window (the default), or once "
                 "before the story (later windows see it only through the state)")
         .option("lore-budget", "N",
-                "Tokens for all world-info entries together (default: the story's, else all "
-                "the room the window has left beside the memory, the note and an eighth of it "
-                "for new text)")
+                "Tokens for all world-info entries together (default: the story's, else what "
+                "leaves half of the window to the story beside the memory and the note)")
         .flag("trim-sentences",
               "Cut a generation that stops in the middle of a sentence back to its last whole "
               "sentence (default: the story's setting)");

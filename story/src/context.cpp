@@ -17,6 +17,22 @@ Prompt ContinuationPlan::promptAfter(int64_t afterPassage) const {
     return continuationPrompt(story, point.path, afterPassage, layout, lore, pending);
 }
 
+const char* loreStateName(LoreState state) {
+    switch (state) {
+    case LoreState::Read:
+        return "read";
+    case LoreState::NoKey:
+        return "no_key";
+    case LoreState::NoSecondKey:
+        return "no_secondary_key";
+    case LoreState::NoRoom:
+        return "no_room";
+    case LoreState::TooLong:
+        return "too_long";
+    }
+    return "?";
+}
+
 Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Model& model,
                                   const StorySettings& settings) {
     WindowLayout out;
@@ -53,7 +69,9 @@ Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Mod
                              std::to_string(std::max(0, guideRoom)) + " of the window's " +
                              std::to_string(T) + " tokens. Shorten it, or use a larger window");
     const int left = guideRoom - out.noteTokens;
-    out.loreBudget = settings.loreBudget > 0 ? std::min(settings.loreBudget, left) : left;
+    const int automatic = std::clamp(
+        T / kDefaultStoryShare - static_cast<int>(out.pinned.size()) - out.noteTokens, 0, left);
+    out.loreBudget = settings.loreBudget > 0 ? std::min(settings.loreBudget, left) : automatic;
     return out;
 }
 
@@ -112,8 +130,24 @@ Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::M
     plan.lore = selectLore(*entries, text, *tokenizer, plan.room.loreBudget);
     for (const auto& e : *entries)
         if (e.enabled && !trimmed(e.content).empty()) {
-            const int tokens = static_cast<int>(tokenizer->encode(loreText(e)).size());
-            plan.loreCosts.push_back({e.id, tokens, tokens <= plan.room.loreBudget});
+            LoreCost c;
+            c.id = e.id;
+            c.tokens = static_cast<int>(tokenizer->encode(loreText(e)).size());
+            c.fits = c.tokens <= plan.room.loreBudget;
+            c.scanDepth = std::max(1, e.scanDepth);
+            const auto fired = std::find_if(plan.lore.matches.begin(), plan.lore.matches.end(),
+                                            [&](const LoreMatch& m) { return m.entry.id == e.id; });
+            const auto& halfFired = plan.lore.withoutSecondKey;
+            if (!c.fits) {
+                c.state = LoreState::TooLong;
+            } else if (fired != plan.lore.matches.end()) {
+                c.state = fired->placed ? LoreState::Read : LoreState::NoRoom;
+                c.key = fired->key;
+            } else if (auto h = halfFired.find(e.id); h != halfFired.end()) {
+                c.state = LoreState::NoSecondKey;
+                c.key = h->second;
+            }
+            plan.loreCosts.push_back(std::move(c));
         }
 
     // The guidance, each part tokenized on its own (so the parts' counts add up).

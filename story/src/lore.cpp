@@ -109,8 +109,10 @@ LoreSelection selectLore(const std::vector<storage::LoreEntry>& entries, std::st
             continue;
         if (!e->secondaryKeys.empty()) {
             const std::string second = firstOccurring(it->second, e->secondaryKeys);
-            if (second.empty())
+            if (second.empty()) {
+                out.withoutSecondKey[e->id] = key;
                 continue;
+            }
             key += " + " + second;
         }
         LoreMatch m;

@@ -437,6 +437,74 @@ private Q_SLOTS:
         QCOMPARE(again->lore.matches.size(), size_t(1));
     }
 
+    // With the automatic world-info budget, the memory, the note and world info leave the
+    // story at least half of every window, whatever T is; an entry that is not read
+    // says why (issue 65: at T = 128 they took 91 positions and left 37 to the story).
+    void theDefaultsLeaveHalfTheWindowToTheStory() {
+        auto db = openDb();
+        const int64_t id =
+            newStory(*db, "Ada keeps the lighthouse on the northern cape with her brother Tom.",
+                     "The tone is quiet and the sentences are short.");
+        auto add = [&](std::vector<std::string> keys, std::vector<std::string> second,
+                       const std::string& content) {
+            storage::LoreEntry e;
+            e.storyId = id;
+            e.keys = std::move(keys);
+            e.secondaryKeys = std::move(second);
+            e.content = content;
+            return *db->lore().add(e);
+        };
+        const int64_t longOne =
+            add({"lighthouse"}, {},
+                "The lighthouse stands on black rock above the harbour. Its lamp burns whale oil, "
+                "its stair has ninety-nine steps, and the keepers log every ship that passes in a "
+                "green book kept beside the lamp room door, with the weather and the wind.");
+        const int64_t gated = add({"castle"}, {"gate"}, "The castle gate is shut at night.");
+        const int64_t lamp = add({"lamp"}, {}, "The lamp is lit at dusk.");
+        const int64_t absent = add({"ship"}, {}, "No ship has come for a month.");
+        BATON_VERIFY_OK(db->stories().append(
+            id, "They walked past the castle to the lighthouse and lit the lamp.",
+            storage::PassageAuthor::User));
+        auto stateOf = [](const story::ContinuationPlan& plan, int64_t entry) {
+            for (const auto& c : plan.loreCosts)
+                if (c.id == entry)
+                    return c.state;
+            return story::LoreState::NoKey;
+        };
+        for (const int T : {96, 128}) {
+            story::StorySettings settings = story::defaultSettings();
+            settings.windows = {T, 0};
+            auto plan = story::planContinuation(*db, *m_model, id, settings, {});
+            BATON_VERIFY_OK(plan);
+            const auto& room = plan->room;
+            QVERIFY2(room.storyRoom() >= T / 2,
+                     qPrintable(QString("T = %1: the story has %2").arg(T).arg(room.storyRoom())));
+            QVERIFY(room.loreBudget > 0);
+            QCOMPARE(stateOf(*plan, longOne), story::LoreState::TooLong);
+            QCOMPARE(stateOf(*plan, gated), story::LoreState::NoSecondKey);
+            QCOMPARE(stateOf(*plan, absent), story::LoreState::NoKey);
+            QCOMPARE(stateOf(*plan, lamp), story::LoreState::Read);
+        }
+        // A budget set by the writer is used as set: now the long entry fits, and the
+        // short one after it finds no room left.
+        story::StorySettings settings = story::defaultSettings();
+        settings.windows = {128, 0};
+        auto tokens = [&](int64_t entry) {
+            const auto plan = story::planContinuation(*db, *m_model, id, settings, {});
+            for (const auto& c : plan->loreCosts)
+                if (c.id == entry)
+                    return c.tokens;
+            return 0;
+        };
+        settings.loreBudget = tokens(longOne) + tokens(lamp) - 1;
+        auto plan = story::planContinuation(*db, *m_model, id, settings, {});
+        BATON_VERIFY_OK(plan);
+        QCOMPARE(plan->room.loreBudget, settings.loreBudget);
+        QCOMPARE(stateOf(*plan, longOne), story::LoreState::Read);
+        QCOMPARE(stateOf(*plan, lamp), story::LoreState::NoRoom);
+        QVERIFY(plan->room.storyRoom() < 128 / 2);
+    }
+
     // The note and world info are placed whole just before the continuation in every
     // window a generation writes in: the first token after each roll-over finds the
     // pinned tokens, the overlap and all of the guidance in its window.

@@ -191,6 +191,9 @@ private Q_SLOTS:
         QCOMPARE(saved[0].keys, (std::vector<std::string>{"lighthouse", "lamp"}));
         QCOMPARE(saved[0].content, std::string("The lamp is lit."));
         QVERIFY(saved[0].enabled);
+        // The story is empty: the dock says why the entry is not read.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            child<QLabel>("loreCost")->text().contains(QStringLiteral("none of its keys")), 10000);
         // An entry without keys is not saved (the dock says why).
         keys->clear();
         QTest::keyClicks(keys, QStringLiteral(" , "));
@@ -241,6 +244,7 @@ private Q_SLOTS:
         QCOMPARE(shown.spans.size(), expected->spans.size());
         QCOMPARE(shown.spans.front().kind, story::SegmentKind::Memory); // in every window
         QCOMPARE(shown.lore.matches.front().key, std::string("lamp"));
+        QTRY_VERIFY(child<QLabel>("loreCost")->text().contains(QStringLiteral("Read in the next")));
         QVERIFY(child<QLabel>("contextSummary")
                     ->text()
                     .contains(QStringLiteral("Memory: in every "
@@ -276,6 +280,11 @@ private Q_SLOTS:
         child<QAction>("actionNewStory")->trigger();
         QTRY_VERIFY(session()->isOpen() && session()->storyId() != before);
         const qint64 story = session()->storyId();
+        // An empty story with the defaults is not short of room (issue 65: the warning
+        // showed on every story, so it was ignored).
+        QTRY_VERIFY_WITH_TIMEOUT(
+            child<QLabel>("memoryCost")->text().contains(QStringLiteral("128")), 10000);
+        QVERIFY(!child<QLabel>("memoryCost")->text().contains(QStringLiteral("Little room")));
         raiseDock("generationDock");
         // The story's settings as saved (the defaults until something is saved).
         auto saved = [&]() -> std::optional<story::StorySettings> {

@@ -197,9 +197,11 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
            "tokens of T; the Context dock shows how many). Once: it is read before the story, "
            "and later windows know it only through the recurrent state."));
     m_loreBudget = intSpin(0, 1 << 20, QStringLiteral("loreBudget"));
-    m_loreBudget->setSpecialValueText(tr("all the room left"));
+    m_loreBudget->setSpecialValueText(tr("automatic"));
     m_loreBudget->setSuffix(tr(" tokens"));
-    m_loreBudget->setToolTip(tr("The most tokens all world-info entries together may take."));
+    m_loreBudget->setToolTip(tr("The most tokens all world-info entries together may take. "
+                                "Automatic: what leaves half of the window to the story "
+                                "beside the memory and the author's note."));
     auto* context = new QGroupBox(tr("Context"));
     auto* cform = new QFormLayout(context);
     cform->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);

@@ -83,11 +83,14 @@ void StoryNotesPanel::setWindowCost(const story::ContextView* view) {
     else
         memory = tr("memory read once (%1)").arg(v.memoryTokens);
     const QString note = v.noteTokens > 0 ? tr("note %1").arg(v.noteTokens) : tr("no note");
-    const int story = T - v.pinnedTokens - v.noteTokens - v.lore.budget;
-    QString text = tr("<b>Every window of %1 tokens:</b> %2 · %3 · world info up to %4 · "
-                      "the story at least %5.")
+    // What the next window really leaves the story (world info as placed now, not its
+    // whole budget): a warning only when the story is squeezed.
+    const int story = T - v.pinnedTokens - v.noteTokens - v.lore.tokens;
+    QString text = tr("<b>Every window of %1 tokens:</b> %2 · %3 · world info %4 (up to %5) "
+                      "· the story %6.")
                        .arg(T)
                        .arg(memory, note)
+                       .arg(v.lore.tokens)
                        .arg(v.lore.budget)
                        .arg(story);
     if (story < T / 4)

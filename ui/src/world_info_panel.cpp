@@ -246,10 +246,63 @@ QString WorldInfoPanel::entryText(size_t row) const {
     if (cost != m_costs.end()) {
         text += cost->second.tokens == 1 ? tr(" \u00b7 1 token")
                                          : tr(" \u00b7 %1 tokens").arg(cost->second.tokens);
-        if (!cost->second.fits) // seen even on the selected row
+        // Seen even on the selected row: whether the next window reads it.
+        switch (cost->second.state) {
+        case story::LoreState::Read:
+            text = tr("\u2713 read: ") + text;
+            break;
+        case story::LoreState::NoRoom:
+            text = tr("\u26a0 no room: ") + text;
+            break;
+        case story::LoreState::TooLong:
             text = tr("\u26a0 never fits: ") + text;
+            break;
+        case story::LoreState::NoKey:
+        case story::LoreState::NoSecondKey:
+            break;
+        }
     }
     return text;
+}
+
+QString WorldInfoPanel::stateText(const story::LoreCost& cost) const {
+    const QString key = QString::fromStdString(cost.key).toHtmlEscaped();
+    switch (cost.state) {
+    case story::LoreState::Read:
+        return tr("<b>Read in the next window</b> (%1 tokens of the %2 all entries share): "
+                  "\u201c%3\u201d is in the last %4 tokens of the story.")
+            .arg(cost.tokens)
+            .arg(m_budgetTokens)
+            .arg(key)
+            .arg(cost.scanDepth);
+    case story::LoreState::NoKey:
+        return tr("Not read now: none of its keys is in the last %1 tokens of the story (its "
+                  "scan depth). It is read again as soon as one is. %2 tokens of the %3 all "
+                  "entries share, when it fires.")
+            .arg(cost.scanDepth)
+            .arg(cost.tokens)
+            .arg(m_budgetTokens);
+    case story::LoreState::NoSecondKey:
+        return tr("Not read now: \u201c%1\u201d is in the last %2 tokens, but none of its "
+                  "secondary keys is.")
+            .arg(key)
+            .arg(cost.scanDepth);
+    case story::LoreState::NoRoom:
+        return tr("<b>Not read now: no room.</b> \u201c%1\u201d fired it, but the entries "
+                  "before it took the world-info budget of %2 tokens, and it needs %3. Raise "
+                  "the budget (Generation > Context > World info), shorten the entries, or "
+                  "give this one a lower order.")
+            .arg(key)
+            .arg(m_budgetTokens)
+            .arg(cost.tokens);
+    case story::LoreState::TooLong:
+        return tr("<b>%1 tokens: longer than the world-info budget of %2, so it can never be "
+                  "read.</b> Shorten it, or raise the budget (Generation > Context > World "
+                  "info) or the window.")
+            .arg(cost.tokens)
+            .arg(m_budgetTokens);
+    }
+    return {};
 }
 
 void WorldInfoPanel::setCosts(const std::vector<story::LoreCost>& costs, int budget) {
@@ -262,11 +315,11 @@ void WorldInfoPanel::setCosts(const std::vector<story::LoreCost>& costs, int bud
         if (QListWidgetItem* item = m_list->item(int(i))) {
             item->setText(entryText(i));
             const auto cost = m_costs.find(m_entries[i].id);
-            const bool never = cost != m_costs.end() && !cost->second.fits;
-            item->setForeground(never ? QBrush(QColor(0xb0, 0x3a, 0x2e)) : QBrush());
-            item->setToolTip(never ? tr("Longer than the world-info budget: it can never be "
-                                        "read. Shorten it, or raise the budget or the window.")
-                                   : QString());
+            const bool left =
+                cost != m_costs.end() && (cost->second.state == story::LoreState::TooLong ||
+                                          cost->second.state == story::LoreState::NoRoom);
+            item->setForeground(left ? QBrush(QColor(0xb0, 0x3a, 0x2e)) : QBrush());
+            item->setToolTip(cost != m_costs.end() ? stateText(cost->second) : QString());
         }
     m_loading = false;
     m_budget->setText(budget < 0 ? QString()
@@ -280,19 +333,10 @@ void WorldInfoPanel::setCosts(const std::vector<story::LoreCost>& costs, int bud
 void WorldInfoPanel::showCost() {
     const int row = selectedRow();
     const auto cost = row >= 0 ? m_costs.find(m_entries[size_t(row)].id) : m_costs.end();
-    if (cost == m_costs.end()) {
+    if (cost == m_costs.end())
         m_cost->clear();
-    } else if (!cost->second.fits) {
-        m_cost->setText(tr("<b>%1 tokens: longer than the world-info budget of %2, so it can "
-                           "never be read.</b> Shorten it, or raise the budget "
-                           "(Generation > Context > World info) or the window.")
-                            .arg(cost->second.tokens)
-                            .arg(m_budgetTokens));
-    } else {
-        m_cost->setText(tr("%1 tokens of the %2 all entries share, when it fires.")
-                            .arg(cost->second.tokens)
-                            .arg(m_budgetTokens));
-    }
+    else
+        m_cost->setText(stateText(cost->second));
     m_cost->setVisible(!m_cost->text().isEmpty());
 }
 

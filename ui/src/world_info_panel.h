@@ -44,10 +44,14 @@ public:
     const std::vector<storage::LoreEntry>& entries() const { return m_entries; }
     void addEntry();
     void removeSelected();
-    // What the entries cost (the context view's): their tokens against the budget.
+    // What the entries cost (the context view's): their tokens against the budget, and
+    // whether the next window reads each (and if not, why).
     void setCosts(const std::vector<story::LoreCost>& costs, int budget);
-    // The list's text of an entry, its cost included ("Elinor — … · 38 tokens").
+    // The list's text of an entry, its cost and whether it is read included
+    // ("✓ read: Elinor — … · 38 tokens").
     QString entryText(size_t row) const;
+    // Why an entry is or is not read in the next window, in a sentence.
+    QString stateText(const story::LoreCost& cost) const;
 
 Q_SIGNALS:
     void loreChanged();

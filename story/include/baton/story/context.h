@@ -28,6 +28,10 @@ constexpr int kMaxPinnedShare = 2;
 // leaves at least an eighth of T to new text (baton-mini's loss hardly falls after its
 // first 16 positions; the state carries the rest).
 constexpr int kMinNewTextShare = 8;
+// With the automatic world-info budget (the setting 0), the memory read in every
+// window, the author's note and world info together leave at least half of T to the
+// story (they may take more only when the memory and the note alone do).
+constexpr int kDefaultStoryShare = 2;
 // Guidance goes before an unfinished last sentence of at most a quarter of T.
 constexpr int kMaxTailShare = 4;
 
@@ -47,18 +51,32 @@ struct WindowLayout {
 
 // The windows a story runs with for this model, what every window starts with, and the
 // room the guidance may take: the note's tokens, and the world-info budget (the
-// setting, or 0 for all the room left) within what leaves an eighth of T to new text.
+// setting, or for 0 what leaves half of T to the story beside the memory and the note)
+// within what leaves an eighth of T to new text.
 // Refuses bad windows, a memory too long to be read in every window (the error says to
 // shorten it or read it once) and a note too long for the window. Cheap: no database
 // reads (what a continuation checks before it saves anything).
 Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Model& model,
                                   const StorySettings& settings);
 
+// Whether a world-info entry is read in the next window, and if not, why.
+enum class LoreState {
+    Read,        // a key fired it and it is placed
+    NoKey,       // none of its keys is in the recent text (its last scanDepth tokens)
+    NoSecondKey, // a key is there, but none of its secondary keys
+    NoRoom,      // it fired, but the entries placed before it left too little budget
+    TooLong,     // longer than the whole budget: it can never be read
+};
+const char* loreStateName(LoreState state); // "read", "no_key", ... (stable: JSON)
+
 // One world-info entry's cost, fired or not: what the World info dock shows.
 struct LoreCost {
     int64_t id = 0;
     int tokens = 0;
     bool fits = true; // false: longer than the budget, so it can never be placed
+    LoreState state = LoreState::NoKey;
+    std::string key; // what fired it (Read, NoRoom; the first key for NoSecondKey)
+    int scanDepth = 0;
 };
 
 struct ContinuationPlan {

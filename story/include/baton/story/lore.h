@@ -12,6 +12,7 @@
 #include <baton/engine/tokenizer.h>
 #include <baton/storage/records.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,8 @@ struct LoreSelection {
     std::vector<LoreMatch> matches; // every entry that fired, in order
     int budget = 0;                 // tokens for all placed entries together
     int tokens = 0;                 // the placed entries' tokens
+    // Entries a key fired but none of whose secondary keys is there: the key, by id.
+    std::map<int64_t, std::string> withoutSecondKey;
     // The placed entries as the generation records them: [{"id":..,"key":..,"tokens":..}].
     std::string recordJson() const;
 };

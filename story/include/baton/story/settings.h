@@ -35,8 +35,8 @@ struct StorySettings {
     bool fixedSeed = false;           // false: every generation draws a new seed
     engine::WindowSettings windows;   // window 0: the model's default
     MemoryLayout memory = MemoryLayout::EveryWindow;
-    int loreBudget = 0; // tokens for all world-info entries together; 0: all the window has
-                        // left beside the memory, the note and an eighth of T for new text
+    int loreBudget = 0; // tokens for all world-info entries together; 0: what leaves half
+                        // of T to the story beside the memory and the note (context.h)
     // A generation that stops in the middle of a sentence (at max tokens) is cut back to
     // the end of its last whole sentence (KoboldAI Lite's "trim sentences").
     bool trimSentences = false;
