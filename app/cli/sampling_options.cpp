@@ -61,9 +61,12 @@ void addSamplingOptions(Args& args) {
                 "\" the\"=-5 for the word after a space; -100 bans them)",
                 std::nullopt, true)
         .option("ban", "TEXT",
-                "Never write this text (repeatable; ASCII case ignored): when it would "
-                "appear, go back to where it began and write something else",
+                "Never write this text (repeatable; ASCII case ignored; as a whole word unless "
+                "--ban-inside-words): when it would appear, go back to where it began and "
+                "write something else",
                 std::nullopt, true)
+        .flag("ban-inside-words",
+              "Match --ban's texts inside words too (\"her\" then bans \"there\")")
         .option("seed", "N", "Random seed: the same seed gives the same text", "0")
         .option("stop", "TEXT", "Stop before this text would be printed", std::nullopt, true)
         .flag("ignore-eos", "Never end at the model's end-of-text token (suppress it)");
@@ -134,6 +137,8 @@ void applySamplingArgs(const Args& args, engine::SamplingOptions& o) {
             if (b.empty())
                 throw UsageError("--ban needs a non-empty text");
     }
+    if (args.has("ban-inside-words"))
+        o.bannedInsideWords = true;
     if (args.has("seed"))
         o.seed = static_cast<uint64_t>(args.getInt("seed", 0, INT64_MAX));
     if (args.has("stop")) {

@@ -177,7 +177,8 @@ void readSamplers(const Json& body, engine::SamplingOptions& s,
         adjusted.push_back("smoothing_factor not used (Baton does not have it yet)");
     readSamplerOrder(body, s, adjusted);
     // Banned phrases: KoboldCpp's "banned_strings", and KoboldAI Lite's "banned_tokens"
-    // (the strings its "Banned Tokens/Strings" box holds).
+    // (the strings its "Banned Tokens/Strings" box holds). KoboldCpp bans them wherever
+    // they occur, inside words too, and so does Baton for its clients.
     for (const char* name : {"banned_strings", "banned_tokens"}) {
         const auto it = body.find(name);
         if (it == body.end() || it->is_null())
@@ -189,6 +190,7 @@ void readSamplers(const Json& body, engine::SamplingOptions& s,
                 throw RequestError(400, std::string("\"") + name +
                                             "\" must hold strings of 1 to 256 bytes");
             s.bannedPhrases.push_back(b.get<std::string>());
+            s.bannedInsideWords = true;
         }
     }
     if (s.bannedPhrases.size() > 64)

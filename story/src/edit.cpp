@@ -2,6 +2,7 @@
 
 #include "baton/story/prompt.h"
 
+#include <baton/engine/text.h>
 #include <baton/storage/database.h>
 #include <baton/storage/story_store.h>
 
@@ -21,18 +22,13 @@ struct Unit {
     size_t hash = 0;
 };
 
-bool wordByte(unsigned char c) {
-    return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-           (c >= 'A' && c <= 'Z') || c == '_';
-}
-
 std::vector<Unit> units(std::string_view text) {
     std::vector<Unit> out;
     size_t i = 0;
     while (i < text.size()) {
         size_t j = i + 1;
-        if (wordByte(static_cast<unsigned char>(text[i])))
-            while (j < text.size() && wordByte(static_cast<unsigned char>(text[j])))
+        if (engine::isWordByte(text[i]))
+            while (j < text.size() && engine::isWordByte(text[j]))
                 ++j;
         out.push_back({i, j, std::hash<std::string_view>{}(text.substr(i, j - i))});
         i = j;

@@ -2,6 +2,7 @@
 
 #include "text_util.h"
 
+#include <baton/engine/text.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -13,13 +14,6 @@ namespace {
 
 char lower(char c) {
     return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-// Letters, digits and every byte of a multi-byte UTF-8 character count as word bytes.
-bool wordByte(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x80 || (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') ||
-           (u >= 'A' && u <= 'Z') || c == '_';
 }
 
 // The last `depth` tokens of text, as text. Only its end is tokenized: at most 16 bytes
@@ -79,9 +73,11 @@ bool keyOccurs(std::string_view text, std::string_view key) {
         if (j != key.size())
             continue;
         // A key that begins or ends with a word byte needs a word boundary there.
-        const bool startOk = !wordByte(key.front()) || i == 0 || !wordByte(text[i - 1]);
+        const bool startOk =
+            !engine::isWordByte(key.front()) || i == 0 || !engine::isWordByte(text[i - 1]);
         const size_t end = i + key.size();
-        const bool endOk = !wordByte(key.back()) || end == text.size() || !wordByte(text[end]);
+        const bool endOk =
+            !engine::isWordByte(key.back()) || end == text.size() || !engine::isWordByte(text[end]);
         if (startOk && endOk)
             return true;
     }

@@ -88,6 +88,7 @@ Result<StorySettings> parseSettings(std::string_view json) {
     r.strings("dry_sequence_breakers", s.sampling.drySequenceBreakers, /*nonEmpty=*/true);
     r.strings("sampler_order", s.sampling.samplerOrder, /*nonEmpty=*/true);
     r.strings("banned_phrases", s.sampling.bannedPhrases, /*nonEmpty=*/true);
+    r.boolean("banned_inside_words", s.sampling.bannedInsideWords);
     // {"text": bias}: the texts whose tokens get a bias.
     if (const auto t = o->find("text_bias"); t != o->end() && !t->is_null()) {
         if (!t->is_object())
@@ -173,6 +174,8 @@ std::string settingsJson(const StorySettings& s) {
         o["stop"] = s.sampling.stopStrings;
     if (!s.sampling.bannedPhrases.empty())
         o["banned_phrases"] = s.sampling.bannedPhrases;
+    if (s.sampling.bannedInsideWords)
+        o["banned_inside_words"] = true;
     if (!s.sampling.stopAtEndOfText)
         o["ignore_eos"] = true;
     if (s.windows.window > 0) {

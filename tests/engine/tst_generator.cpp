@@ -4,6 +4,7 @@
 #include "tiny_model.h"
 #include "verify_ok.h"
 
+#include "inference/phrase_bans.h"
 #include "model/safetensors.h"
 
 #include <baton/engine/generator.h>
@@ -12,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cctype>
 #include <cmath>
 
 using namespace baton::engine;
@@ -220,6 +222,7 @@ private Q_SLOTS:
         QVERIFY2(at != std::string::npos, "no seed gave a phrase to ban");
         --o.seed;
         o.bannedPhrases = {phrase};
+        o.bannedInsideWords = true; // the phrase is four tokens' text, not whole words
         auto run = [&](std::string& streamed) {
             auto b = make(w);
             if (!b->appendText(m_prompt).ok())
@@ -250,6 +253,48 @@ private Q_SLOTS:
                  std::max_element(y.begin(), y.end()) - y.begin());
         std::string again;
         QCOMPARE(run(again).second->tokens, banned->tokens);
+    }
+
+    // A phrase is banned as a whole word unless bannedInsideWords: a fragment the plain
+    // text holds only inside words changes nothing, and inside words it is banned.
+    void bannedPhrasesAreWholeWords() {
+        SamplingOptions o;
+        o.temperature = 1;
+        o.maxTokens = 60;
+        o.stopAtEndOfText = false;
+        o.seed = 5;
+        auto generate = [&] {
+            auto g = make();
+            if (!g || !g->appendText(m_prompt).ok())
+                return std::string("(failed)");
+            auto r = g->generate(o);
+            return r ? r->text : std::string("(failed)");
+        };
+        const std::string plain = generate();
+        // Two letters from inside a word of the text, never a word of their own there.
+        std::string fragment;
+        for (size_t i = 1; i + 2 < plain.size() && fragment.empty(); ++i) {
+            const std::string f = plain.substr(i, 2);
+            if (!std::isalpha(static_cast<unsigned char>(f[0])) ||
+                !std::isalpha(static_cast<unsigned char>(f[1])) ||
+                !std::isalpha(static_cast<unsigned char>(plain[i - 1])))
+                continue;
+            if (PhraseBans({f}, false).firstMatch(plain, 0, true) == std::string::npos)
+                fragment = f;
+        }
+        QVERIFY2(!fragment.empty(), plain.c_str());
+        o.bannedPhrases = {fragment};
+        QCOMPARE(generate(), plain);
+        o.bannedInsideWords = true;
+        const std::string anywhere = generate();
+        QVERIFY(anywhere != plain);
+        std::string lower = anywhere;
+        for (char& c : lower)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        std::string f = fragment;
+        for (char& c : f)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        QVERIFY2(lower.find(f) == std::string::npos, anywhere.c_str());
     }
 
     void callbackStops() {

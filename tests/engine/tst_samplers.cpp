@@ -200,15 +200,44 @@ private Q_SLOTS:
     // Banned phrases: the earliest complete one, and how much must be held back while a
     // tail could still grow into one; ASCII case ignored.
     void phraseBans() {
-        const PhraseBans bans({"shivers down", "Mr. Darcy"});
-        QCOMPARE(bans.firstMatch("it sent Shivers down her"), size_t(8));
-        QCOMPARE(bans.firstMatch("mr. darcy and shivers down"), size_t(0));
-        QCOMPARE(bans.firstMatch("shivers"), std::string::npos);
-        QCOMPARE(bans.holdFrom("it sent shiv"), size_t(8));
-        QCOMPARE(bans.holdFrom("said Mr"), size_t(5));
-        QCOMPARE(bans.holdFrom("nothing here"), size_t(12));
-        QCOMPARE(bans.holdFrom(""), size_t(0));
-        QVERIFY(PhraseBans({}).empty());
+        const PhraseBans bans({"shivers down", "Mr. Darcy"}, false);
+        QCOMPARE(bans.firstMatch("it sent Shivers down her", 0, false), size_t(8));
+        QCOMPARE(bans.firstMatch("mr. darcy and shivers down", 0, true), size_t(0));
+        QCOMPARE(bans.firstMatch("shivers", 0, true), std::string::npos);
+        QCOMPARE(bans.holdFrom("it sent shiv", 0), size_t(8));
+        QCOMPARE(bans.holdFrom("said Mr", 0), size_t(5));
+        QCOMPARE(bans.holdFrom("nothing here", 0), size_t(12));
+        QCOMPARE(bans.holdFrom("", 0), size_t(0));
+    }
+
+    // As a whole word by default (issue 65: banning "her" removed there, where, other,
+    // father and together); inside words too when asked.
+    void phraseBansMatchWholeWords() {
+        const std::string words = "there, where the other father went together; ";
+        const PhraseBans word({"her"}, false), anywhere({"her"}, true);
+        QCOMPARE(word.firstMatch(words, 0, true), std::string::npos);
+        QCOMPARE(anywhere.firstMatch(words, 0, true), size_t(1)); // t[her]e
+        QCOMPARE(word.firstMatch(words + "Her hat.", 0, false), words.size());
+        QCOMPARE(word.firstMatch(words + "to her,", 0, false), words.size() + 3);
+        QCOMPARE(word.firstMatch("herself", 0, true), std::string::npos);
+        QCOMPARE(word.firstMatch("her\u00e9", 0, true), std::string::npos); // a UTF-8 letter
+        // The byte before the text counts: "her" right after "t" is inside "ther".
+        QCOMPARE(word.firstMatch("her ", 't', false), std::string::npos);
+        QCOMPARE(word.firstMatch("her ", ' ', false), size_t(0));
+        // At the end of the text the word may go on ("hers"): complete only at the end of
+        // the generation, held back until then.
+        QCOMPARE(word.firstMatch("to her", 0, false), std::string::npos);
+        QCOMPARE(word.firstMatch("to her", 0, true), size_t(3));
+        QCOMPARE(word.holdFrom("to her", 0), size_t(3));
+        QCOMPARE(word.holdFrom("to he", 0), size_t(3));
+        QCOMPARE(word.holdFrom("the", 0), size_t(3)); // "he" inside "the" cannot become it
+        QCOMPARE(anywhere.holdFrom("the", 0), size_t(1));
+        // A phrase that begins or ends with a non-word byte needs no boundary there.
+        const PhraseBans dash({"--", "Mr."}, false);
+        QCOMPARE(dash.firstMatch("yes--no", 0, false), size_t(3));
+        QCOMPARE(dash.firstMatch("Mr.Darcy", 0, false), size_t(0));
+        QCOMPARE(dash.firstMatch("HMr.", 0, false), std::string::npos);
+        QVERIFY(PhraseBans({}, false).empty());
         SamplingOptions o;
         o.bannedPhrases = {""};
         QVERIFY(!validateSampling(o).ok());

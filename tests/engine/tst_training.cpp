@@ -636,6 +636,42 @@ private Q_SLOTS:
         QCOMPARE(r2->steps, int64_t(5));
     }
 
+    // A cancel during a validation keeps the steps taken too (issue 65: the app said a
+    // checkpoint was kept, and Resume started the run again), and the resumed run does
+    // the validation it missed.
+    void cancelDuringAValidationLeavesACheckpoint() {
+        TrainConfig c = fixtureConfig("cancel-validating", 20);
+        c.validateEveryTokens = 150; // after the third step (64 tokens a step)
+        CancelToken token;
+        auto r = train(
+            c,
+            [&](const TrainEvent& e) {
+                if (e.kind == TrainEvent::Kind::Step && e.step == 3)
+                    token.cancel(); // seen by the validation that follows
+                return true;
+            },
+            token);
+        BATON_VERIFY_OK(r);
+        QVERIFY(r->cancelled);
+        QCOMPARE(r->steps, int64_t(3));
+        QVERIFY(QFile::exists(QString::fromStdString(c.outDir) +
+                              "/checkpoints/step-000000003/trainer.json"));
+        TrainConfig resume;
+        resume.outDir = c.outDir;
+        resume.resume = true;
+        int firstStep = 0, validatedAt = 0;
+        auto r2 = train(resume, [&](const TrainEvent& e) {
+            if (e.kind == TrainEvent::Kind::Step && firstStep == 0)
+                firstStep = int(e.step);
+            if (e.kind == TrainEvent::Kind::Validation && validatedAt == 0)
+                validatedAt = int(e.step);
+            return validatedAt == 0 && e.step < 8;
+        });
+        BATON_VERIFY_OK(r2);
+        QCOMPARE(firstStep, 4);
+        QCOMPARE(validatedAt, 4);
+    }
+
     void scratchRunLoadsInTheCli() {
         const QString out = m_tmp.filePath("scratch");
         CliRun r =

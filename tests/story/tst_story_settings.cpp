@@ -126,6 +126,10 @@ private Q_SLOTS:
         QCOMPARE(back->sampling.samplerOrder, s.sampling.samplerOrder);
         QCOMPARE(back->sampling.textBias.size(), size_t(2));
         QCOMPARE(back->sampling.bannedPhrases, s.sampling.bannedPhrases);
+        QVERIFY(!back->sampling.bannedInsideWords); // whole words unless set
+        QVERIFY(json.find("banned_inside_words") == std::string::npos);
+        QVERIFY(parseSettings(R"({"banned_inside_words": true})")->sampling.bannedInsideWords);
+        QVERIFY(!parseSettings(R"({"banned_inside_words": 1})").ok());
         QVERIFY(!parseSettings(R"({"banned_phrases": [""]})").ok());
         QVERIFY(!parseSettings(R"({"text_bias": {"x": 500}})").ok());
         QVERIFY(!parseSettings(R"({"text_bias": ["x"]})").ok());

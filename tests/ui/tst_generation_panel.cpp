@@ -96,6 +96,17 @@ private Q_SLOTS:
         banned->insertPlainText("\n\nwith a grin\n");
         QCOMPARE(panel.settings().sampling.bannedPhrases,
                  (std::vector<std::string>{"shivers down her spine", "Mr. Darcy", "with a grin"}));
+        // Whole words unless "Inside words too" is ticked.
+        auto* inside = panel.findChild<QCheckBox*>("bannedInsideWords");
+        QVERIFY(inside && !inside->isChecked());
+        QVERIFY(!panel.settings().sampling.bannedInsideWords);
+        inside->setChecked(true);
+        QVERIFY(panel.settings().sampling.bannedInsideWords);
+        s.sampling.bannedInsideWords = true;
+        panel.load(s);
+        QVERIFY(inside->isChecked());
+        // The logit bias's example shows the space a word's token begins with.
+        QVERIFY(bias->placeholderText().startsWith(QChar(0x2423)));
         // Edited, the control's value is taken.
         auto* order = panel.findChild<QLineEdit*>("samplerOrder");
         order->clear();

@@ -41,6 +41,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -289,6 +290,21 @@ private Q_SLOTS:
         QVERIFY(!db->runs().metrics(runs->front().id, "val_ppl")->empty());
         QTest::qWait(50);
         screenshot(QStringLiteral("finetune.png"));
+        // At 1280 x 800 the form is whole: nothing cut at its side (issue 65: buttons and
+        // spin arrows cut, labels scrolled off their first letters).
+        m_app.window->resize(1280, 800);
+        QTRY_COMPARE(m_app.window->size(), QSize(1280, 800));
+        auto* start = panel->findChild<QPushButton*>(QStringLiteral("fineTuneStart"));
+        QVERIFY(start);
+        QScrollArea* area = nullptr;
+        for (QWidget* w = start->parentWidget(); w && !area; w = w->parentWidget())
+            area = qobject_cast<QScrollArea*>(w);
+        QVERIFY(area);
+        QTRY_VERIFY(area->widget()->width() <= area->viewport()->width());
+        QVERIFY(area->widget()->width() >= area->widget()->minimumSizeHint().width());
+        const QRect button(start->mapTo(area->viewport(), QPoint(0, 0)), start->size());
+        QVERIFY(button.left() >= 0 && button.right() < area->viewport()->width());
+        m_app.window->resize(1280, 820);
     }
 
     void compareOverlapsChartsStoresAndReopens() {

@@ -392,10 +392,14 @@ private Q_SLOTS:
         step.step = 1;
         step.totalSteps = 100;
         fake.trainingEvent(job, step);
+        QSignalSpy status(&p, &FineTunePresenter::status);
         p.cancel();
         QCOMPARE(fake.cancelled, std::vector<engine::JobId>{job});
         fake.jobFinished(job, false, {engine::ErrorCode::Cancelled, "cancelled"});
         QVERIFY(!p.running());
+        // No checkpoint came: the status does not promise one (issue 65).
+        QVERIFY2(status.last().at(0).toString().contains("starts the run again"),
+                 qPrintable(status.last().at(0).toString()));
         QCOMPARE(std::get<2>(fake.finished[0]), storage::RunStatus::Cancelled);
         // The run can be resumed while its folder is there.
         fake.runList[0].status = storage::RunStatus::Cancelled;
@@ -420,6 +424,22 @@ private Q_SLOTS:
         // The base model's figure came back with the metrics: not measured again.
         QCOMPARE(p.heldOutBefore().tokens, int64_t(100));
         QCOMPARE(fake.jobOf("evaluate", 1), engine::JobId(0));
+        // The run goes on from its checkpoint at step 3: the chart takes back what it
+        // held after it instead of drawing a line back.
+        const engine::JobId again = fake.jobOf("train", 1);
+        step.step = 4;
+        fake.trainingEvent(again, step);
+        QCOMPARE(p.loss().size(), size_t(1));
+        QCOMPARE(p.loss().front().x(), 4.0);
+        QVERIFY(p.validation().empty());
+        engine::TrainEvent checkpoint;
+        checkpoint.kind = engine::TrainEvent::Kind::Checkpoint;
+        checkpoint.step = 4;
+        fake.trainingEvent(again, checkpoint);
+        p.cancel();
+        fake.jobFinished(again, false, {engine::ErrorCode::Cancelled, "cancelled"});
+        QVERIFY2(status.last().at(0).toString().contains("checkpoint at step 4"),
+                 qPrintable(status.last().at(0).toString()));
     }
 
     // A run scores the held-out end of the books with the base model before training

@@ -20,6 +20,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -198,12 +199,14 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     larger->setForegroundRole(QPalette::PlaceholderText);
     ll->addSpacing(4);
     ll->addWidget(larger);
-    auto* scroll = new QScrollArea;
+    auto* scroll = m_form = new QScrollArea;
     scroll->setWidget(left);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setMinimumWidth(360);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // As wide as the form needs: it scrolls up and down, never cut at the side.
+    scroll->setMinimumWidth(left->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width());
 
     m_progress = new QProgressBar;
     m_progress->setObjectName(QStringLiteral("fineTuneProgress"));
@@ -246,7 +249,8 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     split->addWidget(scroll);
     split->addWidget(right);
     split->setStretchFactor(1, 1);
-    split->setSizes({360, 900});
+    split->setCollapsible(0, false);
+    split->setSizes({scroll->minimumWidth(), 900});
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(split);
@@ -266,6 +270,8 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
         if (i >= 0)
             m_base->setCurrentIndex(i);
         m_base->setToolTip(m_base->currentData(Qt::ToolTipRole).toString());
+        m_form->setMinimumWidth(m_form->widget()->minimumSizeHint().width() +
+                                m_form->verticalScrollBar()->sizeHint().width());
         updateButtons();
     });
     connect(m_presenter, &FineTunePresenter::booksChanged, this, &FineTunePanel::showBooks);

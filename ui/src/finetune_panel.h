@@ -25,6 +25,7 @@ class QListWidget;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QStackedWidget;
 
@@ -93,6 +94,7 @@ private:
     QPushButton* m_addBooks = nullptr;
     QPushButton* m_removeBook = nullptr;
     QComboBox* m_base = nullptr;
+    QScrollArea* m_form = nullptr; // the left column: as wide as the form needs
     QComboBox* m_mode = nullptr;
     QComboBox* m_scope = nullptr;
     QSpinBox* m_window = nullptr;

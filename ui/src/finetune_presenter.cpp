@@ -263,6 +263,8 @@ void FineTunePresenter::launch(const QJsonObject& s, const QString& outDir, bool
     m_runAdapter = c.adapter;
     m_finished.clear();
     m_stepped = false;
+    m_resumed = resume;
+    m_checkpointStep = 0;
     m_cancelling = false;
     m_lastStep = 0;
     // The base model on the held-out text first (once per run: a resumed run has its
@@ -361,6 +363,13 @@ void FineTunePresenter::onEvent(const engine::TrainEvent& e) {
         Q_EMIT logLine(QString::fromStdString(e.message));
         break;
     case Kind::Step:
+        // A resumed run goes on from its checkpoint: what the charts hold after it (from
+        // a run stopped before it could keep its last steps) is taken back.
+        if (!m_loss.empty() && e.step <= int64_t(m_loss.back().x()))
+            for (auto* series : {&m_loss, &m_valPpl, &m_valPplNoState})
+                series->erase(std::remove_if(series->begin(), series->end(),
+                                             [&](const QPointF& p) { return p.x() >= e.step; }),
+                              series->end());
         m_stepped = true;
         m_lastStep = e.step;
         m_loss.push_back(QPointF(double(e.step), e.loss));
@@ -397,6 +406,7 @@ void FineTunePresenter::onEvent(const engine::TrainEvent& e) {
         Q_EMIT chartsChanged();
         break;
     case Kind::Checkpoint:
+        m_checkpointStep = e.step;
         Q_EMIT logLine(tr("checkpoint at step %1").arg(e.step));
         if (!m_unsaved.empty()) {
             const auto points = std::move(m_unsaved);
@@ -440,8 +450,16 @@ void FineTunePresenter::onTrainFinished(bool ok, const engine::Error& error) {
             tr("%1 is ready: it is in the model list and can be written with now.").arg(m_runName));
     } else if (cancelled) {
         m_finished.clear();
-        Q_EMIT status(m_stepped ? tr("Cancelled. A checkpoint was kept: Resume continues from it.")
-                                : tr("Cancelled before training began."));
+        if (m_checkpointStep > 0)
+            Q_EMIT status(tr("Cancelled. The checkpoint at step %1 was kept: Resume continues "
+                             "from it.")
+                              .arg(m_checkpointStep));
+        else if (m_resumed)
+            Q_EMIT status(tr("Cancelled. Resume continues from the run's last checkpoint."));
+        else
+            Q_EMIT status(m_stepped ? tr("Cancelled before a checkpoint was kept: Resume "
+                                         "starts the run again.")
+                                    : tr("Cancelled before training began."));
     } else {
         m_finished.clear();
         Q_EMIT status(tr("The run stopped with an error."));

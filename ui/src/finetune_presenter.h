@@ -139,8 +139,10 @@ private:
     QString m_finished;
     std::vector<QPointF> m_loss, m_valPpl, m_valPplNoState;
     std::vector<storage::MetricPoint> m_unsaved;
-    bool m_stepped = false;    // a training step was seen since the launch
-    bool m_cancelling = false; // Cancel was pressed during this launch
+    bool m_stepped = false;       // a training step was seen since the launch
+    bool m_resumed = false;       // this launch resumes a run
+    int64_t m_checkpointStep = 0; // the step of the last checkpoint this launch wrote
+    bool m_cancelling = false;    // Cancel was pressed during this launch
     int64_t m_lastStep = 0;
 
     // Before and after.

@@ -126,14 +126,22 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
                                          m_bannedPhrases->fontMetrics().lineSpacing() * 3 + 12));
     m_bannedPhrases->setToolTip(
         tr("Texts the model never writes (one per line, case ignored): when one would "
-           "appear, the model goes back to where it began and writes something else."));
+           "appear, the model goes back to where it began and writes something else. "
+           "Each is matched as a whole word: \"her\" bans \"her,\" and \"Her \" but "
+           "not \"there\" or \"father\"."));
     auto* bannedLabel = new QLabel(tr("Banned phrases"));
     bannedLabel->setToolTip(m_bannedPhrases->toolTip());
     rform->addRow(bannedLabel);
     rform->addRow(m_bannedPhrases); // the whole width: phrases are long
+    m_bannedInsideWords = new QCheckBox(tr("Inside words too"));
+    m_bannedInsideWords->setObjectName(QStringLiteral("bannedInsideWords"));
+    m_bannedInsideWords->setToolTip(tr("Ban the phrases wherever they occur, inside longer "
+                                       "words too: \"her\" then also bans \"there\"."));
+    rform->addRow(m_bannedInsideWords);
     m_textBias = new QPlainTextEdit;
     m_textBias->setObjectName(QStringLiteral("textBias"));
-    m_textBias->setPlaceholderText(tr(" Darcy=-5"));
+    // The leading space a word's token has, shown (a placeholder's space is invisible).
+    m_textBias->setPlaceholderText(tr("\u2423Darcy=-5   (\u2423: the space before the word)"));
     m_textBias->setTabChangesFocus(true);
     m_textBias->setFixedHeight(m_bannedPhrases->height());
     m_textBias->setToolTip(
@@ -262,6 +270,7 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
         onEdited();
     });
     connect(m_trimSentences, &QCheckBox::toggled, this, &GenerationSettingsPanel::onEdited);
+    connect(m_bannedInsideWords, &QCheckBox::toggled, this, &GenerationSettingsPanel::onEdited);
     connect(m_fixedSeed, &QCheckBox::toggled, this, [this](bool on) {
         m_seed->setEnabled(on);
         onEdited();
@@ -445,6 +454,7 @@ story::StorySettings GenerationSettingsPanel::settings() const {
             s.sampling.samplerOrder.push_back(name.trimmed().toStdString());
     s.sampling.textBias = textBiasLines(m_textBias->toPlainText(), nullptr);
     s.sampling.bannedPhrases.clear();
+    s.sampling.bannedInsideWords = m_bannedInsideWords->isChecked();
     for (const QString& line : m_bannedPhrases->toPlainText().split(QLatin1Char('\n')))
         if (!line.trimmed().isEmpty())
             s.sampling.bannedPhrases.push_back(line.toStdString());
@@ -487,6 +497,7 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     for (const std::string& phrase : settings.sampling.bannedPhrases)
         banned << QString::fromStdString(phrase);
     m_bannedPhrases->setPlainText(banned.join(QLatin1Char('\n')));
+    m_bannedInsideWords->setChecked(settings.sampling.bannedInsideWords);
     QStringList biases;
     for (const auto& [text, bias] : settings.sampling.textBias)
         biases << QString::fromStdString(text) + QLatin1Char('=') + QString::number(double(bias));

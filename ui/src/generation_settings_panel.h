@@ -89,6 +89,7 @@ private:
     QLineEdit* m_seed;               // any 64-bit seed a story may hold
     QLineEdit* m_samplerOrder;       // comma-separated stage names; empty: Baton's chain
     QPlainTextEdit* m_bannedPhrases; // one per line
+    QCheckBox* m_bannedInsideWords;  // off: each phrase matches as a whole word
     QPlainTextEdit* m_textBias;      // TEXT=X per line
     QLabel* m_textBiasError;         // the lines it cannot read
     QSpinBox* m_window;

@@ -67,8 +67,11 @@ struct SamplingOptions {
     std::vector<std::string> stopStrings; // stop before any of these would be emitted
     // Texts that never appear in what is generated (ASCII case ignored): the generator
     // goes back to where one began and samples again without the token it began with.
-    // The stream handed out never shows what was taken back.
+    // The stream handed out never shows what was taken back. A phrase matches as a
+    // whole word (where it begins or ends with a letter or digit, not inside a longer
+    // word: "her" bans "her," but not "there"), or anywhere with bannedInsideWords.
     std::vector<std::string> bannedPhrases;
+    bool bannedInsideWords = false;
     bool stopAtEndOfText = true; // stop when the model emits its end-of-text token
     // >= 0: every generated token's event carries its log-probability under the model
     // (before temperature, penalty and truncation) and the this many most likely tokens

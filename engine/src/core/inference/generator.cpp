@@ -291,7 +291,7 @@ Generator::generate(const SamplingOptions& options,
     // Banned phrases: generated tokens wait in `held` while their text could still
     // become one; a completed one sends the generator back to the token where it began
     // (`before`: its state then), which is banned at that position, and sampling goes on.
-    const PhraseBans bans(options.bannedPhrases);
+    const PhraseBans bans(options.bannedPhrases, options.bannedInsideWords);
     struct Held {
         int32_t token;
         GenerationEvent event;
@@ -301,10 +301,14 @@ Generator::generate(const SamplingOptions& options,
     };
     std::vector<Held> held;
     std::string heldText;
+    // The byte before heldText (for whole-word bans): the last one handed out, at first
+    // the last of the text already read (0: the stream's start).
+    char heldAfter = 0;
+    if (!bans.empty() && g.m.tokenizer && !g.window.empty())
+        if (const std::string last = g.m.tokenizer->tokenBytes(g.window.back()); !last.empty())
+            heldAfter = last.back();
     std::vector<Impl::WindowSnapshot> reopenable;     // windows rolled over while tokens were held
     std::map<int64_t, std::vector<int32_t>> bannedAt; // stream position -> tokens banned there
-    int backtracks = 0;
-    constexpr int kMaxBacktracks = 256;
     // Back to just before held[j]: its state, its decoder; held[j..] are gone.
     auto goBackTo = [&](size_t j) {
         const Impl::Mark& k = held[j].before;
@@ -348,11 +352,41 @@ Generator::generate(const SamplingOptions& options,
         size_t released = 0;
         for (size_t k = 0; k < i; ++k)
             released += held[k].text.size();
+        if (released > 0)
+            heldAfter = heldText[released - 1];
         held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(i));
         heldText.erase(0, released);
         if (held.empty())
             reopenable.clear();
         return go;
+    };
+    // A phrase completed at `at` of heldText: back to the token it begins in, which is
+    // banned at that position. False when it keeps coming back (the generation ends).
+    int backtracks = 0;
+    constexpr int kMaxBacktracks = 256;
+    auto banFrom = [&](size_t at) {
+        size_t j = 0, end = held[0].text.size();
+        while (end <= at && j + 1 < held.size())
+            end += held[++j].text.size();
+        const int32_t banned = held[j].token;
+        const int64_t position = held[j].before.streamLength;
+        goBackTo(j);
+        if (++backtracks > kMaxBacktracks) {
+            result.reason = StopReason::BannedPhrase;
+            return false;
+        }
+        bannedAt[position].push_back(banned);
+        return true;
+    };
+    // Whether the generation may end here: no whole-word phrase waits at the end of
+    // what is held (the end completes it), else it goes back and samples on.
+    auto mayEnd = [&](bool& goOn) {
+        const size_t at =
+            bans.empty() ? std::string::npos : bans.firstMatch(heldText, heldAfter, true);
+        if (at == std::string::npos)
+            return true;
+        goOn = banFrom(at);
+        return false;
     };
     std::vector<float> work;
     const auto t0 = std::chrono::steady_clock::now();
@@ -360,7 +394,13 @@ Generator::generate(const SamplingOptions& options,
     result.reason = StopReason::MaxTokens;
     try {
         torch::NoGradGuard noGrad;
-        while (static_cast<int64_t>(result.tokens.size() + held.size()) < options.maxTokens) {
+        for (;;) {
+            if (static_cast<int64_t>(result.tokens.size() + held.size()) >= options.maxTokens) {
+                bool goOn = false;
+                if (mayEnd(goOn) || !goOn)
+                    break;
+                continue;
+            }
             if (cancel.cancelled()) {
                 result.reason = StopReason::Cancelled;
                 break;
@@ -377,8 +417,14 @@ Generator::generate(const SamplingOptions& options,
             const int32_t token = g.pinned.empty() ? sampler.sample(work, g.window)
                                                    : sampler.sample(work, g.context());
             if (token == eos && options.stopAtEndOfText) {
-                result.reason = StopReason::EndOfText;
-                break;
+                bool goOn = false;
+                if (mayEnd(goOn)) {
+                    result.reason = StopReason::EndOfText;
+                    break;
+                }
+                if (!goOn)
+                    break;
+                continue;
             }
             Held h{token, {}, {}, {}, decoder};
             if (options.logprobs >= 0)
@@ -399,24 +445,15 @@ Generator::generate(const SamplingOptions& options,
             h.event.windowIndex = g.rollovers;
             heldText += h.text;
             held.push_back(std::move(h));
-            if (const size_t at = bans.firstMatch(heldText); at != std::string::npos) {
-                // The token whose text the phrase begins in.
-                size_t j = 0, end = held[0].text.size();
-                while (end <= at && j + 1 < held.size())
-                    end += held[++j].text.size();
-                const int32_t banned = held[j].token;
-                const int64_t position = held[j].before.streamLength;
-                goBackTo(j);
-                if (++backtracks > kMaxBacktracks) { // it keeps coming back: end before it
-                    result.reason = StopReason::BannedPhrase;
+            if (const size_t at = bans.firstMatch(heldText, heldAfter, false);
+                at != std::string::npos) {
+                if (!banFrom(at)) // it keeps coming back: end before it
                     break;
-                }
-                bannedAt[position].push_back(banned);
                 continue;
             }
             if (!release(bans.empty() ? held.size() : [&] {
                     // The tokens wholly before what must be held back.
-                    const size_t hold = bans.holdFrom(heldText);
+                    const size_t hold = bans.holdFrom(heldText, heldAfter);
                     size_t n = 0, end = 0;
                     while (n < held.size() && end + held[n].text.size() <= hold)
                         end += held[n++].text.size();

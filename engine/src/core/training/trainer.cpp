@@ -87,7 +87,8 @@ private:
     BatchSource m_data;
     std::unique_ptr<AdamOptimizer> m_opt;
     std::vector<torch::Tensor> m_netParams, m_moduleParams;
-    RunProgress m_p; // saved in every checkpoint
+    RunProgress m_p;               // saved in every checkpoint
+    int64_t m_checkpointStep = -1; // the step the last checkpoint (written or read) holds
     torch::Device m_device{torch::kCPU};
     std::unique_ptr<RankGroup> m_group; // with several ranks
     bool m_stopAll = false;
@@ -236,6 +237,7 @@ Result<void> Run::checkpoint() {
     e.totalSteps = m_p.totalSteps;
     e.tokens = m_p.tokens;
     e.checkpoint = *dir;
+    m_checkpointStep = m_p.step;
     emit(e);
     return {};
 }
@@ -256,6 +258,7 @@ Result<bool> Run::restoreCheckpoint() {
     if (!progress)
         return progress.error();
     m_p = *progress;
+    m_checkpointStep = m_p.step;
     return true;
 }
 
@@ -488,11 +491,13 @@ Result<TrainResult> Run::run() {
             bool stop = false;
             if (!m_data.validation().docs.empty() &&
                 ((c.validateEveryTokens > 0 && m_p.tokens >= m_p.nextValidation) || last)) {
+                const int64_t due = m_p.nextValidation;
                 while (c.validateEveryTokens > 0 && m_p.nextValidation <= m_p.tokens)
                     m_p.nextValidation += c.validateEveryTokens;
                 auto v = validate();
                 if (!v) {
                     if (v.error().code == ErrorCode::Cancelled) {
+                        m_p.nextValidation = due; // the resumed run validates first
                         result.cancelled = true;
                         break;
                     }
@@ -528,6 +533,11 @@ Result<TrainResult> Run::run() {
         }
         if (stopRequested())
             result.cancelled = true;
+        // A cancel keeps every step taken: Resume goes on from here, whenever it came
+        // (during a step, between steps or during a validation).
+        if (result.cancelled && m_p.step > m_checkpointStep && m_p.step > firstStep)
+            if (auto r = checkpoint(); !r)
+                return r.error();
     } catch (const c10::Error& e) {
         return makeError(ErrorCode::Internal,
                          std::string("LibTorch: ") + e.what_without_backtrace());
