@@ -24,6 +24,7 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
                          {"label", s.label},
                          {"tokens", s.tokens},
                          {"overlap", s.overlap},
+                         {"carried", s.carried},
                          {"text", s.text}});
     nlohmann::ordered_json lore = nlohmann::ordered_json::array();
     for (const auto& m : v.lore.matches)
@@ -47,6 +48,12 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
             {"state_from_window", v.stateFromWindow},
             {"resumed_from_passage", v.resumedFromPassage},
             {"read_tokens", v.readTokens},
+            {"read",
+             {{"again", v.read.again},
+              {"text", v.read.text},
+              {"rollovers", v.read.rollovers},
+              {"at_rollovers", v.read.atRollover},
+              {"guide", v.read.guide}}},
             {"used", v.used},
             {"room", v.room},
             {"lore_budget", v.lore.budget},
@@ -57,10 +64,11 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
 }
 
 void printView(const story::ContextView& v) {
+    // Windows are counted from 1, as the app counts them (the JSON's indexes from 0).
     std::printf("window %lld of the story: T = %d, o = %d; %s\n",
-                static_cast<long long>(v.windowIndex), v.windows.window, v.windows.overlap,
+                static_cast<long long>(v.windowIndex + 1), v.windows.window, v.windows.overlap,
                 v.stateFromWindow >= 0
-                    ? ("the state from window " + std::to_string(v.stateFromWindow)).c_str()
+                    ? ("the state from window " + std::to_string(v.stateFromWindow + 1)).c_str()
                     : "no state (the first window, or a model without one)");
     if (v.layout == story::MemoryLayout::EveryWindow)
         std::printf("memory: in every window, %d tokens (start-of-text included)\n",
@@ -73,15 +81,19 @@ void printView(const story::ContextView& v) {
         std::printf("author's note: %d tokens, placed whole before every continuation\n",
                     v.noteTokens);
     if (v.resumedFromPassage)
-        std::printf("resumes from the state saved at passage %lld: reads %d tokens (the open "
-                    "window again, what follows the state, the guidance)\n",
+        std::printf("resumes from the state saved at passage %lld: reads %d tokens\n",
                     static_cast<long long>(v.resumedFromPassage), v.readTokens);
     else
         std::printf("reads the story from the beginning: %d tokens\n", v.readTokens);
+    std::printf("  %d the open window again, %d of story text, %d at %d roll-over(s), %d for the "
+                "guidance\n",
+                v.read.again, v.read.text, v.read.atRollover, v.read.rollovers, v.read.guide);
     std::printf("\n%7s  %-12s %s\n", "tokens", "kind", "what");
     for (const auto& s : v.spans)
         std::printf("%7d  %-12s %s%s\n", s.tokens, story::segmentKindName(s.kind), s.label.c_str(),
-                    s.overlap ? " (overlap: carried from the previous window)" : "");
+                    s.overlap   ? " (overlap: carried from the previous window)"
+                    : s.carried ? " (the unfinished sentence, kept after the guidance)"
+                                : "");
     std::printf("\n%d of %d positions in use; %d tokens until the window rolls over\n", v.used,
                 v.windows.window, v.room);
     for (const auto& m : v.lore.matches)

@@ -198,7 +198,8 @@ struct Source {
 struct Slot {
     int32_t token;
     size_t source;
-    bool overlap;
+    bool overlap = false;
+    bool carried = false; // the unfinished sentence kept for the guidance's roll-over
 };
 
 // The generator's windows, step by step as engine::Generator takes them (reading,
@@ -215,7 +216,8 @@ public:
         m_window = std::move(window);
         m_index = index;
         m_state = state;
-        m_read = static_cast<int64_t>(m_pinned + m_window.size());
+        m_read = {};
+        m_read.again = static_cast<int>(m_pinned + m_window.size());
         m_checkpoints = {0};
         if (!m_window.empty())
             m_checkpoints.push_back(m_window.size());
@@ -225,12 +227,12 @@ public:
         size_t i = 0;
         while (i < slots.size()) {
             if (fill() == m_w.window)
-                rollover(static_cast<size_t>(m_w.overlap));
+                rollover(static_cast<size_t>(m_w.overlap), static_cast<size_t>(m_w.overlap));
             const size_t take =
                 std::min(static_cast<size_t>(m_w.window - fill()), slots.size() - i);
             m_window.insert(m_window.end(), slots.begin() + static_cast<std::ptrdiff_t>(i),
                             slots.begin() + static_cast<std::ptrdiff_t>(i + take));
-            m_read += static_cast<int64_t>(take);
+            m_read.text += static_cast<int>(take);
             m_checkpoints.push_back(m_window.size());
             i += take;
         }
@@ -242,14 +244,16 @@ public:
             engine::placeGuidance(m_w, static_cast<int64_t>(m_pinned),
                                   static_cast<int64_t>(m_window.size()), guide, beforeLast);
         if (place.rollsOver) {
-            rollover(static_cast<size_t>(place.keep));
-            m_read += guide;
+            // The new window keeps the overlap before the guidance's place, then the
+            // unfinished sentence after it.
+            rollover(static_cast<size_t>(place.keep), static_cast<size_t>(place.at));
+            m_read.guide += static_cast<int>(guide);
         } else {
             size_t cp = 0;
             for (size_t c : m_checkpoints)
                 if (c <= static_cast<size_t>(place.at))
                     cp = std::max(cp, c);
-            m_read += static_cast<int64_t>(m_window.size() - cp) + guide;
+            m_read.guide += static_cast<int>(m_window.size() - cp + guide);
         }
         m_guideAt = place.at;
         m_guide = guide;
@@ -261,21 +265,26 @@ public:
     const std::vector<Slot>& window() const { return m_window; }
     int64_t index() const { return m_index; }
     bool state() const { return m_state; }
-    int64_t read() const { return m_read; }
+    const ReadTokens& read() const { return m_read; }
     int64_t guideAt() const { return m_guideAt; }
 
 private:
-    void rollover(size_t keep) {
+    // A new window keeps the last `keep` tokens, the first `overlap` of them the overlap
+    // and the rest the unfinished sentence carried for the guidance.
+    void rollover(size_t keep, size_t overlap) {
         keep = std::min(keep, m_window.size());
         std::vector<Slot> tail(m_window.end() - static_cast<std::ptrdiff_t>(keep), m_window.end());
-        for (auto& s : tail)
-            s.overlap = true;
+        for (size_t i = 0; i < tail.size(); ++i) {
+            tail[i].overlap = i < overlap;
+            tail[i].carried = i >= overlap;
+        }
         m_window = std::move(tail);
         ++m_index;
         m_state = m_recurrent;
         m_guide = 0;
         m_guideAt = -1;
-        m_read += static_cast<int64_t>(m_pinned + keep);
+        m_read.atRollover += static_cast<int>(m_pinned + keep);
+        ++m_read.rollovers;
         m_checkpoints = {0};
         if (keep > 0)
             m_checkpoints.push_back(keep);
@@ -288,7 +297,7 @@ private:
     std::vector<size_t> m_checkpoints;
     int64_t m_index = 0;
     bool m_state = false;
-    int64_t m_read = 0;
+    ReadTokens m_read;
     int64_t m_guide = 0;
     int64_t m_guideAt = -1;
 };
@@ -440,7 +449,8 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
         sim.placeGuide(static_cast<int64_t>(plan.guide.size()), before);
     }
 
-    v.readTokens = static_cast<int>(sim.read());
+    v.read = sim.read();
+    v.readTokens = v.read.total();
     v.windowIndex = sim.index();
     v.hasState = sim.state() && model.recurrent();
     v.stateFromWindow = v.hasState ? v.windowIndex - 1 : -1;
@@ -448,10 +458,11 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
     if (!plan.pinned.empty())
         v.spans.push_back({SegmentKind::Memory, "memory (every window)",
                            tokenizer->decode(plan.pinned), v.pinnedTokens, false});
-    auto add = [&](SegmentKind kind, const std::string& label, int32_t token, bool overlap) {
+    auto add = [&](SegmentKind kind, const std::string& label, int32_t token, bool overlap,
+                   bool carried) {
         if (v.spans.empty() || v.spans.back().label != label || v.spans.back().overlap != overlap ||
-            v.spans.back().kind != kind)
-            v.spans.push_back({kind, label, {}, 0, overlap});
+            v.spans.back().carried != carried || v.spans.back().kind != kind)
+            v.spans.push_back({kind, label, {}, 0, overlap, carried});
         v.spans.back().tokens += 1;
         v.spans.back().text += tokenizer->tokenBytes(token);
     };
@@ -460,7 +471,7 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
         for (size_t part = 0; part < prompt.guide.size(); ++part) {
             const std::string label = labelOf(prompt.guide[part], plan.lore);
             for (int i = 0; i < plan.guideParts[part]; ++i)
-                add(prompt.guide[part].kind, label, plan.guide[at++], false);
+                add(prompt.guide[part].kind, label, plan.guide[at++], false, false);
         }
     };
     const auto& window = sim.window();
@@ -468,7 +479,7 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
         if (sim.guideAt() == static_cast<int64_t>(i))
             addGuide();
         const Source& s = sources[window[i].source];
-        add(s.kind, s.label, window[i].token, window[i].overlap);
+        add(s.kind, s.label, window[i].token, window[i].overlap, window[i].carried);
         v.streamTokens.push_back(window[i].token);
     }
     if (sim.guideAt() == static_cast<int64_t>(window.size()))

@@ -421,6 +421,9 @@ private Q_SLOTS:
         const Run every = cli({"--db", m_db, "story", "context", sid, "--text", "Night fell."});
         QVERIFY2(every.exitCode == 0, every.err.constData());
         QVERIFY2(every.out.contains("memory: in every window"), every.out.constData());
+        // Windows are counted from 1, as the app counts them (issue 65: "window 12" in the
+        // CLI where the app said 13).
+        QVERIFY2(every.out.startsWith("window 1 of the story"), every.out.constData());
         const Run once = cli({"--db", m_db, "story", "context", sid, "--text", "Night fell.",
                               "--memory-layout", "once"});
         QVERIFY2(once.out.contains("memory: read once"), once.out.constData());

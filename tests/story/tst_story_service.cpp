@@ -565,6 +565,33 @@ private Q_SLOTS:
         QCOMPARE(view->spans[3].text, std::string("She walked to the shrubbery and"));
     }
 
+    // At o = 0 nothing is "overlap": when the guidance makes the window roll over, the
+    // unfinished sentence it goes before is kept as carried text (issue 65: the Context
+    // dock said "story text (overlap)" at o = 0). What is read adds up by reason.
+    void theCarriedSentenceIsNotOverlap() {
+        auto db = openDb();
+        const int64_t id = newStory(*db, {}, "Be brief and quiet.");
+        auto settings = request(id, 0).settings;
+        settings.windows = {24, 0};
+        std::string pending = "The lamp went out.";
+        bool carried = false;
+        for (int words = 0; words < 40 && !carried; ++words) {
+            pending += " She walked on";
+            auto plan = story::planContinuation(*db, *m_model, id, settings, pending);
+            BATON_VERIFY_OK(plan);
+            auto view = story::describeContext(*plan, *m_model);
+            BATON_VERIFY_OK(view);
+            for (const auto& span : view->spans) {
+                QVERIFY2(!span.overlap, span.label.c_str());
+                carried = carried || span.carried;
+            }
+            const auto& r = view->read;
+            QCOMPARE(r.again + r.text + r.atRollover + r.guide, view->readTokens);
+            QCOMPARE(r.rollovers, int(view->windowIndex));
+        }
+        QVERIFY2(carried, "no length made the guidance roll the window over");
+    }
+
     // The context view is what the generator holds when it starts to generate: the same
     // pinned tokens, the same stream tokens in the open window, the same window index.
     void theContextViewIsWhatTheModelReads_data() {

@@ -29,7 +29,9 @@
 #include <baton/ui/main_window.h>
 
 #include "story_editor.h"
+#include "story_notes_panel.h"
 #include "story_session.h"
+#include "window_ruler.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -463,11 +465,20 @@ private Q_SLOTS:
         QTRY_VERIFY(m_app.window->session()->isOpen() &&
                     m_app.window->session()->story().id != before);
         m_app.window->findChild<QSpinBox*>("maxTokens")->setValue(60);
+        // A memory read in every window: the story's windows are shorter than T - o.
+        m_app.window->findChild<QPlainTextEdit*>("memoryEdit")
+            ->setPlainText(QStringLiteral("Emma Woodhouse is handsome, clever and rich."));
+        m_app.window->findChild<ui::StoryNotesPanel*>()->flush();
         m_app.window->editor()->setFocus();
         QTest::keyClicks(m_app.window->editor(),
                          QString::fromUtf8(more.mid(5000, 600)).simplified());
         m_app.window->findChild<QAction*>("actionGenerate")->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(!m_app.window->session()->busy(), 120000);
+        // The windows the Write page's ruler shows once the story is laid out again.
+        auto* ruler = m_app.window->findChild<ui::WindowRuler*>();
+        QVERIFY(ruler);
+        QTRY_VERIFY_WITH_TIMEOUT(ruler->windows().size() >= 3, 20000);
+        const size_t rulerWindows = ruler->windows().size();
         m_app.window->showPage(MainWindow::Page::Topics);
         QSignalSpy analysed(topics, &ui::TopicsPanel::analyzed);
         QTest::mouseClick(m_app.window->findChild<QPushButton*>(QStringLiteral("topicsAnalyze")),
@@ -479,6 +490,8 @@ private Q_SLOTS:
         const auto& view = *topics->inspection();
         QVERIFY(view.recurrent);
         QVERIFY(view.windows.size() >= 3); // windows of 32 over ~200 tokens
+        // The same windows as the Write page's ruler (issue 65: 13 against 16).
+        QCOMPARE(view.windows.size(), rulerWindows);
         QVERIFY(view.jsdBits >= 0 && view.jsdBits <= 1);
         auto* states = m_app.window->findChild<QTableWidget*>(QStringLiteral("stateTokens"));
         QCOMPARE(states->rowCount(), int(view.windows.size()));

@@ -270,6 +270,14 @@ private Q_SLOTS:
         auto* text = child<QPlainTextEdit>("contextText");
         QVERIFY2(text->verticalScrollBar()->maximum() == 0,
                  "the context text does not fit in its view");
+        // Reading more than a window says why (issue 65: "reads 214 tokens" at T = 128).
+        editor->moveCursor(QTextCursor::End);
+        editor->insertPlainText(QStringLiteral(" The sea was calm that night.").repeated(30));
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view() && panel->view()->readTokens > 128, 20000);
+        const QString summary = child<QLabel>("contextSummary")->text();
+        QVERIFY2(summary.contains(QStringLiteral("of story text")) &&
+                     summary.contains(QStringLiteral("roll-over")),
+                 qPrintable(summary));
     }
 
     // Every generation setting is saved when it changes, with no generation after it

@@ -151,11 +151,32 @@ void ContextPanel::showView(const story::ContextView& view) {
         lines << tr("World info and the author's note: %1 tokens, whole, just before the "
                     "continuation.")
                      .arg(v.guideTokens);
+    // What it reads, by reason: a total above T is the open window again, roll-overs
+    // and the guidance, never a mistake.
+    QStringList parts;
+    if (v.read.again > 0)
+        parts << tr("%1 the open window again").arg(v.read.again);
+    if (v.read.text > 0)
+        parts << tr("%1 of story text").arg(v.read.text);
+    if (v.read.rollovers > 0)
+        parts << tr("%1 at %n roll-over(s) (the memory and the tokens each new window keeps)",
+                    nullptr, v.read.rollovers)
+                     .arg(v.read.atRollover);
+    if (v.read.guide > 0)
+        parts << tr("%1 for world info and the note (with the text after their place, again)")
+                     .arg(v.read.guide);
+    // Said in the summary when it reads more than a window (which looks wrong without
+    // it), else in its tooltip.
+    const QString why = parts.isEmpty() ? QString() : tr(": %1").arg(parts.join(tr(", ")));
+    const bool more = v.readTokens > v.windows.window;
     lines << (v.resumedFromPassage != 0
-                  ? tr("Resumes from a saved state: reads %1 tokens (the open window again, "
-                       "what follows the state, the guidance).")
+                  ? tr("Resumes from a saved state: reads %1 tokens%2.")
                         .arg(v.readTokens)
-                  : tr("Reads the story from the beginning: %1 tokens.").arg(v.readTokens));
+                        .arg(more ? why : QString())
+                  : tr("Reads the story from the beginning: %1 tokens%2.")
+                        .arg(v.readTokens)
+                        .arg(more ? why : QString()));
+    m_summary->setToolTip(tr("It reads %1 tokens before it writes%2.").arg(v.readTokens).arg(why));
     m_summary->setText(lines.join(QLatin1Char('\n')));
     m_bar->setView(&*m_view);
 
@@ -165,6 +186,8 @@ void ContextPanel::showView(const story::ContextView& view) {
         QString label = QString::fromStdString(s.label);
         if (s.overlap)
             label += tr(" (overlap)");
+        else if (s.carried)
+            label += tr(" (the unfinished sentence, kept after the world info and the note)");
         auto* item = new QTreeWidgetItem({label, QString::number(s.tokens)});
         item->setData(0, Qt::UserRole, int(i));
         item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);

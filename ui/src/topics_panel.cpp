@@ -283,6 +283,7 @@ void TopicsPanel::analyze() {
     r.text = story->text;
     r.continuationByte = story->continuationByte;
     r.windows = story->windows;
+    r.windowStartBytes = story->windowStarts;
     r.topicModelPath = path.toStdString();
     m_inspectJob = m_engine.run<engine::TopicsInspection>(
         this,

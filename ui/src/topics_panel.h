@@ -55,6 +55,7 @@ public:
         std::string text;
         int64_t continuationByte = -1;
         engine::WindowSettings windows;
+        std::vector<int64_t> windowStarts; // the ruler's windows (bytes); empty: T and o
     };
     void setStoryProvider(std::function<std::optional<StoryText>()> provider);
     // Where fitted topic models are saved.

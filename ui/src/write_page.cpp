@@ -355,6 +355,11 @@ std::optional<TopicsPanel::StoryText> WritePage::topicsStory() {
     s.continuationByte =
         begin > 0 && begin < text.size() ? int64_t(text.left(begin).toUtf8().size()) : int64_t(-1);
     s.windows = m_settings->settings().windows;
+    // The windows the ruler shows (the memory and the guidance counted), over the saved
+    // text: the Topics page numbers them alike.
+    for (int64_t b : m_windowStarts)
+        if (b < int64_t(s.text.size()))
+            s.windowStarts.push_back(b);
     return s;
 }
 

@@ -182,8 +182,9 @@ private:
     QDockWidget* m_worldInfoDock = nullptr;
     QDockWidget* m_contextDock = nullptr;
     QTimer* m_contextTimer = nullptr;
-    QTimer* m_settingsTimer = nullptr; // saves the generation settings after a change
-    qint64 m_settingsStory = 0;        // ... of this story
+    QTimer* m_settingsTimer = nullptr;   // saves the generation settings after a change
+    qint64 m_settingsStory = 0;          // ... of this story
+    std::vector<int64_t> m_windowStarts; // the last context view's (the ruler's windows)
     QTimer* m_editTimer = nullptr;
     SaveRetry* m_saveRetry = nullptr;
     WriteActions m_actions{};

@@ -88,6 +88,7 @@ void WritePage::showContext(const story::ContextView& v) {
     m_context->showView(v);
     m_notes->setWindowCost(&v);
     m_worldInfo->setCosts(v.loreCosts, v.lore.budget);
+    m_windowStarts = v.windowStarts;
     if (m_session->busy())
         return; // the generation reports its window as it streams
     Q_EMIT windowStatus(windowCaption(v.windowIndex, v.used, v.windows.window));
@@ -141,10 +142,12 @@ void WritePage::connectDocks() {
     });
     // What the context depends on.
     connect(m_session, &StorySession::opened, this, [this](const storage::Story& story) {
+        m_windowStarts.clear();
         m_worldInfo->setStory(story.id);
         refreshContext();
     });
     connect(m_session, &StorySession::closed, this, [this] {
+        m_windowStarts.clear();
         m_worldInfo->setStory(0);
         refreshContext();
     });

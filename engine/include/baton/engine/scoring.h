@@ -127,12 +127,14 @@ struct StateReading {
 };
 
 // One reading per window after the first, computed as scoring computes the states
-// (windows of T with overlap o, state on). InvalidArgument for a baseline model.
-// progress(windows done, windows in all) may return false to cancel.
+// (windows of T with overlap o, state on), or over the windows `spans` gives (each at
+// most T tokens). InvalidArgument for a baseline model. progress(windows done, windows
+// in all) may return false to cancel.
 Result<std::vector<StateReading>>
 readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSettings& windows,
            int top, const CancelToken& cancel = {},
-           const std::function<bool(int64_t, int64_t)>& progress = {});
+           const std::function<bool(int64_t, int64_t)>& progress = {},
+           const std::vector<WindowSpan>& spans = {});
 
 // Whitespace-separated pieces of a text (the word count of word-level perplexity).
 int64_t countWords(std::string_view text);

@@ -123,6 +123,10 @@ struct TopicsInspectRequest {
     // The byte where the latest generation begins (-1: none): its context is the T
     // tokens before it, its continuation the text from it on.
     int64_t continuationByte = -1;
+    // Where each window begins, as byte offsets into text (a story's windows as the
+    // Write page's ruler shows them, the memory and the guidance counted); empty: windows
+    // of T with overlap o over the text alone.
+    std::vector<int64_t> windowStartBytes;
     int topWords = 8;
     int stateTokens = 8;
     int inferIterations = 60;

@@ -277,10 +277,11 @@ PairedDifference pairedDifference(const std::vector<double>& d, const std::vecto
 
 } // namespace
 
-Result<std::vector<StateReading>>
-readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSettings& windows,
-           int top, const CancelToken& cancel,
-           const std::function<bool(int64_t, int64_t)>& progress) {
+Result<std::vector<StateReading>> readStates(const Model& model, const std::vector<int32_t>& ids,
+                                             const WindowSettings& windows, int top,
+                                             const CancelToken& cancel,
+                                             const std::function<bool(int64_t, int64_t)>& progress,
+                                             const std::vector<WindowSpan>& given) {
     Model::Impl& m = ModelAccess::of(model);
     if (!m.recurrent())
         return makeError(ErrorCode::InvalidArgument,
@@ -292,7 +293,12 @@ readStates(const Model& model, const std::vector<int32_t>& ids, const WindowSett
         return checked.error();
     const WindowSettings w = *checked;
     std::vector<StateReading> readings;
-    const auto spans = planWindows(static_cast<int64_t>(ids.size()), w);
+    const auto spans = given.empty() ? planWindows(static_cast<int64_t>(ids.size()), w) : given;
+    for (const WindowSpan& span : spans)
+        if (span.start < 0 || span.length < 1 || span.length > w.window ||
+            span.start + span.length > static_cast<int64_t>(ids.size()))
+            return makeError(ErrorCode::InvalidArgument,
+                             "a window to read is outside the text or longer than T");
     try {
         torch::NoGradGuard noGrad;
         torch::Tensor state;

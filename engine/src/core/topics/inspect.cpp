@@ -36,7 +36,27 @@ Result<TopicsInspection> inspectTopics(const Model& model, const TopicsInspectRe
         out.topWords.push_back(std::move(words));
     }
     out.recurrent = model.recurrent();
-    const auto spans = planWindows(int64_t(ids.size()), w);
+    std::vector<WindowSpan> spans;
+    if (request.windowStartBytes.empty()) {
+        spans = planWindows(int64_t(ids.size()), w);
+    } else {
+        // The token each window begins with: the first that ends past its start byte.
+        std::vector<int64_t> starts;
+        for (int64_t b : request.windowStartBytes) {
+            const auto t =
+                int64_t(std::upper_bound(byteEnd.begin(), byteEnd.end(), b) - byteEnd.begin());
+            if (t < int64_t(ids.size()) && (starts.empty() || t > starts.back()))
+                starts.push_back(t);
+        }
+        for (size_t i = 0; i < starts.size(); ++i) {
+            WindowSpan s;
+            s.index = int64_t(i);
+            s.start = starts[i];
+            s.length = std::min<int64_t>(
+                (i + 1 < starts.size() ? starts[i + 1] : int64_t(ids.size())) - s.start, w.window);
+            spans.push_back(s);
+        }
+    }
     // Topic distributions: about half of the work; the states the rest.
     const double topicShare = out.recurrent ? 0.5 : 0.9;
     for (const WindowSpan& span : spans) {
@@ -55,12 +75,14 @@ Result<TopicsInspection> inspectTopics(const Model& model, const TopicsInspectRe
                    std::to_string(spans.size()));
     }
     if (out.recurrent) {
-        auto readings =
-            readStates(model, ids, w, request.stateTokens, cancel, [&](int64_t done, int64_t all) {
+        auto readings = readStates(
+            model, ids, w, request.stateTokens, cancel,
+            [&](int64_t done, int64_t all) {
                 report(topicShare + (1 - topicShare) * double(done) / double(all),
                        "state of window " + std::to_string(done) + " of " + std::to_string(all));
                 return !cancel.cancelled();
-            });
+            },
+            spans);
         if (!readings)
             return readings.error();
         for (const StateReading& r : *readings) {

@@ -116,7 +116,20 @@ struct ContextSpan {
     std::string label; // "memory (every window)", "world info: Elinor", ...
     std::string text;  // the stretch's text
     int tokens = 0;
-    bool overlap = false; // carried over from the previous window
+    bool overlap = false; // the overlap: the previous window's last o tokens
+    // The unfinished last sentence, kept when the window rolled over to make room for
+    // the guidance, which goes before it (at any o).
+    bool carried = false;
+};
+
+// What the model reads before it generates, by reason (they add up to readTokens).
+struct ReadTokens {
+    int again = 0;      // the open window again, from a saved state (its pinned tokens too)
+    int text = 0;       // the story text after the state (or all of it)
+    int rollovers = 0;  // windows the text fills on the way
+    int atRollover = 0; // what each new window reads first: the memory and what it keeps
+    int guide = 0;      // the guidance, and the text after its place read again
+    int total() const { return again + text + atRollover + guide; }
 };
 
 // The window the model reads when it starts to generate.
@@ -132,6 +145,7 @@ struct ContextView {
     int64_t windowIndex = 0;           // the open window's index in the story's stream
     int64_t resumedFromPassage = 0;    // the saved state it starts from (0: none)
     int readTokens = 0;                // tokens the model reads before it generates
+    ReadTokens read;                   // ... by reason
     std::vector<ContextSpan> spans;    // the open window, in order
     std::vector<int32_t> streamTokens; // its stream tokens (the guidance left out)
     int used = 0;                      // positions in use
