@@ -40,6 +40,7 @@ void chatCompletions(ServerCore& core, const httplib::Request& http, httplib::Re
         c->request.sampling.stopStrings.push_back(stop);
 
     auto a = std::make_shared<OpenAiAnswer>("chatcmpl-", core.modelName(), c->n);
+    a->streamUsage = c->stream && c->includeUsage;
     // The space after each choice's speaker label, dropped.
     auto starts = std::make_shared<std::vector<ReplyStart>>(size_t(c->n));
     CompletionCall call;
@@ -74,12 +75,15 @@ void chatCompletions(ServerCore& core, const httplib::Request& http, httplib::Re
                 return std::string();
             return chunk(i, {{"content", text}}, lp, nullptr);
         };
-        call.onDone = [chunk](size_t i, const engine::Result<CompletionResult>& r) {
-            if (!r)
+        call.onDone = [a, chunk](size_t i, const engine::Result<CompletionResult>& r) {
+            if (!r) {
+                a->error = r.error().message;
                 return "data: " + dumpJson(errorJson(500, r.error().message)) + "\n\n";
+            }
+            a->count(*r);
             return chunk(i, json::object(), nullptr, finishReason(r->generation));
         };
-        call.finish = [] { return std::string("data: [DONE]\n\n"); };
+        call.finish = [a] { return a->finishStream("chat.completion.chunk"); };
     } else {
         call.onEvent = [c, a, tok](size_t i, const engine::GenerationEvent& e) {
             if (c->logprobs >= 0 && e.token >= 0)

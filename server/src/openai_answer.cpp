@@ -13,13 +13,35 @@ OpenAiAnswer::OpenAiAnswer(const char* idPrefix, std::string modelName, int n)
     , logprobs(size_t(n)) {}
 
 std::string OpenAiAnswer::chunk(const char* object, const json& choice) const {
-    return "data: " +
-           dumpJson({{"id", id},
-                     {"object", object},
-                     {"created", created},
-                     {"model", model},
-                     {"choices", json::array({choice})}}) +
-           "\n\n";
+    json c = {{"id", id},
+              {"object", object},
+              {"created", created},
+              {"model", model},
+              {"choices", json::array({choice})}};
+    if (streamUsage)
+        c["usage"] = nullptr;
+    return "data: " + dumpJson(c) + "\n\n";
+}
+
+json OpenAiAnswer::usage() const {
+    return {{"prompt_tokens", promptTokens},
+            {"completion_tokens", completionTokens},
+            {"total_tokens", promptTokens + completionTokens},
+            {"prompt_tokens_details", {{"cached_tokens", cachedTokens}}}};
+}
+
+std::string OpenAiAnswer::finishStream(const char* object) const {
+    std::string out;
+    if (streamUsage && error.empty())
+        out = "data: " +
+              dumpJson({{"id", id},
+                        {"object", object},
+                        {"created", created},
+                        {"model", model},
+                        {"choices", json::array()},
+                        {"usage", usage()}}) +
+              "\n\n";
+    return out + "data: [DONE]\n\n";
 }
 
 void OpenAiAnswer::count(const CompletionResult& r) {
@@ -36,11 +58,7 @@ std::string OpenAiAnswer::finish(const char* object) const {
                      {"created", created},
                      {"model", model},
                      {"choices", choices},
-                     {"usage",
-                      {{"prompt_tokens", promptTokens},
-                       {"completion_tokens", completionTokens},
-                       {"total_tokens", promptTokens + completionTokens},
-                       {"prompt_tokens_details", {{"cached_tokens", cachedTokens}}}}}});
+                     {"usage", usage()}});
 }
 
 std::vector<CompletionRequest> choiceRequests(const CompletionRequest& request, int n) {

@@ -24,6 +24,9 @@ struct OpenAiAnswer {
     int64_t promptTokens = 0, completionTokens = 0, cachedTokens = 0;
     std::vector<TokenLogprobs> logprobs; // one per choice
     std::string error;
+    // stream_options.include_usage: every chunk carries "usage": null, and the stream
+    // ends with a chunk of no choices and the usage (as OpenAI streams it).
+    bool streamUsage = false;
 
     // "data: {...}\n\n" with this one choice.
     std::string chunk(const char* object, const nlohmann::ordered_json& choice) const;
@@ -31,6 +34,12 @@ struct OpenAiAnswer {
     void count(const CompletionResult& r);
     // The whole answer (object, choices, usage), or the error.
     std::string finish(const char* object) const;
+    // The end of a stream: the usage chunk (with streamUsage, unless it failed), then
+    // "data: [DONE]".
+    std::string finishStream(const char* object) const;
+
+private:
+    nlohmann::ordered_json usage() const;
 };
 
 // The call's requests: n of them, their seeds one apart.

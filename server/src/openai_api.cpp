@@ -28,6 +28,7 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
         c->request.prompt = model->tokenizer()->decode(*c->request.promptIds);
     }
     auto a = std::make_shared<OpenAiAnswer>("cmpl-", core.modelName(), c->n);
+    a->streamUsage = c->stream && c->includeUsage;
     CompletionCall call;
     call.requests = choiceRequests(c->request, c->n);
     call.streaming = c->stream;
@@ -81,15 +82,18 @@ void completions(ServerCore& core, const httplib::Request& http, httplib::Respon
             return chunk(
                 {{"text", e.text}, {"index", i}, {"logprobs", lp}, {"finish_reason", nullptr}});
         };
-        call.onDone = [chunk](size_t i, const engine::Result<CompletionResult>& r) {
-            if (!r)
+        call.onDone = [a, chunk](size_t i, const engine::Result<CompletionResult>& r) {
+            if (!r) {
+                a->error = r.error().message;
                 return "data: " + dumpJson(errorJson(500, r.error().message)) + "\n\n";
+            }
+            a->count(*r);
             return chunk({{"text", ""},
                           {"index", i},
                           {"logprobs", nullptr},
                           {"finish_reason", finishReason(r->generation)}});
         };
-        call.finish = [] { return std::string("data: [DONE]\n\n"); };
+        call.finish = [a] { return a->finishStream("text_completion"); };
     } else {
         call.onEvent = [c, a, tok](size_t i, const engine::GenerationEvent& e) {
             if (c->logprobs >= 0 && e.token >= 0)

@@ -297,6 +297,20 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
     return g;
 }
 
+namespace {
+
+// OpenAI's "stream_options": {"include_usage": true} (an object, or null).
+bool readIncludeUsage(const Json& body) {
+    const auto it = body.find("stream_options");
+    if (it == body.end() || it->is_null())
+        return false;
+    if (!it->is_object())
+        throw RequestError(400, "\"stream_options\" must be an object");
+    return Fields(*it).boolean("include_usage").value_or(false);
+}
+
+} // namespace
+
 OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOptions& options) {
     const Json body = parseJsonObject(text);
     const Fields f(body);
@@ -304,6 +318,7 @@ OpenAiCompletion parseOpenAiCompletion(std::string_view text, const ServerOption
     readPromptField(body, options, c.request, "prompt");
     readOpenAiSampling(f, body, options, c.request, 16);
     c.stream = f.boolean("stream").value_or(false);
+    c.includeUsage = readIncludeUsage(body);
     c.echo = f.boolean("echo").value_or(false);
     c.n = int(f.integer("n", 1, 8).value_or(1));
     // OpenAI allows 5; SillyTavern and mikupad ask for 10 (the engine gives up to 20).
@@ -378,6 +393,7 @@ OpenAiChat parseOpenAiChat(std::string_view text, const ServerOptions& options) 
     }
     readOpenAiSampling(f, body, options, c.request, std::min(512, options.maxGenerateTokens));
     c.stream = f.boolean("stream").value_or(false);
+    c.includeUsage = readIncludeUsage(body);
     c.n = int(f.integer("n", 1, 8).value_or(1));
     if (f.boolean("logprobs").value_or(false))
         c.logprobs = int(f.integer("top_logprobs", 0, 20).value_or(0));

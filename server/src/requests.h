@@ -37,6 +37,7 @@ struct OpenAiCompletion {
     CompletionRequest request;
     int n = 1;
     bool stream = false;
+    bool includeUsage = false; // stream_options.include_usage
     bool echo = false;
     int logprobs = -1;
 };
@@ -65,7 +66,8 @@ struct OpenAiChat {
     std::vector<ChatMessage> messages;
     int n = 1;
     bool stream = false;
-    int logprobs = -1; // top_logprobs when logprobs is true, else -1
+    bool includeUsage = false; // stream_options.include_usage
+    int logprobs = -1;         // top_logprobs when logprobs is true, else -1
 };
 OpenAiChat parseOpenAiChat(std::string_view body, const ServerOptions& options);
 

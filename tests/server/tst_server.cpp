@@ -305,6 +305,41 @@ private Q_SLOTS:
         }
         QCOMPARE(texts[0], a["choices"][0]["text"].get<std::string>());
         QCOMPARE(texts[1], a["choices"][1]["text"].get<std::string>());
+        QVERIFY(r->body.find("\"usage\"") == std::string::npos); // not asked for
+
+        // stream_options.include_usage: a last chunk with no choices and the usage, for
+        // completions and chat alike; "usage": null in the chunks before it.
+        for (const char* path : {"/v1/completions", "/v1/chat/completions"}) {
+            json withUsage = streamed;
+            if (std::string(path) == "/v1/chat/completions") {
+                withUsage.erase("prompt");
+                withUsage["messages"] = {{{"role", "user"}, {"content", kPrompt}}};
+            }
+            withUsage["stream_options"] = {{"include_usage", true}};
+            auto u = c.Post(path, withUsage.dump(), "application/json");
+            QVERIFY(u);
+            QCOMPARE(u->status, 200);
+            const auto chunks = baton::test::sseData(u->body);
+            QVERIFY(chunks.size() >= 3);
+            const json& last = chunks.back();
+            QVERIFY2(last["choices"].empty(), last.dump().c_str());
+            QVERIFY(last["usage"]["prompt_tokens"].get<int>() > 0);
+            QCOMPARE(last["usage"]["total_tokens"].get<int>(),
+                     last["usage"]["prompt_tokens"].get<int>() +
+                         last["usage"]["completion_tokens"].get<int>());
+            int generated = 0;
+            for (size_t i = 0; i + 1 < chunks.size(); ++i) {
+                QVERIFY(chunks[i].contains("usage") && chunks[i]["usage"].is_null());
+                const json& choice = chunks[i]["choices"][0];
+                if (!choice["finish_reason"].is_null())
+                    ++generated;
+            }
+            QCOMPARE(generated, 2); // n = 2: both choices finished before the usage
+            if (std::string(path) == "/v1/completions")
+                QCOMPARE(last["usage"]["completion_tokens"].get<int>(), 24);
+            withUsage["stream_options"] = "yes";
+            QCOMPARE(c.Post(path, withUsage.dump(), "application/json")->status, 400);
+        }
 
         auto [status3, echoed] = post(
             c, "/v1/completions",

@@ -99,6 +99,20 @@ try {
   assert.equal(role, "assistant");
   assert.equal(chatText, chat.choices[0].message.content, "streamed chat, the same reply");
 
+  // stream_options.include_usage: the last chunk has no choices and the usage.
+  const counted = await client.chat.completions.create(
+    { model: name, messages, max_tokens: 16, temperature: 0, stream: true,
+      stream_options: { include_usage: true } });
+  let usage = null, countedText = "";
+  for await (const chunk of counted) {
+    if (chunk.choices.length === 0) usage = chunk.usage;
+    else countedText += chunk.choices[0].delta.content ?? "";
+  }
+  assert.equal(countedText, chat.choices[0].message.content);
+  assert.ok(usage, "a usage chunk");
+  assert.equal(usage.completion_tokens, chat.usage.completion_tokens);
+  assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+
   const wrong = new OpenAI({ baseURL: url + "/v1", apiKey: "wrong", maxRetries: 0 });
   await assert.rejects(wrong.completions.create({ model: name, prompt, max_tokens: 2 }),
                        (e) => e.status === 401);
