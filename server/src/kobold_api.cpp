@@ -40,8 +40,10 @@ void generate(ServerCore& core, const httplib::Request& http, httplib::Response&
     call.requests = {g->request};
     call.genkey = g->genkey;
     call.streaming = stream;
-    // Kept for /api/extra/last_logprobs, streamed or not.
+    // Kept for /api/extra/last_logprobs, streamed or not (filled as the tokens come).
     auto logprobs = std::make_shared<TokenLogprobs>();
+    if (g->logprobs)
+        call.logprobs = logprobs;
     auto result = std::make_shared<json>();
     auto keep = [g, logprobs, &core] {
         if (g->logprobs)
@@ -50,9 +52,7 @@ void generate(ServerCore& core, const httplib::Request& http, httplib::Response&
     if (stream) {
         call.contentType = "text/event-stream";
         // With logprobs, each event carries its token's alternatives (mikupad shows them).
-        call.onEvent = [g, logprobs, tok](size_t, const engine::GenerationEvent& e) {
-            if (g->logprobs && e.token >= 0)
-                logprobs->add(*tok, e);
+        call.onEvent = [g, tok](size_t, const engine::GenerationEvent& e) {
             if (e.text.empty()) // part of a character: sent with the token that ends it
                 return std::string();
             json event = {{"token", e.text}, {"finish_reason", nullptr}};
@@ -78,11 +78,7 @@ void generate(ServerCore& core, const httplib::Request& http, httplib::Response&
         };
         call.finish = [] { return std::string(); };
     } else {
-        call.onEvent = [g, logprobs, tok](size_t, const engine::GenerationEvent& e) {
-            if (g->logprobs && e.token >= 0)
-                logprobs->add(*tok, e);
-            return std::string();
-        };
+        call.onEvent = [](size_t, const engine::GenerationEvent&) { return std::string(); };
         call.onDone = [g, logprobs, result, keep](size_t,
                                                   const engine::Result<CompletionResult>& r) {
             if (!r) {

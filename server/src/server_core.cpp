@@ -69,6 +69,10 @@ void ServerCore::keepLogprobs(const std::string& genkey, nlohmann::ordered_json 
 
 nlohmann::ordered_json ServerCore::lastLogprobs(const std::string& genkey) const {
     std::lock_guard lock(m_mutex);
+    // A generation still running: what it has generated so far.
+    for (const auto& r : m_running)
+        if (r->logprobs && (genkey.empty() || r->genkey == genkey))
+            return r->logprobs->kobold();
     if (genkey.empty() || m_logprobs.first == genkey)
         return m_logprobs.second;
     return nullptr;
@@ -151,6 +155,7 @@ void ServerCore::respond(httplib::Response& response, CompletionCall call) {
 void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
     auto running = std::make_shared<Running>();
     running->genkey = call.genkey;
+    running->logprobs = call.logprobs;
     {
         std::lock_guard lock(m_mutex);
         m_running.push_back(running);
@@ -201,6 +206,8 @@ void ServerCore::run(CompletionCall& call, httplib::DataSink& sink) {
                         {
                             std::lock_guard lock(m_mutex);
                             running->text += e.text;
+                            if (call.logprobs && e.token >= 0)
+                                call.logprobs->add(*model->tokenizer(), e);
                         }
                         send(call.onEvent(i, e));
                         return stillThere();

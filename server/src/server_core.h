@@ -5,6 +5,7 @@
 
 #include "baton/server/server.h"
 #include "completion.h"
+#include "logprobs.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,10 @@ struct CompletionCall {
     std::function<std::string(size_t index, const engine::GenerationEvent&)> onEvent;
     std::function<std::string(size_t index, const engine::Result<CompletionResult>&)> onDone;
     std::function<std::string()> finish;
+    // KoboldCpp's logprobs: every generated token's, added as it comes (under the
+    // server's lock), so that /api/extra/last_logprobs answers with what is generated
+    // so far while the generation runs (KoboldAI Lite asks just before it aborts).
+    std::shared_ptr<TokenLogprobs> logprobs;
 };
 
 class ServerCore {
@@ -78,6 +83,7 @@ private:
         std::string genkey;
         engine::CancelToken cancel;
         std::string text;
+        std::shared_ptr<TokenLogprobs> logprobs; // CompletionCall::logprobs
     };
     // What /api/extra/perf reports of the last generation.
     struct Last {

@@ -798,6 +798,7 @@ private Q_SLOTS:
                                     json{{"prompt", kPrompt},
                                          {"max_length", 1000000},
                                          {"genkey", "k1"},
+                                         {"logprobs", true},
                                          {"use_default_badwordsids", true}} // runs until aborted
                                         .dump(),
                                     "application/json");
@@ -810,6 +811,15 @@ private Q_SLOTS:
             auto [status, check] = post(c, "/api/extra/generate/check", R"({"genkey":"k1"})");
             return status == 200 && !check["results"][0]["text"].get<std::string>().empty();
         }));
+        // KoboldAI Lite asks for the logprobs just before it aborts: what is generated so
+        // far (issue 65: null while the generation ran); another genkey has none.
+        auto [lpStatus, lp] = post(c, "/api/extra/last_logprobs", R"({"genkey":"k1"})");
+        QCOMPARE(lpStatus, 200);
+        QVERIFY2(lp["logprobs"].is_object() && !lp["logprobs"]["content"].empty(),
+                 lp.dump().c_str());
+        QCOMPARE(lp["logprobs"]["content"][0]["top_logprobs"].size(), size_t(5));
+        QVERIFY(
+            post(c, "/api/extra/last_logprobs", R"({"genkey":"k2"})").second["logprobs"].is_null());
         auto [busy, answer] = post(c, "/api/v1/generate", R"({"prompt":"a","max_length":2})");
         QCOMPARE(busy, 503);
         QVERIFY(answer["error"]["message"].get<std::string>().find("busy") != std::string::npos);
