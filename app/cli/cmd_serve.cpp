@@ -34,7 +34,10 @@ int runServe(const std::vector<std::string>& argv) {
                 "Context advertised to clients, in tokens (long prompts cost only what "
                 "changed)",
                 "131072")
-        .option("max-length", "N", "The most tokens one request may generate", "2048")
+        .option("max-length", "N",
+                "The most tokens one request may generate (0: a quarter of --max-context, "
+                "what KoboldAI Lite's Max Output offers)",
+                "0")
         .option("max-queue", "N", "Generations running or waiting; more are answered 503", "32")
         .option("cache-mb", "MB", "Memory for saved prompt states", "256")
         .option("saved-mb", "MB",
@@ -57,7 +60,7 @@ int runServe(const std::vector<std::string>& argv) {
     options.windows.window = int(args.getInt("window", 0, 1 << 20));
     options.windows.overlap = int(args.getInt("overlap", 0, 1 << 20));
     options.maxContextTokens = args.getInt("max-context", 1, int64_t(1) << 24);
-    options.maxGenerateTokens = int(args.getInt("max-length", 1, 1000000));
+    options.maxGenerateTokens = int(args.getInt("max-length", 0, 1000000));
     options.maxQueue = int(args.getInt("max-queue", 1, 256));
     options.maxConnections = std::max(options.maxConnections, options.maxQueue + 8);
     options.cacheBytes = size_t(args.getInt("cache-mb", 1, 1 << 20)) << 20;

@@ -146,7 +146,7 @@ void addKoboldRoutes(httplib::Server& http, ServerCore& core) {
             sendJson(res, value(core.options().maxContextTokens));
         });
     http.Get("/api/v1/config/max_length", [&core](const httplib::Request&, httplib::Response& res) {
-        sendJson(res, value(core.options().maxGenerateTokens));
+        sendJson(res, value(core.options().generateLimit()));
     });
     http.Post("/api/v1/generate", [&core](const httplib::Request& req, httplib::Response& res) {
         generate(core, req, res, false);

@@ -233,10 +233,10 @@ void readOpenAiSampling(const Fields& f, const Json& body, const ServerOptions& 
     auto& s = request.sampling;
     f.string("model"); // any name is accepted: one model is served
     int64_t tokens =
-        clampedCount(f, "max_tokens", 0, options.maxGenerateTokens, -1, false, request.adjusted);
+        clampedCount(f, "max_tokens", 0, options.generateLimit(), -1, false, request.adjusted);
     if (tokens < 0)
-        tokens = clampedCount(f, "max_completion_tokens", 0, options.maxGenerateTokens,
-                              defaultTokens, false, request.adjusted);
+        tokens = clampedCount(f, "max_completion_tokens", 0, options.generateLimit(), defaultTokens,
+                              false, request.adjusted);
     s.maxTokens = int(tokens);
     // OpenAI's range is [0, 2]; KoboldCpp takes any, and SillyTavern sends up to 5.
     s.temperature = f.number("temperature", 0, 10).value_or(1.0);
@@ -267,7 +267,7 @@ KoboldGenerate parseKoboldGenerate(std::string_view text, const ServerOptions& o
     g.request.prompt = f.string("memory").value_or("") + *prompt;
     auto& s = g.request.sampling;
     s.maxTokens = int(
-        clampedCount(f, "max_length", 1, options.maxGenerateTokens, 100, true, g.request.adjusted));
+        clampedCount(f, "max_length", 1, options.generateLimit(), 100, true, g.request.adjusted));
     g.request.maxContextTokens = clampedCount(f, "max_context_length", 1, options.maxContextTokens,
                                               0, true, g.request.adjusted);
     s.temperature = f.number("temperature", 0, 10).value_or(0.7);
@@ -335,8 +335,8 @@ LlamaCompletion parseLlamaCompletion(std::string_view text, const ServerOptions&
     auto& s = l.request.sampling;
     // -1 (llama.cpp's default) is "until the end of text or the server's limit".
     const int64_t predict = f.integer("n_predict", -1, int64_t(1) << 53).value_or(-1);
-    s.maxTokens = predict < 0 ? options.maxGenerateTokens
-                              : int(clampedCount(f, "n_predict", 0, options.maxGenerateTokens, 0,
+    s.maxTokens = predict < 0 ? options.generateLimit()
+                              : int(clampedCount(f, "n_predict", 0, options.generateLimit(), 0,
                                                  false, l.request.adjusted));
     s.temperature = f.number("temperature", 0, 10).value_or(0.8);
     s.topK = int(std::min<int64_t>(f.whole("top_k", 0, int64_t(1) << 53).value_or(40), 1 << 24));
@@ -391,7 +391,7 @@ OpenAiChat parseOpenAiChat(std::string_view text, const ServerOptions& options) 
         }
         c.messages.push_back(std::move(message));
     }
-    readOpenAiSampling(f, body, options, c.request, std::min(512, options.maxGenerateTokens));
+    readOpenAiSampling(f, body, options, c.request, std::min(512, options.generateLimit()));
     c.stream = f.boolean("stream").value_or(false);
     c.includeUsage = readIncludeUsage(body);
     c.n = int(f.integer("n", 1, 8).value_or(1));

@@ -3,6 +3,7 @@
 #include "http_json.h"
 #include "server_core.h"
 
+#include <algorithm>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -19,6 +20,8 @@ bool isLoopbackHost(const std::string& host) {
     return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
+constexpr int64_t kMostGenerateTokens = 1000000;
+
 engine::Result<void> validateServerOptions(const ServerOptions& o) {
     auto bad = [](const std::string& what) {
         return makeError(ErrorCode::InvalidArgument, "invalid server setting: " + what);
@@ -33,8 +36,9 @@ engine::Result<void> validateServerOptions(const ServerOptions& o) {
         return bad("the port must be in [0, 65535]");
     if (o.maxContextTokens < 1 || o.maxContextTokens > (int64_t(1) << 24))
         return bad("the context limit must be in [1, 16777216] tokens");
-    if (o.maxGenerateTokens < 1 || o.maxGenerateTokens > 1000000)
-        return bad("the generation limit must be in [1, 1000000] tokens");
+    if (o.maxGenerateTokens < 0 || o.maxGenerateTokens > kMostGenerateTokens)
+        return bad("the generation limit must be in [1, 1000000] tokens (0: a quarter of the "
+                   "context limit)");
     if (o.maxBodyBytes < 1024)
         return bad("the body limit must be at least 1024 bytes");
     if (o.maxQueue < 1 || o.maxQueue > 256)

@@ -134,7 +134,17 @@ void ServerCore::respond(httplib::Response& response, CompletionCall call) {
         for (const std::string& a : call.requests.front().adjusted)
             said += (said.empty() ? "" : "; ") + a;
         response.set_header("X-Baton-Adjusted", said);
-        spdlog::info("adjusted: {}", said);
+        // In the log at warning level the first time (seen without --verbose), then
+        // quieter: a front end sends the same setting with every request.
+        bool first = false;
+        {
+            std::lock_guard lock(m_mutex);
+            first = m_adjustedSeen.size() < 256 && m_adjustedSeen.insert(said).second;
+        }
+        if (first)
+            spdlog::warn("a request was adjusted (X-Baton-Adjusted): {}", said);
+        else
+            spdlog::info("adjusted: {}", said);
     }
     if (m_active.fetch_add(1) >= m_options.maxQueue) {
         m_active.fetch_sub(1);

@@ -16,6 +16,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,7 @@ private:
     std::shared_ptr<Running> m_latest;
     Last m_last;                                               // guarded by m_mutex
     std::pair<std::string, nlohmann::ordered_json> m_logprobs; // genkey, logprobs; m_mutex
+    std::set<std::string> m_adjustedSeen; // adjustments logged as warnings; m_mutex
     const std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
 };
 

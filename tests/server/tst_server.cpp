@@ -94,6 +94,8 @@ private Q_SLOTS:
         QCOMPARE(version["protected"], json(false));
         QCOMPARE(body("/api/v1/config/max_context_length"), std::string(R"({"value":50000})"));
         QCOMPARE(body("/api/extra/true_max_context_length"), std::string(R"({"value":50000})"));
+        // A quarter of it, the most KoboldAI Lite's Max Output then offers.
+        QCOMPARE(body("/api/v1/config/max_length"), std::string(R"({"value":12500})"));
         auto [status, count] = post(c, "/api/extra/tokencount", R"({"prompt":"Hello world"})");
         QCOMPARE(status, 200);
         // "special" (KoboldCpp's default): the start-of-text token first.

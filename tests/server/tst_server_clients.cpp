@@ -21,6 +21,10 @@
 
 #include <atomic>
 #include <regex>
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 using namespace baton;
 using json = nlohmann::ordered_json;
@@ -222,6 +226,13 @@ private Q_SLOTS:
         o.maxGenerateTokens = 8;
         auto s = start(o);
         QVERIFY(s);
+        // The clamp is logged as a warning the first time (seen without --verbose).
+        std::ostringstream log;
+        auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+        spdlog::default_logger()->sinks().push_back(sink);
+        struct Unhook {
+            ~Unhook() { spdlog::default_logger()->sinks().pop_back(); }
+        } unhook;
         auto c = baton::test::httpClient(*s);
         auto r = c.Post("/api/v1/generate",
                         json{{"prompt", kPrompt},
@@ -230,6 +241,9 @@ private Q_SLOTS:
                              {"use_default_badwordsids", true}}
                             .dump(),
                         "application/json");
+        QVERIFY2(log.str().find("[warning] a request was adjusted (X-Baton-Adjusted): "
+                                "max_length 4096 clamped to 8") != std::string::npos,
+                 log.str().c_str());
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QCOMPARE(r->get_header_value("X-Baton-Adjusted"),

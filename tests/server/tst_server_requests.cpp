@@ -136,23 +136,32 @@ private Q_SLOTS:
     // Counts over the server's limits are clamped and the clamp reported, not refused:
     // front ends offer more than a server takes.
     void limitsAreClamped() {
+        // By default a request may generate a quarter of the context: what KoboldAI Lite
+        // offers (its Max Output goes up to a quarter of true_max_context_length), so
+        // Lite's 4,096 is taken as asked (issue 65: clamped to 2,048).
+        QCOMPARE(m_options.generateLimit(), int(m_options.maxContextTokens / 4));
+        auto asked = parseKoboldGenerate(R"({"prompt":"a","max_length":4096})", m_options).request;
+        QCOMPARE(asked.sampling.maxTokens, 4096);
+        QVERIFY(asked.adjusted.empty());
+        ServerOptions limited = m_options; // --max-length 2048
+        limited.maxGenerateTokens = 2048;
         auto g = parseKoboldGenerate(
-            R"({"prompt":"a","max_context_length":6144,"max_length":4096.5})", m_options);
-        QCOMPARE(g.request.sampling.maxTokens, m_options.maxGenerateTokens);
+            R"({"prompt":"a","max_context_length":6144,"max_length":4096.5})", limited);
+        QCOMPARE(g.request.sampling.maxTokens, limited.generateLimit());
         QCOMPARE(g.request.maxContextTokens, int64_t(6144));
         QCOMPARE(g.request.adjusted,
                  std::vector<std::string>{"max_length 4096 clamped to 2048, the server's limit"});
-        g = parseKoboldGenerate(R"({"prompt":"a","max_context_length":1e7})", m_options);
-        QCOMPARE(g.request.maxContextTokens, m_options.maxContextTokens);
+        g = parseKoboldGenerate(R"({"prompt":"a","max_context_length":1e7})", limited);
+        QCOMPARE(g.request.maxContextTokens, limited.maxContextTokens);
         QCOMPARE(g.request.adjusted.size(), size_t(1));
-        auto c = parseOpenAiCompletion(R"({"prompt":"a","max_tokens":100000})", m_options);
-        QCOMPARE(c.request.sampling.maxTokens, m_options.maxGenerateTokens);
+        auto c = parseOpenAiCompletion(R"({"prompt":"a","max_tokens":100000})", limited);
+        QCOMPARE(c.request.sampling.maxTokens, limited.generateLimit());
         QCOMPARE(c.request.adjusted.size(), size_t(1));
-        auto l = parseLlamaCompletion(R"({"prompt":"a","n_predict":-1})", m_options);
-        QCOMPARE(l.request.sampling.maxTokens, m_options.maxGenerateTokens);
+        auto l = parseLlamaCompletion(R"({"prompt":"a","n_predict":-1})", limited);
+        QCOMPARE(l.request.sampling.maxTokens, limited.generateLimit());
         QVERIFY(l.request.adjusted.empty()); // -1 is "no limit of the client's own"
-        l = parseLlamaCompletion(R"({"prompt":"a","n_predict":5000,"n_probs":50})", m_options);
-        QCOMPARE(l.request.sampling.maxTokens, m_options.maxGenerateTokens);
+        l = parseLlamaCompletion(R"({"prompt":"a","n_predict":5000,"n_probs":50})", limited);
+        QCOMPARE(l.request.sampling.maxTokens, limited.generateLimit());
         QCOMPARE(l.probs, 20);
         QCOMPARE(l.request.adjusted.size(), size_t(2));
         // Within the limits: nothing said.
@@ -270,7 +279,7 @@ private Q_SLOTS:
         QCOMPARE(l.request.prompt, std::string("Once upon a time"));
         QVERIFY(l.stream && l.postSamplingProbs);
         QCOMPARE(l.probs, 10);
-        QCOMPARE(l.request.sampling.maxTokens, m_options.maxGenerateTokens);
+        QCOMPARE(l.request.sampling.maxTokens, m_options.generateLimit());
         QCOMPARE(l.request.sampling.topK, 40);
         QCOMPARE(l.request.sampling.repetitionPenalty, 1.1);
         QCOMPARE(l.request.sampling.repetitionRange, 256);

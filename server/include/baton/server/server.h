@@ -31,7 +31,17 @@ struct ServerOptions {
     // Advertised to clients as the context they may send (tokens): large, because a
     // long prompt costs only what changed since the last request.
     int64_t maxContextTokens = 131072;
-    int maxGenerateTokens = 2048;   // the most tokens one request may ask for
+    // The most tokens one request may ask for; 0: a quarter of maxContextTokens (32,768
+    // by default), which is what KoboldAI Lite's Max Output offers its writers (up to
+    // a quarter of /api/extra/true_max_context_length), so it never asks for more.
+    int maxGenerateTokens = 0;
+    // maxGenerateTokens, or for 0 a quarter of maxContextTokens (at least 1).
+    int generateLimit() const {
+        if (maxGenerateTokens > 0)
+            return maxGenerateTokens;
+        const int64_t quarter = maxContextTokens / 4;
+        return quarter < 1 ? 1 : quarter > 1000000 ? 1000000 : int(quarter);
+    }
     size_t maxBodyBytes = 8u << 20; // larger request bodies get 413
     // Generations running or waiting; more get 503. Front ends queue a few at most
     // (a SillyTavern swipe while the last one streams, a retry after an abort, several
