@@ -351,6 +351,7 @@ LlamaCompletion parseLlamaCompletion(std::string_view text, const ServerOptions&
     l.stream = f.boolean("stream").value_or(false);
     l.probs = int(clampedCount(f, "n_probs", 0, 20, 0, false, l.request.adjusted));
     l.postSamplingProbs = f.boolean("post_sampling_probs").value_or(false);
+    s.logprobsAfterSampling = l.postSamplingProbs; // as llama.cpp reports them
     s.logprobs = l.probs > 0 ? l.probs : -1;
     readSamplers(body, s, l.request.adjusted);
     return l;

@@ -197,6 +197,53 @@ private Q_SLOTS:
         QCOMPARE(samplerStageNames().size(), size_t(9));
     }
 
+    // With logprobsAfterSampling the sampler records what it drew from: the same
+    // distribution distribution() gives for the same settings, the most probable first,
+    // cut to `logprobs`; greedy keeps one token at probability 1.
+    void theDistributionDrawnFromIsRecorded() {
+        std::vector<float> logits;
+        for (int i = 0; i < 200; ++i)
+            logits.push_back(float(std::sin(i * 0.7) * 3));
+        for (const bool classic : {true, false}) {
+            SamplingOptions o = at1();
+            o.temperature = 0.7;
+            o.topK = 12;
+            if (!classic)
+                o.minP = 0.05; // the extended path
+            o.logprobs = 5;
+            o.logprobsAfterSampling = true;
+            std::vector<float> a = logits, b = logits;
+            Sampler drawing(o), looking(o);
+            const int32_t token = drawing.sample(a, {});
+            auto want = looking.distribution(b, {});
+            std::sort(want.begin(), want.end(), [](const auto& x, const auto& y) {
+                return x.second != y.second ? x.second > y.second : x.first < y.first;
+            });
+            const auto& top = drawing.lastTop();
+            QCOMPARE(top.size(), size_t(5));
+            for (size_t i = 0; i < top.size(); ++i) {
+                QCOMPARE(top[i].first, want[i].first);
+                QVERIFY(std::abs(top[i].second - want[i].second) < 1e-6);
+            }
+            double chosen = 0;
+            for (const auto& [id, p] : want)
+                if (id == token)
+                    chosen = p;
+            QVERIFY(chosen > 0);
+            QVERIFY(std::abs(drawing.lastProbability() - chosen) < 1e-6);
+        }
+        SamplingOptions greedy;
+        greedy.temperature = 0;
+        greedy.logprobs = 5;
+        greedy.logprobsAfterSampling = true;
+        Sampler g(greedy);
+        std::vector<float> c = logits;
+        const int32_t best = g.sample(c, {});
+        QCOMPARE(g.lastTop().size(), size_t(1));
+        QCOMPARE(g.lastTop()[0].first, best);
+        QCOMPARE(g.lastProbability(), 1.0);
+    }
+
     // Banned phrases: the earliest complete one, and how much must be held back while a
     // tail could still grow into one; ASCII case ignored.
     void phraseBans() {

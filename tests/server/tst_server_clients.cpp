@@ -294,15 +294,42 @@ private Q_SLOTS:
         std::string content;
         for (size_t i = 0; i + 1 < events.size(); ++i) {
             QCOMPARE(events[i]["stop"], json(false));
+            // After the samplers, as llama.cpp reports them (issue 65: the raw ones,
+            // renamed): greedy keeps one token, at probability 1.
             const json& p = events[i]["completion_probabilities"][0];
-            QCOMPARE(p["top_probs"].size(), size_t(10));
-            QVERIFY(p["prob"].get<double>() > 0 && p["prob"].get<double>() <= 1);
+            QCOMPARE(p["top_probs"].size(), size_t(1));
+            QCOMPARE(p["prob"].get<double>(), 1.0);
+            QCOMPARE(p["top_probs"][0]["id"], p["id"]);
             content += events[i]["content"].get<std::string>();
         }
         QCOMPARE(content, expected);
         QCOMPARE(events.back()["stop"], json(true));
         QCOMPARE(events.back()["tokens_predicted"].get<size_t>(), events.size() - 1);
 
+        // Sampled with top-k 5 (and mikupad's top-p): at most five alternatives, their
+        // probabilities those the token was drawn from (summing to 1 over the tokens
+        // kept), the pick among them.
+        auto [sampledStatus, sampled] = postJson(
+            c, "/completion",
+            withFields(body, {{"stream", false}, {"temperature", 1}, {"top_k", 5}, {"seed", 3}}));
+        QCOMPARE(sampledStatus, 200);
+        for (const json& p : sampled["completion_probabilities"]) {
+            QVERIFY(!p["top_probs"].empty() && p["top_probs"].size() <= 5); // top-p cuts too
+            double sum = 0;
+            bool picked = false;
+            for (const json& t : p["top_probs"]) {
+                sum += t["prob"].get<double>();
+                picked = picked || (t["id"] == p["id"] && t["prob"] == p["prob"]);
+            }
+            QVERIFY2(std::abs(sum - 1) < 1e-4, p.dump().c_str());
+            QVERIFY(picked);
+        }
+        // Without post_sampling_probs: the model's own log-probabilities, ten of them.
+        auto [rawStatus, raw] =
+            postJson(c, "/completion",
+                     withFields(body, {{"stream", false}, {"post_sampling_probs", false}}));
+        QCOMPARE(rawStatus, 200);
+        QCOMPARE(raw["completion_probabilities"][0]["top_logprobs"].size(), size_t(10));
         auto [status4, whole] = postJson(c, "/completion", withFields(body, {{"stream", false}}));
         QCOMPARE(status4, 200);
         QCOMPARE(whole["content"].get<std::string>(), expected);

@@ -77,6 +77,11 @@ struct SamplingOptions {
     // (before temperature, penalty and truncation) and the this many most likely tokens
     // with theirs; -1: none (costs nothing). At most 20.
     int logprobs = -1;
+    // With logprobs: the log-probabilities the token was drawn with instead, after the
+    // penalties, the bans, the truncations and the temperature, over the tokens kept
+    // (llama.cpp's post_sampling_probs): as many alternatives as were kept, at most
+    // `logprobs`; greedy keeps one, at probability 1.
+    bool logprobsAfterSampling = false;
 
     bool greedy() const { return temperature == 0.0; }
 };
@@ -127,6 +132,12 @@ public:
     Rng& rng() { return m_rng; }
     double mirostatMu() const { return m_mu; }
 
+    // With SamplingOptions::logprobsAfterSampling, what the last sample() drew from:
+    // the chosen token's probability, and the most probable tokens kept (at most
+    // SamplingOptions::logprobs, most probable first).
+    double lastProbability() const { return m_lastChosen; }
+    const std::vector<std::pair<int32_t, double>>& lastTop() const { return m_lastTop; }
+
     struct Candidate {
         int32_t id;
         float logit;
@@ -152,6 +163,10 @@ private:
     std::vector<std::pair<float, int32_t>> m_sorted;
     std::vector<float> m_probs;
     std::vector<uint8_t> m_seen;
+    // logprobsAfterSampling: the kept tokens' probabilities (of `total`) and the pick.
+    void record(const std::vector<std::pair<int32_t, double>>& kept, double total, int32_t chosen);
+    std::vector<std::pair<int32_t, double>> m_kept, m_lastTop;
+    double m_lastChosen = 0;
 };
 
 // The tokens that end a DRY repeat: for each breaker string, the last token of the text

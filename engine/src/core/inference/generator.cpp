@@ -427,8 +427,13 @@ Generator::generate(const SamplingOptions& options,
                 continue;
             }
             Held h{token, {}, {}, {}, decoder};
-            if (options.logprobs >= 0)
+            if (options.logprobs >= 0 && options.logprobsAfterSampling) {
+                h.event.logprob = static_cast<float>(std::log(sampler.lastProbability()));
+                for (const auto& [id, p] : sampler.lastTop())
+                    h.event.topLogprobs.emplace_back(id, static_cast<float>(std::log(p)));
+            } else if (options.logprobs >= 0) {
                 fillLogprobs(g.lastLogits, token, options.logprobs, h.event);
+            }
             if (!bans.empty())
                 h.before = g.takeMark();
             if (g.full()) {

@@ -249,14 +249,46 @@ void Sampler::applyPenalties(std::vector<float>& logits, const std::vector<int32
 
 int32_t Sampler::sample(std::vector<float>& logits, const std::vector<int32_t>& recent) {
     applyPenalties(logits, recent);
-    if (m_options.greedy())
-        return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
-                                    logits.begin());
+    const bool recording = m_options.logprobsAfterSampling && m_options.logprobs >= 0;
+    if (m_options.greedy()) {
+        const auto best =
+            static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        if (recording)
+            record({{best, 1.0}}, 1.0, best);
+        return best;
+    }
     if (!extended())
         return sampleClassic(logits);
     std::vector<Candidate> candidates;
     truncate(logits, candidates);
-    return draw(candidates);
+    const int32_t chosen = draw(candidates);
+    if (recording) {
+        m_kept.clear();
+        double total = 0;
+        for (const Candidate& c : candidates) {
+            m_kept.emplace_back(c.id, c.p);
+            total += c.p;
+        }
+        record(m_kept, total, chosen);
+    }
+    return chosen;
+}
+
+void Sampler::record(const std::vector<std::pair<int32_t, double>>& kept, double total,
+                     int32_t chosen) {
+    m_lastChosen = 0;
+    m_lastTop = kept;
+    for (auto& [id, p] : m_lastTop) {
+        p /= total;
+        if (id == chosen)
+            m_lastChosen = p;
+    }
+    const size_t n = std::min(m_lastTop.size(), size_t(std::max(m_options.logprobs, 0)));
+    std::partial_sort(m_lastTop.begin(), m_lastTop.begin() + std::ptrdiff_t(n), m_lastTop.end(),
+                      [](const auto& a, const auto& b) {
+                          return a.second != b.second ? a.second > b.second : a.first < b.first;
+                      });
+    m_lastTop.resize(n);
 }
 
 std::vector<std::pair<int32_t, double>> Sampler::distribution(std::vector<float>& logits,
@@ -479,12 +511,21 @@ int32_t Sampler::sampleClassic(std::vector<float>& logits) {
             total += m_probs[i];
     }
     double u = m_rng.uniform() * total;
+    int32_t chosen = m_order[keep - 1];
     for (int32_t i = 0; i < keep; ++i) {
         u -= m_probs[i];
-        if (u < 0)
-            return m_order[i];
+        if (u < 0) {
+            chosen = m_order[i];
+            break;
+        }
     }
-    return m_order[keep - 1];
+    if (m_options.logprobsAfterSampling && m_options.logprobs >= 0) {
+        m_kept.clear();
+        for (int32_t i = 0; i < keep; ++i)
+            m_kept.emplace_back(m_order[i], double(m_probs[i]));
+        record(m_kept, total, chosen);
+    }
+    return chosen;
 }
 
 } // namespace baton::engine
