@@ -113,7 +113,10 @@ std::pair<int64_t, bool> CompletionEngine::liveCovers(const std::vector<int32_t>
 
 int64_t CompletionEngine::reusable(const std::vector<int32_t>& ids,
                                    const std::vector<PrefixHasher::Key>& keys) const {
-    return std::max(m_cache.longestLength(keys), liveCovers(ids).first);
+    int64_t covered = std::max(m_cache.longestLength(keys), liveCovers(ids).first);
+    if (m_saved)
+        covered = std::max(covered, m_saved->longestLength(m_cacheOwner, keys));
+    return covered;
 }
 
 std::vector<int32_t>
@@ -134,7 +137,8 @@ CompletionEngine::continueTrimmed(const std::shared_ptr<const engine::Model>& mo
     const auto tokenizer = model->tokenizer();
     auto decode = [&](const std::vector<int32_t>& t) { return tokenizer->decode(t); };
     auto hasState = [&](size_t stream, int64_t boundary) {
-        return m_cache.contains(m_recent[stream].keys[size_t(boundary)]);
+        const PrefixHasher::Key& key = m_recent[stream].keys[size_t(boundary)];
+        return m_cache.contains(key) || (m_saved && m_saved->has(m_cacheOwner, key));
     };
     const auto match = matchTrimmedPrompt(ids, streams, w, decode, hasState, covered);
     if (!match || match->promptAt <= covered)
@@ -148,18 +152,18 @@ CompletionEngine::continueTrimmed(const std::shared_ptr<const engine::Model>& mo
     return effective;
 }
 
-void CompletionEngine::remember(std::vector<int32_t> stream, std::vector<int32_t> clientPrompt,
-                                int64_t offset) {
+void CompletionEngine::remember(ReadStream stream, bool save) {
     // A stream that continues a remembered one replaces it.
     for (auto it = m_recent.begin(); it != m_recent.end(); ++it)
-        if (it->stream.tokens.size() <= stream.size() &&
-            std::equal(it->stream.tokens.begin(), it->stream.tokens.end(), stream.begin())) {
+        if (it->stream.tokens.size() <= stream.tokens.size() &&
+            std::equal(it->stream.tokens.begin(), it->stream.tokens.end(), stream.tokens.begin())) {
             m_recent.erase(it);
             break;
         }
-    auto keys = prefixKeys(stream);
-    m_recent.push_front(
-        Recent{ReadStream{std::move(stream), std::move(clientPrompt), offset}, std::move(keys)});
+    if (save && m_saved)
+        m_saved->putStream(m_cacheOwner, stream);
+    auto keys = prefixKeys(stream.tokens);
+    m_recent.push_front(Recent{std::move(stream), std::move(keys)});
     while (m_recent.size() > kRecentStreams)
         m_recent.pop_back();
 }
@@ -237,6 +241,13 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
         m_live.reset();
         m_recent.clear();
         m_cacheOwner = owner;
+        // The streams a server before this one read (a restart): the trimmed-prompt
+        // matcher finds them, and their states, in the database.
+        if (m_saved) {
+            auto saved = m_saved->recentStreams(owner, int(kRecentStreams));
+            for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+                remember(std::move(*it), false);
+        }
     }
     CompletionResult out;
     out.truncated = prompt->truncated;
@@ -301,10 +312,12 @@ CompletionEngine::complete(const std::shared_ptr<const engine::Model>& model,
     if (!generated)
         return generated.error();
     out.generation = std::move(*generated);
-    remember(stream, prompt->ids,
-             out.continuedTrimmed ? out.continuedFrom - (int64_t(prompt->ids.size()) -
-                                                         int64_t(ids.size() - out.continuedFrom))
-                                  : 0);
+    remember(ReadStream{stream, prompt->ids,
+                        out.continuedTrimmed
+                            ? out.continuedFrom - (int64_t(prompt->ids.size()) -
+                                                   int64_t(ids.size() - out.continuedFrom))
+                            : 0},
+             true);
     m_live = std::make_unique<Live>(Live{std::move(gen), std::move(stream), ids.size()});
     {
         std::lock_guard lock(m_statsMutex);

@@ -113,10 +113,12 @@ private:
     // How many of ids the kept generator covers, and whether only by going back to the
     // end of its prompt (its mark); 0 when none.
     std::pair<int64_t, bool> liveCovers(const std::vector<int32_t>& ids) const;
-    // How many of ids a kept generator or a saved state in memory would cover.
+    // How many of ids a kept generator or a saved state (in memory or the database)
+    // would cover.
     int64_t reusable(const std::vector<int32_t>& ids,
                      const std::vector<PrefixHasher::Key>& keys) const;
-    void remember(std::vector<int32_t> stream, std::vector<int32_t> clientPrompt, int64_t offset);
+    // A stream read, for the trimmed-prompt matcher; `save`: also in the database.
+    void remember(ReadStream stream, bool save);
     engine::Result<std::unique_ptr<engine::Generator>>
     startFrom(const std::shared_ptr<const engine::Model>& model, const engine::WindowSettings& w,
               const std::vector<int32_t>& ids, const std::vector<PrefixHasher::Key>& keys,

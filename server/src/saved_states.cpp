@@ -18,6 +18,65 @@ std::string prefixHashText(const PrefixHasher::Key& key) {
     return text;
 }
 
+namespace {
+
+// A stream as saved: "BRS1", its offset, its tokens and the client's prompt, each count
+// and value as a little-endian 32- or 64-bit number.
+constexpr char kStreamMagic[4] = {'B', 'R', 'S', '1'};
+
+void putNumber(std::vector<uint8_t>& out, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+        out.push_back(uint8_t(v >> (8 * i)));
+}
+
+std::vector<uint8_t> encodeStream(const ReadStream& s) {
+    std::vector<uint8_t> out(kStreamMagic, kStreamMagic + 4);
+    putNumber(out, uint64_t(s.offset), 8);
+    for (const auto* ids : {&s.tokens, &s.clientPrompt}) {
+        putNumber(out, ids->size(), 4);
+        for (int32_t id : *ids)
+            putNumber(out, uint32_t(id), 4);
+    }
+    return out;
+}
+
+std::optional<ReadStream> decodeStream(const std::vector<uint8_t>& in) {
+    size_t at = 4;
+    auto take = [&](int bytes, uint64_t& v) {
+        if (in.size() - at < size_t(bytes))
+            return false;
+        v = 0;
+        for (int i = 0; i < bytes; ++i)
+            v |= uint64_t(in[at++]) << (8 * i);
+        return true;
+    };
+    if (in.size() < 4 || !std::equal(kStreamMagic, kStreamMagic + 4, in.begin()))
+        return std::nullopt;
+    ReadStream s;
+    uint64_t v = 0;
+    if (!take(8, v))
+        return std::nullopt;
+    s.offset = int64_t(v);
+    for (auto* ids : {&s.tokens, &s.clientPrompt}) {
+        if (!take(4, v) || v > (in.size() - at) / 4)
+            return std::nullopt;
+        ids->resize(size_t(v));
+        for (int32_t& id : *ids) {
+            take(4, v);
+            id = int32_t(uint32_t(v));
+        }
+    }
+    if (at != in.size() || s.tokens.empty())
+        return std::nullopt;
+    return s;
+}
+
+std::string streamsOwner(const std::string& owner) {
+    return owner + "#streams";
+}
+
+} // namespace
+
 SavedStates::SavedStates(std::string databasePath, int64_t maxBytes)
     : m_path(std::move(databasePath))
     , m_maxBytes(maxBytes) {}
@@ -93,6 +152,50 @@ void SavedStates::put(const std::string& owner, const PrefixHasher::Key& key,
         return;
     }
     m_lengths.clear(); // older states of any owner may have gone to make room
+}
+
+bool SavedStates::has(const std::string& owner, const PrefixHasher::Key& key) {
+    const auto& known = lengths(owner);
+    if (std::find(known.begin(), known.end(), key.length) == known.end())
+        return false;
+    auto* db = database();
+    if (!db)
+        return false;
+    auto r = db->promptStates().exists(owner, prefixHashText(key), key.length);
+    if (!r) {
+        fail(storage::describe(r.error()));
+        return false;
+    }
+    return *r;
+}
+
+int64_t SavedStates::longestLength(const std::string& owner,
+                                   const std::vector<PrefixHasher::Key>& keys) {
+    for (int64_t length : lengths(owner)) // longest first
+        if (length < int64_t(keys.size()) && has(owner, keys[size_t(length)]))
+            return length;
+    return 0;
+}
+
+void SavedStates::putStream(const std::string& owner, const ReadStream& stream) {
+    if (!stream.tokens.empty())
+        put(streamsOwner(owner), prefixKeys(stream.tokens).back(), encodeStream(stream));
+}
+
+std::vector<ReadStream> SavedStates::recentStreams(const std::string& owner, int limit) {
+    std::vector<ReadStream> out;
+    auto* db = database();
+    if (!db)
+        return out;
+    auto blobs = db->promptStates().recent(streamsOwner(owner), limit);
+    if (!blobs) {
+        fail(storage::describe(blobs.error()));
+        return out;
+    }
+    for (const auto& blob : *blobs)
+        if (auto s = decodeStream(blob))
+            out.push_back(std::move(*s));
+    return out;
 }
 
 void SavedStates::erase(const std::string& owner, const PrefixHasher::Key& key) {

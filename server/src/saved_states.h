@@ -7,6 +7,7 @@
 #pragma once
 
 #include "prefix_cache.h"
+#include "stream_match.h"
 
 #include <cstdint>
 #include <map>
@@ -34,6 +35,17 @@ public:
     void put(const std::string& owner, const PrefixHasher::Key& key,
              const std::vector<uint8_t>& blob);
     void erase(const std::string& owner, const PrefixHasher::Key& key);
+    // Whether a state is saved for this prefix (not marked as used).
+    bool has(const std::string& owner, const PrefixHasher::Key& key);
+    // The length of the longest saved prefix among `keys` (0: none), blobs left unread.
+    int64_t longestLength(const std::string& owner, const std::vector<PrefixHasher::Key>& keys);
+
+    // The streams the trimmed-prompt matcher remembers (stream_match.h), kept beside the
+    // states (under the owner's name + "#streams", sharing their size budget), so that a
+    // restarted server continues a client's trimmed story as the one before it did.
+    void putStream(const std::string& owner, const ReadStream& stream);
+    // The most recently saved first; a damaged one is left out.
+    std::vector<ReadStream> recentStreams(const std::string& owner, int limit);
 
     // Why the database is not used ("" while it works).
     const std::string& problem() const { return m_problem; }

@@ -58,6 +58,30 @@ PromptStateStore::find(const std::string& owner, const std::string& prefixHash, 
         });
 }
 
+Result<bool> PromptStateStore::exists(const std::string& owner, const std::string& prefixHash,
+                                      int64_t tokens) {
+    return guard<bool>([&]() -> Result<bool> {
+        Statement s = m_db.prepare("SELECT 1 FROM prompt_states WHERE owner = ?1 AND "
+                                   "prefix_hash = ?2 AND tokens = ?3");
+        s.bind(1, owner).bind(2, prefixHash).bind(3, tokens);
+        return s.step();
+    });
+}
+
+Result<std::vector<std::vector<uint8_t>>> PromptStateStore::recent(const std::string& owner,
+                                                                   int limit) {
+    return guard<std::vector<std::vector<uint8_t>>>(
+        [&]() -> Result<std::vector<std::vector<uint8_t>>> {
+            Statement s = m_db.prepare("SELECT data FROM prompt_states WHERE owner = ?1 ORDER BY "
+                                       "used_at DESC, id DESC LIMIT ?2");
+            s.bind(1, owner).bind(2, static_cast<int64_t>(limit));
+            std::vector<std::vector<uint8_t>> out;
+            while (s.step())
+                out.push_back(s.columnBlob(0));
+            return out;
+        });
+}
+
 Result<void> PromptStateStore::remove(const std::string& owner, const std::string& prefixHash,
                                       int64_t tokens) {
     return guard<void>([&]() -> Result<void> {

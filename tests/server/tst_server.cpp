@@ -565,6 +565,46 @@ private Q_SLOTS:
         QCOMPARE(warm->stats().completions.trimmedMatches, before.trimmedMatches);
     }
 
+    // After a restart, a client that trims its prompt (KoboldAI Lite at its context size)
+    // continues the story read before: the new server finds the stream the last one
+    // read, and its states, in the database (issue 65: it read all 6,045 tokens again).
+    void trimmedPromptsAfterARestart() {
+        server::ServerOptions o;
+        o.statesDatabase = m_tmp.filePath("trimmed-states.db").toStdString();
+        const QByteArray book =
+            baton::test::readFile(baton::test::sharedPath("corpus/books/austen-emma.txt"));
+        QVERIFY2(book.size() > 20000, qPrintable(baton::test::missingMessage("corpus/books")));
+        std::string story = book.mid(30000, 6000).toStdString();
+        const size_t keep = 2000; // characters, as Lite counts
+        auto ask = [&](const server::Server& srv, const std::string& text) {
+            auto c = client(srv);
+            auto [status, a] =
+                post(c, "/api/v1/generate",
+                     json{{"prompt", text}, {"max_length", 12}, {"temperature", 0}}.dump());
+            return status == 200 ? a["results"][0]["text"].get<std::string>() : std::string("!");
+        };
+        const size_t firstCut = story.size() - keep;
+        {
+            auto first = start(o);
+            QVERIFY(first);
+            QVERIFY(ask(*first, story.substr(firstCut)) != "!");
+        } // stopped: its memory is gone
+        story += " Mr. Knightley called again that evening, and they talked of Harriet.";
+        auto second = start(o);
+        auto cold = start();
+        QVERIFY(second && cold);
+        const std::string text = ask(*second, story.substr(story.size() - keep));
+        QVERIFY(text != "!");
+        const auto stats = second->stats().completions;
+        QCOMPARE(stats.trimmedMatches, int64_t(1));
+        QCOMPARE(stats.savedHits, int64_t(1));
+        QVERIFY2(
+            stats.encodedTokens * 4 < stats.promptTokens,
+            qPrintable(QString("read %1 of %2").arg(stats.encodedTokens).arg(stats.promptTokens)));
+        // What a server sent the story from the first cut on writes.
+        QCOMPARE(text, ask(*cold, story.substr(firstCut)));
+    }
+
     // Prompt states saved in the database outlast the server: a new server on the same
     // database reads only what follows the longest saved prefix, and writes what a
     // server that reads the whole prompt writes.

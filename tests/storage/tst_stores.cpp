@@ -381,6 +381,13 @@ private Q_SLOTS:
         QCOMPARE(p.find("m/128/0", "aa", 128)->value(), kb);
         QVERIFY(!p.find("m/128/0", "aa", 256)->has_value()); // another length
         QVERIFY(!p.find("m/64/0", "aa", 128)->has_value());  // another owner
+        QVERIFY(*p.exists("m/128/0", "bb", 256));
+        QVERIFY(!*p.exists("m/128/0", "bb", 128));
+        // An owner's most recently used first ("aa" was just found).
+        QCOMPARE(p.recent("m/128/0", 5)->size(), size_t(2));
+        QCOMPARE(p.recent("m/128/0", 1)->size(), size_t(1));
+        QCOMPARE(p.recent("m/128/0", 1)->front(), kb);
+        QVERIFY(p.recent("nobody", 4)->empty());
         // Replaced, not added.
         BATON_VERIFY_OK(p.save("m/128/0", "aa", 128, std::vector<uint8_t>(500, 1), 10000));
         QCOMPARE(*p.totalBytes(), int64_t(2500));

@@ -29,7 +29,11 @@ public:
     // The state, marked as used now; nullopt when there is none.
     Result<std::optional<std::vector<uint8_t>>> find(const std::string& owner,
                                                      const std::string& prefixHash, int64_t tokens);
+    // Whether there is one (not marked as used).
+    Result<bool> exists(const std::string& owner, const std::string& prefixHash, int64_t tokens);
     Result<void> remove(const std::string& owner, const std::string& prefixHash, int64_t tokens);
+    // An owner's most recently used states (at most `limit`), the most recent first.
+    Result<std::vector<std::vector<uint8_t>>> recent(const std::string& owner, int limit);
     // The prefix lengths an owner has states for, longest first.
     Result<std::vector<int64_t>> lengths(const std::string& owner);
     // Every state's bytes together.
