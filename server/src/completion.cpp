@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace baton::server {
 
@@ -181,8 +182,12 @@ CompletionEngine::readPrompt(const std::shared_ptr<const engine::Model>& model,
     const auto tokenizer = model->tokenizer();
     if (!tokenizer)
         return makeError(ErrorCode::Unsupported, "this model has no tokenizer");
+    // Start-of-text first, for a model that reads texts after it; an empty prompt starts
+    // from what a generation from nothing starts from.
     const int startToken = engine::startOfTextToken(info.config);
-    if (startToken < 0 || startToken >= info.config.vocabSize)
+    const int emptyStart = engine::emptyStartToken(info.config);
+    if (startToken >= info.config.vocabSize || emptyStart < 0 ||
+        emptyStart >= info.config.vocabSize)
         return makeError(ErrorCode::Unsupported, "this model has no start-of-text token");
     std::vector<int32_t> text =
         request.promptIds ? *request.promptIds : tokenizer->encode(request.prompt);
@@ -200,7 +205,8 @@ CompletionEngine::readPrompt(const std::shared_ptr<const engine::Model>& model,
         }
     }
     p.ids.reserve(text.size() + 1);
-    p.ids.push_back(startToken);
+    if (startToken >= 0 || text.empty())
+        p.ids.push_back(startToken >= 0 ? startToken : emptyStart);
     p.ids.insert(p.ids.end(), text.begin(), text.end());
     return p;
 }
@@ -219,7 +225,15 @@ CompletionEngine::scorePrompt(const std::shared_ptr<const engine::Model>& model,
     auto scored = engine::scoreTokens(*model, prompt->ids, options);
     if (!scored)
         return scored.error();
-    return std::move(scored->perToken);
+    std::vector<engine::TokenScore> out = std::move(scored->perToken);
+    if (engine::startOfTextToken(model->info().config) < 0 && !prompt->ids.empty() &&
+        !request.prompt.empty()) {
+        engine::TokenScore first;
+        first.id = prompt->ids.front();
+        first.logprob = std::numeric_limits<float>::quiet_NaN();
+        out.insert(out.begin(), first);
+    }
+    return out;
 }
 
 engine::Result<CompletionResult>

@@ -82,8 +82,10 @@ public:
 
     // The prompt's own log-probabilities (OpenAI's echo with logprobs): every token of
     // it after the start-of-text token, scored in the windows it is read in, with the
-    // `alternatives` most likely tokens at each (0-20). This reads the whole prompt
-    // again: a saved state does not keep them.
+    // `alternatives` most likely tokens at each (0-20). For a model that reads texts
+    // without a start-of-text token the first token has nothing before it: its
+    // log-probability is NaN (null in JSON, as OpenAI gives the first token's). This
+    // reads the whole prompt again: a saved state does not keep them.
     engine::Result<std::vector<engine::TokenScore>>
     scorePrompt(const std::shared_ptr<const engine::Model>& model, const CompletionRequest& request,
                 int alternatives, const engine::CancelToken& cancel) const;

@@ -139,8 +139,11 @@ void addLlamaRoutes(httplib::Server& http, ServerCore& core) {
     });
     http.Get("/props", [&core](const httplib::Request&, httplib::Response& res) {
         const auto model = core.model();
-        const int start = engine::startOfTextToken(model->info().config);
+        const auto& config = model->info().config;
+        const int start = engine::emptyStartToken(config);
         const std::string startOfText = start >= 0 ? core.detokenize({start}) : std::string();
+        const std::string endOfText =
+            config.eosTokenId >= 0 ? core.detokenize({config.eosTokenId}) : startOfText;
         sendJson(res, {{"default_generation_settings",
                         {{"n_ctx", core.options().maxContextTokens},
                          {"params",
@@ -157,7 +160,8 @@ void addLlamaRoutes(httplib::Server& http, ServerCore& core) {
                        {"chat_template", "Baton's plain script: \"User: ...\\nAssistant:\" (a "
                                          "chat_template.json beside the model changes the labels)"},
                        {"bos_token", startOfText},
-                       {"eos_token", startOfText},
+                       {"eos_token", endOfText},
+                       {"add_bos_token", config.addBosToken},
                        {"build_info", "Baton"}});
     });
 }

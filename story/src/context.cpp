@@ -435,10 +435,11 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
 
     // The guidance: before the unfinished sentence (an empty stream starts first, as the
     // generator starts it).
-    if (!plan.guide.empty() && sim.window().empty() && v.resumedFromPassage == 0 &&
-        plan.pinned.empty() && bos >= 0) {
+    if (const int start = engine::emptyStartToken(model.info().config);
+        !plan.guide.empty() && sim.window().empty() && v.resumedFromPassage == 0 &&
+        plan.pinned.empty() && start >= 0) {
         sources.push_back({SegmentKind::Passage, "start of text"});
-        sim.append({{bos, sources.size() - 1, false}});
+        sim.append({{start, sources.size() - 1, false}});
     }
     if (!plan.guide.empty()) {
         std::vector<int32_t> windowTokens;

@@ -417,6 +417,84 @@ private Q_SLOTS:
                 std::string::npos);
     }
 
+    // baton-mini never saw a start-of-text token before its texts (add_bos_token false):
+    // a prompt is read without one, its first token has no score (null, as OpenAI gives
+    // the first token's), and the tokens after it read better than after the token it
+    // never learnt (issue 65: the first token scored -14 to -15). The same model made
+    // to read start-of-text first shows what that cost.
+    void aModelWithoutStartOfTextReadsTextsWithoutIt() {
+        const QString mini = QStringLiteral(BATON_SOURCE_DIR "/resources/models/baton-mini");
+        const QString forced = m_tmp.filePath("mini-with-start-of-text");
+        QVERIFY(baton::test::copyFolder(mini, forced));
+        QByteArray config = baton::test::readFile(forced + "/config.json");
+        QVERIFY(config.contains("\"add_bos_token\": false"));
+        config.replace("\"add_bos_token\": false", "\"add_bos_token\": true");
+        QVERIFY(baton::test::writeFile(forced + "/config.json", config));
+        const char* prompts[] = {"It is a truth universally acknowledged, that a single man",
+                                 "Emma Woodhouse, handsome, clever, and rich, with a comfortable "
+                                 "home",
+                                 "The morning was fine, and they walked out to the shrubbery."};
+        // Each prompt's tokens and their log-probabilities (echo with logprobs).
+        auto echo = [&](const QString& folder) {
+            std::vector<std::pair<std::vector<std::string>, std::vector<json>>> out;
+            auto model = engine::Model::load(folder.toStdString());
+            if (!model.ok())
+                return out;
+            engine::ModelQueue queue(*model);
+            auto s = baton::test::startServer(queue);
+            if (!s)
+                return out;
+            auto c = baton::test::httpClient(*s);
+            for (const char* prompt : prompts) {
+                auto [status, a] = postJson(
+                    c, "/v1/completions",
+                    json{{"prompt", prompt}, {"max_tokens", 0}, {"echo", true}, {"logprobs", 1}}
+                        .dump());
+                if (status != 200)
+                    return decltype(out){};
+                const json& lp = a["choices"][0]["logprobs"];
+                out.push_back({lp["tokens"].get<std::vector<std::string>>(),
+                               lp["token_logprobs"].get<std::vector<json>>()});
+            }
+            return out;
+        };
+        const auto without = echo(mini), with = echo(forced);
+        QCOMPARE(without.size(), size_t(3));
+        QCOMPARE(with.size(), size_t(3));
+        double gain = 0;
+        for (size_t i = 0; i < 3; ++i) {
+            QCOMPARE(without[i].first, with[i].first); // every token of the prompt, echoed
+            QVERIFY(without[i].second.front().is_null());
+            QVERIFY2(with[i].second.front().get<double>() < -10,
+                     with[i].second.front().dump().c_str());
+            for (size_t t = 1; t < without[i].second.size(); ++t)
+                gain += without[i].second[t].get<double>() - with[i].second[t].get<double>();
+        }
+        QVERIFY2(gain > 0,
+                 qPrintable(QString("the tokens after the first lost %1 nats").arg(-gain)));
+        // /props says so, as llama.cpp does; /tokenize adds nothing for add_special.
+        auto model = engine::Model::load(mini.toStdString());
+        QVERIFY(model.ok());
+        QCOMPARE(engine::startOfTextToken((*model)->config()), -1);
+        engine::ModelQueue queue(*model);
+        auto s = baton::test::startServer(queue);
+        QVERIFY(s);
+        auto c = baton::test::httpClient(*s);
+        auto props = c.Get("/props");
+        QVERIFY(props && props->status == 200);
+        QCOMPARE(json::parse(props->body)["add_bos_token"], json(false));
+        auto [status, tokens] = postJson(
+            c, "/tokenize", json{{"content", "The morning"}, {"add_special", true}}.dump());
+        QCOMPARE(status, 200);
+        QCOMPARE(tokens["tokens"].get<std::vector<int32_t>>(),
+                 (*model)->tokenizer()->encode("The morning"));
+        // A generation from nothing still starts (from the end-of-text token).
+        auto [status2, fromNothing] =
+            postJson(c, "/v1/completions", json{{"prompt", ""}, {"max_tokens", 4}}.dump());
+        QCOMPARE(status2, 200);
+        QCOMPARE(fromNothing["usage"]["completion_tokens"].get<int>() > 0, true);
+    }
+
     // Fifty connections that send half a request and wait do not keep a well-behaved
     // client waiting; malformed framing is answered 400 at once; a client that sends
     // less than it said is dropped after the read timeout.

@@ -18,13 +18,27 @@ struct ModelConfig {
     double layerNormEps = 1e-5; // layer_norm_epsilon
     int bosTokenId = -1;        // bos_token_id, -1 if none
     int eosTokenId = -1;        // eos_token_id, -1 if none
+    // add_bos_token (as in Hugging Face's tokenizer_config.json and llama.cpp's GGUF):
+    // whether a text is read after the start-of-text token. False for a model that
+    // never saw one before its texts (Baton's scratch models, baton-mini): its first
+    // token is then not predicted, instead of predicted from a token it never learnt.
+    bool addBosToken = true;
 
     int headDim() const { return nHead > 0 ? nEmbd / nHead : 0; }
 };
 
-// The token a story or prompt starts with (start-of-text): bos_token_id, else
-// eos_token_id (GPT-2 uses one token for both); -1 when the model has neither.
+// The token a text starts with when it is read from its beginning (a story, a prompt):
+// bos_token_id, else eos_token_id (GPT-2 uses one token for both); -1 when the model
+// reads texts without one (addBosToken false) or has neither.
 inline int startOfTextToken(const ModelConfig& config) {
+    if (!config.addBosToken)
+        return -1;
+    return config.bosTokenId >= 0 ? config.bosTokenId : config.eosTokenId;
+}
+// What a generation from nothing (no text at all) starts from: the start-of-text token,
+// or for a model that reads texts without one its end-of-text token, since the first
+// token needs one to be predicted from; -1 when the model has neither.
+inline int emptyStartToken(const ModelConfig& config) {
     return config.bosTokenId >= 0 ? config.bosTokenId : config.eosTokenId;
 }
 

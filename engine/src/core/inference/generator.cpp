@@ -144,8 +144,8 @@ Result<void> Generator::setGuide(const std::vector<int32_t>& ids, int64_t before
     if (beforeLast < 0)
         return makeError(ErrorCode::InvalidArgument, "the guide's place is before the stream");
     // Nothing read: the stream starts as generate() would start it, then the guidance.
-    if (!ids.empty() && g.streamLength == 0 && g.pinned.empty() && g.startToken() >= 0)
-        if (auto r = append({g.startToken()}); !r)
+    if (!ids.empty() && g.streamLength == 0 && g.pinned.empty() && g.emptyStart() >= 0)
+        if (auto r = append({g.emptyStart()}); !r)
             return r;
     try {
         torch::NoGradGuard noGrad;
@@ -257,7 +257,7 @@ Generator::generate(const SamplingOptions& options,
     const int eos =
         (g.m.tokenizer && g.m.tokenizer->eosId() >= 0) ? g.m.tokenizer->eosId() : config.eosTokenId;
     if (g.streamLength == 0 && g.pinned.empty()) {
-        const int start = g.startToken();
+        const int start = g.emptyStart();
         if (start < 0)
             return makeError(ErrorCode::InvalidArgument,
                              "the prompt is empty and this model has no start-of-text token");

@@ -70,8 +70,13 @@ public:
         checkpoint();
     }
 
-    // The token an empty stream starts from (start-of-text, else end-of-text); -1: none.
-    int startToken() const {
+    // The token a text read from its beginning starts with (model_info.h:
+    // startOfTextToken, else the tokenizer's end-of-text); -1: none, or the model reads
+    // texts without one.
+    int startToken() const { return m.info.config.addBosToken ? emptyStart() : -1; }
+    // What a generation from nothing starts from (model_info.h: emptyStartToken, else
+    // the tokenizer's end-of-text); -1: none.
+    int emptyStart() const {
         const ModelConfig& c = m.info.config;
         const int eos =
             (m.tokenizer && m.tokenizer->eosId() >= 0) ? m.tokenizer->eosId() : c.eosTokenId;

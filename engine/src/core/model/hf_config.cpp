@@ -86,6 +86,11 @@ Result<ModelConfig> parseHfConfig(std::string_view text, const std::string& path
     };
     readTokenId("bos_token_id", c.bosTokenId);
     readTokenId("eos_token_id", c.eosTokenId);
+    if (const auto it = j.find("add_bos_token"); it != j.end() && !it->is_null()) {
+        if (!it->is_boolean())
+            return makeError(ErrorCode::BadConfig, path + ": add_bos_token must be true or false");
+        c.addBosToken = it->get<bool>();
+    }
     if (auto r = validateModelConfig(c); !r)
         return makeError(ErrorCode::BadConfig, path + ": " + r.error().message);
     return c;
@@ -116,6 +121,8 @@ std::string hfConfigJson(const ModelConfig& c) {
         j["bos_token_id"] = c.bosTokenId;
     if (c.eosTokenId >= 0)
         j["eos_token_id"] = c.eosTokenId;
+    if (!c.addBosToken)
+        j["add_bos_token"] = false;
     j["tie_word_embeddings"] = true;
     j["torch_dtype"] = "float32";
     return j.dump(2) + "\n";

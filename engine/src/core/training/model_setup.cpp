@@ -62,6 +62,9 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
             return tok.error();
         ModelConfig mc = c.scratchModel;
         mc.eosTokenId = mc.bosTokenId = (*tok)->eosId();
+        // Training reads texts without a start-of-text token before them (batches.cpp),
+        // so the model never learns one: it reads texts without it too.
+        mc.addBosToken = false;
         LoadOptions onDevice;
         onDevice.device = c.device;
         auto model = createModel(mc, *tok, c.seed, onDevice,
