@@ -241,7 +241,8 @@ private Q_SLOTS:
         QProcess typist;
         typist.setProcessEnvironment(env);
         typist.start(QStringLiteral(BATON_SOAK_TYPIST_PATH),
-                     {db, QString::fromUtf8(story), m_tmp.filePath("typed.side")});
+                     {db, QString::fromUtf8(story), m_tmp.filePath("typed.side"),
+                      baton::test::fixtureDir()});
         QVERIFY(typist.waitForStarted(20000));
         QVERIFY(QTest::qWaitFor(
             [&] { return baton::test::readFile(m_tmp.filePath("typed.side")).count('\n') >= 2; },

@@ -6,7 +6,8 @@
 #             2 steps), started or resumed with --resume
 #   app       the app (tests/soak/soak_typist: the real main window, offscreen) while
 #             it types and autosaves sentences
-#   shared    the app typing while baton-cli, beside it on the same database, lists
+#   shared    the app typing (with baton-mini loaded, so that its story engine holds a
+#             second connection) while baton-cli, beside it on the same database, lists
 #             the stories and generates into another story (one run to its end, one
 #             killed at a random moment); then the app is killed
 # in turn, and after each kill checks: PRAGMA integrity_check is ok; every text
@@ -127,7 +128,7 @@ for ((i = 1; i <= n; i++)); do
     typed_saved app
     ;;
   3)
-    "$typist" "$db" "$typed_story" "$work/side" >"$work/shared-app.out" 2>&1 &
+    "$typist" "$db" "$typed_story" "$work/side" "$model" >"$work/shared-app.out" 2>&1 &
     app=$!
     nap 1.0 2.0
     "$cli" --db "$db" story list >/dev/null 2>&1 || fail shared "story list failed beside the app"

@@ -3,7 +3,10 @@
 // at a writer's pace. After each sentence has been autosaved (a pause in typing, then
 // the storage thread's answer), its number is appended to SIDE and fsynced, so a
 // kill -9 at any moment can be checked: every number in SIDE must be in the story.
-//   soak_typist DB STORY_ID SIDE
+// With MODEL, that model is loaded first: the Context dock then lays the story out on
+// the engine thread as it is typed, through the story engine's own connection to the
+// database, so the app holds two connections (as a writer's app does).
+//   soak_typist DB STORY_ID SIDE [MODEL]
 #include <baton/engine/model.h>
 #include <baton/engine/qt/model_jobs.h>
 #include <baton/storage/qt/storage_controller.h>
@@ -24,8 +27,8 @@
 #include <string>
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        std::fprintf(stderr, "usage: soak_typist DB STORY_ID SIDE\n");
+    if (argc != 4 && argc != 5) {
+        std::fprintf(stderr, "usage: soak_typist DB STORY_ID SIDE [MODEL]\n");
         return 2;
     }
     QStandardPaths::setTestModeEnabled(true); // never the user's settings
@@ -35,6 +38,8 @@ int main(int argc, char** argv) {
     baton::engine::ModelJobs engine, lab;
     baton::ui::MainWindow window(storage, engine, lab, {});
     window.show();
+    if (argc == 5)
+        window.loadModel(QString::fromLocal8Bit(argv[4]));
     window.openDatabase(QString::fromLocal8Bit(argv[1]));
     const qint64 story = QString::fromLocal8Bit(argv[2]).toLongLong();
     const int side = ::open(argv[3], O_WRONLY | O_APPEND | O_CREAT, 0644);
