@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             fuzz::check(g.request.maxContextTokens >= 0 &&
                             g.request.maxContextTokens <= options.maxContextTokens,
                         "context within the limit");
-            fuzz::check(s->maxTokens >= 1 && s->maxTokens <= options.maxGenerateTokens,
+            fuzz::check(s->maxTokens >= 1 && s->maxTokens <= options.generateLimit(),
                         "max_length within the limit");
             fuzz::check(s->topP > 0 && s->topP <= 1 && s->repetitionPenalty >= 1, "sane sampling");
             fuzz::check(std::isfinite(s->temperature) && s->temperature >= 0, "temperature");
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const auto c = server::parseOpenAiCompletion(body, options);
             const engine::SamplingOptions* s = &c.request.sampling;
             engineTakes(*s);
-            fuzz::check(s->maxTokens >= 0 && s->maxTokens <= options.maxGenerateTokens,
+            fuzz::check(s->maxTokens >= 0 && s->maxTokens <= options.generateLimit(),
                         "max_tokens within the limit");
             fuzz::check(c.n >= 1 && c.n <= 8 && s->stopStrings.size() <= 4, "n and stop");
             fuzz::check(s->topP > 0 && s->topP <= 1, "top_p");
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const auto l = server::parseLlamaCompletion(body, options);
             engineTakes(l.request.sampling);
             fuzz::check(l.request.sampling.maxTokens >= 0 &&
-                            l.request.sampling.maxTokens <= options.maxGenerateTokens &&
+                            l.request.sampling.maxTokens <= options.generateLimit() &&
                             l.probs >= 0 && l.probs <= 20,
                         "n_predict and n_probs within the limits");
             break;
