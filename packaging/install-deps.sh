@@ -12,7 +12,7 @@ packages=(
   libtorch-dev libopenblas0-openmp libgloo-dev # libgloo-dev: data-parallel training (Gloo)
   libsentencepiece-dev
   libspdlog-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcpp-httplib-dev
-  libzip-dev libpugixml-dev libcurl4-openssl-dev libssl-dev
+  libzip-dev liblzma-dev libpugixml-dev libcurl4-openssl-dev libssl-dev
   libgl-dev libxkbcommon-dev fonts-dejavu-core
   xvfb xauth
   clang # the fuzz targets (tests/fuzz); its libFuzzer runtime is found below

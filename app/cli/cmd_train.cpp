@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -139,6 +140,24 @@ void printHuman(const engine::TrainEvent& e, TerminalProgress& bar) {
 }
 
 // The launcher's variables, then the options (which win).
+// --val-works: one work a line; blank lines and lines starting with # skipped.
+std::vector<std::string> readWorkList(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw UsageError("cannot read the --val-works file " + path);
+    std::vector<std::string> works;
+    for (std::string line; std::getline(in, line);) {
+        const size_t a = line.find_first_not_of(" \t\r");
+        if (a == std::string::npos || line[a] == '#')
+            continue;
+        const size_t b = line.find_last_not_of(" \t\r");
+        works.push_back(line.substr(a, b - a + 1));
+    }
+    if (works.empty())
+        throw UsageError("the --val-works file " + path + " names no work");
+    return works;
+}
+
 engine::DistributedConfig distributedFromArgs(const Args& args) {
     auto env = engine::distributedFromEnvironment([](const char* n) { return std::getenv(n); });
     if (!env)
@@ -192,13 +211,22 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("tokenizer", "bpe|unigram", "--scratch: SentencePiece model type", "bpe")
         .option("mode", "baseline|recurrent", "Train without or with the recurrence module",
                 "recurrent")
-        .option("corpus", "PATH", "Training text: .txt/.md/.epub files or folders (repeatable)",
+        .option("corpus", "PATH",
+                "Training text: .txt/.md/.epub files, library shards (.tar.xz) or folders "
+                "of them (repeatable)",
                 std::nullopt, true)
         .option("val", "PATH",
                 "Validation text (repeatable); without it the last documents of the "
                 "corpus are held out (--val-fraction)",
                 std::nullopt, true)
         .option("val-fraction", "F", "Share of corpus documents held out without --val", "0.1")
+        .option("val-works", "FILE",
+                "Validation works taken out of the corpus, one name a line (a shard's "
+                "SHARD/MEMBER or its end, or a file's path; # starts a comment)")
+        .option("held-out", "PATH",
+                "Text never to train on (a test book; repeatable): the run stops when "
+                "the corpus holds 256 tokens of it, or of the validation text, in a row",
+                std::nullopt, true)
         .option("window", "T", "Window size in tokens", "128")
         .option("overlap", "O", "Overlap between consecutive windows, in [0, T)", "0")
         .option("bptt-windows", "W", "Windows per training sequence (gradients flow through all)",
@@ -332,6 +360,9 @@ int runTrain(const std::vector<std::string>& argv) {
             throw UsageError("--corpus PATH is required");
         c.validation = args.all("val");
         c.validationFraction = args.getDouble("val-fraction", 0, 0.99);
+        if (args.has("val-works"))
+            c.validationWorks = readWorkList(args.get("val-works"));
+        c.heldOut = args.all("held-out");
         c.window = int(args.getInt("window", 2, 65536));
         c.overlap = int(args.getInt("overlap", 0, c.window - 1));
         c.bpttWindows = int(args.getInt("bptt-windows", 1, 100000));

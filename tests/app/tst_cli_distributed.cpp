@@ -342,7 +342,7 @@ private Q_SLOTS:
         }
         if (otherCorpus)
             QVERIFY(baton::test::writeFile(there + "/corpus/part2.txt",
-                                           baton::test::readFile(m_val).repeated(2)));
+                                           baton::test::readFile(m_corpus + "/part0.txt")));
         const QString out = m_tmp.filePath(otherCorpus ? "mm-corpus-run" : "mm-lr-run");
         const auto args = trainArgs(out, "corpus", m_val, "recurrent", 2);
         auto other = args;

@@ -21,6 +21,8 @@
 # slots, the base frozen; windows of 256, the app's preset for these models), one
 # process per shape for its own peak memory; GPT-2 small's full recurrent fine-tune
 # beside it.
+# token_store: the library tokenized into a token store (its first build beside the shards
+# only decompressed), reopened, and the trainer's batches drawn from it.
 # sampling: the sampler's cost per token (classic, min-p, min-p + DRY, every sampler) on
 # baton-mini's logits and on flat random ones over GPT-2's vocabulary.
 # The machine is shared and noisy: compare medians and ratios from the same run.

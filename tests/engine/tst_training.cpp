@@ -2,6 +2,7 @@
 // recomputation, corpora and sequences, the optimizer, resume after a kill,
 // cancellation, learning on a small corpus, and from-scratch runs that the CLI loads.
 #include "cli_run.h"
+#include "tar_fixture.h"
 #include "test_support.h"
 #include "training_fixture.h"
 #include "verify_ok.h"
@@ -225,12 +226,12 @@ private Q_SLOTS:
     }
 
     void sequencesStayInsideDocuments() {
-        TokenizedCorpus corpus;
-        corpus.docs = {std::vector<int32_t>(100), std::vector<int32_t>(37),
-                       std::vector<int32_t>(61)};
-        for (size_t d = 0; d < corpus.docs.size(); ++d)
-            for (size_t i = 0; i < corpus.docs[d].size(); ++i)
-                corpus.docs[d][i] = int32_t(d * 1000 + i);
+        std::vector<std::vector<int32_t>> docs = {
+            std::vector<int32_t>(100), std::vector<int32_t>(37), std::vector<int32_t>(61)};
+        for (size_t d = 0; d < docs.size(); ++d)
+            for (size_t i = 0; i < docs[d].size(); ++i)
+                docs[d][i] = int32_t(d * 1000 + i);
+        const auto corpus = TokenizedCorpus::fromVectors({}, std::move(docs));
         std::vector<std::vector<WindowSpan>> spans;
         const WindowSettings ws{10, 3};
         const auto seqs = planSequences(corpus, ws, 2, spans);
@@ -670,6 +671,58 @@ private Q_SLOTS:
         BATON_VERIFY_OK(r2);
         QCOMPARE(firstStep, 4);
         QCOMPARE(validatedAt, 4);
+    }
+
+    // A library shard trains like the files it holds: the same documents, tokens,
+    // batches and so the same losses; its works are tokenized into the run's store.
+    void aLibraryShardTrainsLikeItsFiles() {
+        std::vector<baton::test::tar::Member> works;
+        for (int i = 0; i < 3; ++i) {
+            const QByteArray text = baton::test::readFile(m_corpus + QString("/part%1.txt").arg(i));
+            works.push_back({QString("lib/part%1.txt").arg(i).toStdString(), text.toStdString()});
+        }
+        const QString shard = m_tmp.filePath("library-01.tar.xz");
+        const std::string packed = baton::test::tar::xz(baton::test::tar::archive(works));
+        QVERIFY(baton::test::writeFile(shard, QByteArray::fromStdString(packed)));
+        const auto run = [&](const QString& out, const QString& corpus) {
+            CliRun r = cli(baton::test::fixtureTrainArgs(out, corpus, m_val, "baseline", 3, 2));
+            if (r.exitCode != 0)
+                qWarning("%s", r.err.constData());
+            return stepLosses(jsonLines(r.out));
+        };
+        const auto fromFiles = run(m_tmp.filePath("from-files"), m_corpus);
+        const auto fromShard = run(m_tmp.filePath("from-shard"), shard);
+        QCOMPARE(fromShard.size(), size_t(3));
+        for (const auto& [step, loss] : fromFiles)
+            QCOMPARE(fromShard.at(step), loss);
+        const QStringList pieces =
+            QDir(m_tmp.filePath("from-shard/data")).entryList({"piece-*.tok"}, QDir::Files);
+        QCOMPARE(pieces.size(), 2); // the shard's, and the validation file's
+
+        // A validation work is taken out of the shard by name.
+        const QString workList = m_tmp.filePath("val-works.txt");
+        QVERIFY(baton::test::writeFile(workList, "# the fixed validation set\n\nlib/part2.txt\n"));
+        QStringList args = baton::test::fixtureTrainArgs(m_tmp.filePath("by-work"), shard, m_val,
+                                                         "baseline", 1, 2);
+        const int val = int(args.indexOf("--val"));
+        args.removeAt(val + 1);
+        args.removeAt(val);
+        args << "--val-works" << workList;
+        CliRun byWork = cli(args);
+        QVERIFY2(byWork.exitCode == 0, byWork.err.constData());
+        QVERIFY2(byWork.out.contains("training on 2 documents") &&
+                     byWork.out.contains("validation: library-01.tar.xz/lib/part2.txt") &&
+                     byWork.out.contains("held-out check: no 32 tokens"),
+                 byWork.out.constData());
+        // Held-out text in the corpus stops the run before its first step, naming both.
+        args =
+            baton::test::fixtureTrainArgs(m_tmp.filePath("held"), shard, m_val, "baseline", 1, 2);
+        args << "--held-out" << m_corpus + "/part1.txt";
+        CliRun held = cli(args);
+        QVERIFY(held.exitCode != 0);
+        QVERIFY2(held.err.contains("the training corpus holds held-out text") &&
+                     held.err.contains("part1.txt in a row in library-01.tar.xz/lib/part1.txt"),
+                 held.err.constData());
     }
 
     void scratchRunLoadsInTheCli() {

@@ -53,6 +53,9 @@ distributedFromEnvironment(const std::function<const char*(const char*)>& getenv
 // without the distributed engine (worldSize > 1 is then refused).
 std::string distributedBackends();
 
+// The longest stretch of validation or held-out text a training corpus may hold.
+constexpr int64_t kMostSharedTokens = 256;
+
 struct TrainConfig {
     // Where the run lives: checkpoints, the token cache, the log, the outputs.
     std::string outDir;
@@ -80,6 +83,14 @@ struct TrainConfig {
     bool unwrap = true; // join hard-wrapped lines and drop verse numbers (unwrapText)
     std::vector<std::string> validation; // files or folders; empty = hold out documents
     double validationFraction = 0.1;     // share of documents held out when no --val
+    // Documents of the corpus taken out of training for validation, by name: a shard's
+    // "library-07.tar.xz/cbm/Title.txt" (or its end after a "/"), or a file's path.
+    // With them, validationFraction is not used.
+    std::vector<std::string> validationWorks;
+    // Files or folders never to be trained on (a test book): like the validation text,
+    // checked against the training stream before the first step; a stretch of
+    // kMostSharedTokens or more tokens of either in the training documents stops the run.
+    std::vector<std::string> heldOut;
 
     // Memory episodes (probe.h) mixed into each training sequence: facts stated in one
     // window and asked for 0-4 windows later, with the training set's templates and names.

@@ -20,15 +20,6 @@ namespace {
 
 using books::localName;
 
-bool endsWithNoCase(std::string_view s, std::string_view suffix) {
-    if (s.size() < suffix.size())
-        return false;
-    for (size_t i = 0; i < suffix.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i])
-            return false;
-    return true;
-}
-
 // The first descendant element with this local name (lower case; prefixes vary).
 pugi::xml_node find(const pugi::xml_node& root, const char* name) {
     return root.find_node([&](const pugi::xml_node& n) {
@@ -136,12 +127,12 @@ std::string baseName(const std::string& path) {
 } // namespace
 
 bool isEpubFile(std::string_view path) {
-    return endsWithNoCase(path, ".epub");
+    return files::endsWithNoCase(path, ".epub");
 }
 
 bool isBookFile(std::string_view path) {
     for (const char* ext : {".txt", ".md", ".markdown", ".epub"})
-        if (endsWithNoCase(path, ext))
+        if (files::endsWithNoCase(path, ext))
             return true;
     return false;
 }

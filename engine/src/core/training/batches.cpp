@@ -2,6 +2,8 @@
 
 #include "baton/engine/sampling.h"
 #include "probe/episodes.h"
+#include "training/held_out.h"
+#include "training/token_store.h"
 #include "util/files.h"
 #include "util/hash.h"
 
@@ -26,37 +28,65 @@ std::vector<int64_t> epochOrder(size_t count, uint64_t seed, int64_t epoch) {
 } // namespace
 
 Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const Tokenizer> tokenizer,
-                                  std::string& summary) {
+                                  std::string& summary, const JobProgress& progress,
+                                  const CancelToken& cancel) {
     m_config = c;
     m_tokenizer = std::move(tokenizer);
-    auto trainDocs = loadCorpus(c.corpus, c.unwrap);
-    if (!trainDocs)
-        return trainDocs.error();
-    std::vector<Document> valDocs;
+    auto trainSources = listTokenSources(c.corpus);
+    if (!trainSources)
+        return trainSources.error();
+    std::vector<TokenSource> valSources;
     if (!c.validation.empty()) {
-        auto v = loadCorpus(c.validation, c.unwrap);
+        auto v = listTokenSources(c.validation);
         if (!v)
             return v.error();
-        valDocs = std::move(*v);
-    } else if (trainDocs->size() >= 2 && c.validationFraction > 0) {
-        const size_t k = std::max<size_t>(
-            1, static_cast<size_t>(std::lround(c.validationFraction * double(trainDocs->size()))));
-        const size_t held = std::min(k, trainDocs->size() - 1);
-        valDocs.assign(trainDocs->end() - long(held), trainDocs->end());
-        trainDocs->resize(trainDocs->size() - held);
+        valSources = std::move(*v);
     }
-    const std::string cache = files::join(c.outDir, "data");
-    files::makeDirectories(cache);
-    auto train = tokenizeCached(*trainDocs, *m_tokenizer, cache);
+    // One store for both: pieces are found by their identity.
+    TokenStoreOptions store;
+    store.folder = files::join(c.outDir, "data");
+    store.unwrap = c.unwrap;
+    auto train = buildTokenStore(*trainSources, *m_tokenizer, store, progress, cancel);
     if (!train)
         return train.error();
     m_train = std::move(*train);
-    if (!valDocs.empty()) {
-        auto val = tokenizeCached(valDocs, *m_tokenizer, cache);
+    if (!valSources.empty()) {
+        auto val = buildTokenStore(valSources, *m_tokenizer, store, {}, cancel);
         if (!val)
             return val.error();
         m_validation = std::move(*val);
     }
+    if (!c.validationWorks.empty()) {
+        if (auto r = takeWorks(m_train, m_validation, c.validationWorks); !r)
+            return r;
+    } else if (valSources.empty() && m_train.docs.size() >= 2 && c.validationFraction > 0) {
+        // Whole documents held out: the last ones, in source order.
+        const size_t n = m_train.docs.size();
+        const size_t k =
+            std::max<size_t>(1, static_cast<size_t>(std::lround(c.validationFraction * double(n))));
+        const size_t back = std::min(k, n - 1);
+        m_validation = m_train.slice(n - back, n);
+        m_train = m_train.slice(0, n - back);
+    }
+    // No validation or held-out text in the training stream, nor a long stretch of it.
+    TokenizedCorpus held;
+    if (!c.heldOut.empty()) {
+        auto sources = listTokenSources(c.heldOut);
+        if (!sources)
+            return sources.error();
+        auto h = buildTokenStore(*sources, *m_tokenizer, store, {}, cancel);
+        if (!h)
+            return h.error();
+        held = std::move(*h);
+    }
+    const Overlap shared = longestOverlap(m_train, {&m_validation, &held});
+    if (shared.tokens >= kMostSharedTokens)
+        return makeError(
+            ErrorCode::InvalidArgument,
+            "the training corpus holds held-out text: " + std::to_string(shared.tokens) +
+                " tokens of " + shared.heldOut + " in a row in " + shared.training +
+                " (from its token " + std::to_string(shared.trainingOffset) +
+                "); take that document out of the corpus");
     m_sequences = planSequences(m_train, {c.window, c.overlap}, c.bpttWindows, m_spans);
     if (c.episodesPerSequence > 0)
         m_sentenceEnd = sentenceEndTokens(*m_tokenizer);
@@ -74,11 +104,21 @@ Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const To
     const auto count = [](size_t n, const char* one, const char* many) {
         return std::to_string(n) + " " + (n == 1 ? one : many);
     };
-    summary = "training on " + count(m_train.docs.size(), "document", "documents") + " (" +
-              count(size_t(m_train.tokenCount()), "token", "tokens") + ", " +
-              count(m_sequences.size(), "sequence", "sequences") + " of " +
-              count(size_t(c.bpttWindows), "window", "windows") +
-              "); validation: " + (valNames.empty() ? std::string("none") : valNames);
+    summary =
+        "training on " + count(m_train.docs.size(), "document", "documents") + " (" +
+        count(size_t(m_train.tokenCount()), "token", "tokens") + ", " +
+        count(m_sequences.size(), "sequence", "sequences") + " of " +
+        count(size_t(c.bpttWindows), "window", "windows") +
+        "); validation: " + (valNames.empty() ? std::string("none") : valNames) +
+        (m_validation.docs.empty() && held.docs.empty() ? std::string()
+         : shared.tokens == 0
+             ? "; held-out check: no " + std::to_string(kOverlapGram) +
+                   " tokens of validation or held-out text in a row in the training "
+                   "documents"
+             : "; held-out check: at most " + std::to_string(shared.tokens) +
+                   " tokens of validation or held-out text in a row in the training "
+                   "documents (" +
+                   shared.training + "; a run stops at " + std::to_string(kMostSharedTokens) + ")");
     return {};
 }
 

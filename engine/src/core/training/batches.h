@@ -1,4 +1,4 @@
-// A run's data: the corpus and validation text loaded and tokenized (cached), the
+// A run's data: the corpus and validation text tokenized into a token store, the
 // training sequences of W windows, and the batches drawn from them in a seeded order
 // per epoch (with memory episodes mixed in when asked for). Baseline and recurrent runs
 // of one seed get the same batches.
@@ -17,11 +17,15 @@ namespace baton::engine {
 
 class BatchSource {
 public:
-    // Loads, tokenizes and plans; `summary` receives one line about the data.
+    // Tokenizes the corpus into the run's token store (OUT/data; pieces already built
+    // are read back) and plans; `summary` receives one line about the data, progress
+    // how far the tokenizing is.
     Result<void> prepare(const TrainConfig& config, std::shared_ptr<const Tokenizer> tokenizer,
-                         std::string& summary);
+                         std::string& summary, const JobProgress& progress = {},
+                         const CancelToken& cancel = {});
 
     size_t sequenceCount() const { return m_sequences.size(); }
+    int64_t trainTokens() const { return m_train.tokenCount(); }
     // A hash of the training and validation tokens (ranks compare theirs).
     std::string fingerprint() const;
     const TokenizedCorpus& validation() const { return m_validation; }

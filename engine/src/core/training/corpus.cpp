@@ -15,7 +15,7 @@ namespace baton::engine {
 
 namespace {
 
-void listFiles(const std::string& folder, std::vector<std::string>& out) {
+void listSources(const std::string& folder, std::vector<std::string>& out) {
     DIR* dir = ::opendir(folder.c_str());
     if (!dir)
         return;
@@ -30,8 +30,8 @@ void listFiles(const std::string& folder, std::vector<std::string>& out) {
     for (const auto& n : names) {
         const std::string path = files::join(folder, n);
         if (files::isDirectory(path))
-            listFiles(path, out);
-        else if (isBookFile(n))
+            listSources(path, out);
+        else if (isBookFile(n) || isLibraryShard(n))
             out.push_back(path);
     }
 }
@@ -53,8 +53,6 @@ size_t findCaseInsensitive(std::string_view text, std::string_view needle, size_
     }
     return std::string_view::npos;
 }
-
-constexpr int64_t kCacheVersion = 1;
 
 } // namespace
 
@@ -86,32 +84,85 @@ std::string stripGutenberg(std::string_view text) {
     return std::string(text.substr(begin, end - begin)) + (end > begin ? "\n" : "");
 }
 
-Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, bool unwrap) {
+Result<std::vector<TokenSource>> listTokenSources(const std::vector<std::string>& paths) {
     std::vector<std::string> found;
     for (const auto& p : paths) {
         if (files::isDirectory(p)) {
             const size_t before = found.size();
-            listFiles(p, found);
+            listSources(p, found);
             if (found.size() == before)
                 return makeError(ErrorCode::FileNotFound,
-                                 "no .txt, .md or .epub files in the folder " + p);
+                                 "no .txt, .md, .epub or library (.tar.xz) files in the folder " +
+                                     p);
         } else if (files::exists(p)) {
             found.push_back(p);
         } else {
             return makeError(ErrorCode::FileNotFound, "corpus file not found: " + p);
         }
     }
-    std::vector<Document> docs;
-    for (const auto& path : found) {
-        auto book = readBook(path, false); // EPUB chapters, or UTF-8 text
-        if (!book)
-            return book.error();
-        std::string clean = stripGutenberg(book->text);
+    std::vector<TokenSource> sources;
+    for (auto& path : found) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0)
+            return makeError(ErrorCode::FileUnreadable, "cannot read " + path);
+        TokenSource s;
+        s.bytes = uint64_t(st.st_size);
+        s.modifiedNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+        s.shard = isLibraryShard(path);
+        s.path = std::move(path);
+        sources.push_back(std::move(s));
+    }
+    return sources;
+}
+
+Result<void> readSourceDocuments(const TokenSource& source, bool unwrap,
+                                 const std::function<bool(Document&&)>& onDocument,
+                                 const CancelToken& cancel,
+                                 const std::function<void(double)>& progress) {
+    bool stopped = false;
+    Result<void> problem;
+    auto take = [&](std::string name, std::string_view text) {
+        std::string clean = stripGutenberg(text);
         if (unwrap)
             clean = unwrapText(clean);
-        if (clean.find_first_not_of(" \t\r\n") == std::string::npos)
-            return makeError(ErrorCode::InvalidArgument, path + " holds no text");
-        docs.push_back({path, std::move(clean)});
+        if (clean.find_first_not_of(" \t\r\n") == std::string::npos) {
+            problem = makeError(ErrorCode::InvalidArgument, name + " holds no text");
+            return false;
+        }
+        stopped = !onDocument({std::move(name), std::move(clean)});
+        return !stopped;
+    };
+    if (source.shard) {
+        auto r = readLibraryShard(
+            source.path, [&](Book&& work) { return take(std::move(work.title), work.text); },
+            cancel, progress);
+        if (!r)
+            return r.error();
+        return problem;
+    }
+    if (cancel.cancelled())
+        return makeError(ErrorCode::Cancelled, "cancelled");
+    auto book = readBook(source.path, false); // EPUB chapters, or UTF-8 text
+    if (!book)
+        return book.error();
+    take(source.path, book->text);
+    if (progress)
+        progress(1.0);
+    return problem;
+}
+
+Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, bool unwrap) {
+    auto sources = listTokenSources(paths);
+    if (!sources)
+        return sources.error();
+    std::vector<Document> docs;
+    for (const auto& source : *sources) {
+        auto r = readSourceDocuments(source, unwrap, [&](Document&& d) {
+            docs.push_back(std::move(d));
+            return true;
+        });
+        if (!r)
+            return r.error();
     }
     if (docs.empty())
         return makeError(ErrorCode::InvalidArgument, "the corpus is empty");
@@ -125,76 +176,25 @@ int64_t TokenizedCorpus::tokenCount() const {
     return n;
 }
 
-Result<TokenizedCorpus> tokenizeCached(const std::vector<Document>& docs,
-                                       const Tokenizer& tokenizer, const std::string& cacheDir) {
-    ContentHash key;
-    key.update(tokenizer.identity());
-    for (const auto& d : docs) {
-        key.update(d.name);
-        key.update("\n");
-        key.update(hashHex(d.text));
-    }
-    const std::string path = files::join(cacheDir, "tokens-" + key.hex() + ".bin");
+TokenizedCorpus TokenizedCorpus::slice(size_t begin, size_t end) const {
     TokenizedCorpus out;
-    if (auto cached = files::readAll(path); cached && cached->size() >= 24) {
-        // version, document count, then per document: name length, name, id count, ids;
-        // a trailing content hash.
-        const std::string& b = *cached;
-        ContentHash check;
-        check.update(b.data(), b.size() - 8);
-        uint64_t stored;
-        std::memcpy(&stored, b.data() + b.size() - 8, 8);
-        size_t pos = 0;
-        auto get = [&](void* dst, size_t n) {
-            if (pos + n > b.size() - 8)
-                return false;
-            std::memcpy(dst, b.data() + pos, n);
-            pos += n;
-            return true;
-        };
-        int64_t version = 0, count = 0;
-        bool ok = stored == check.digest() && get(&version, 8) && version == kCacheVersion &&
-                  get(&count, 8) && count == int64_t(docs.size());
-        for (int64_t i = 0; ok && i < count; ++i) {
-            int64_t nameLen = 0, ids = 0;
-            ok = get(&nameLen, 8) && nameLen >= 0 && nameLen < (1 << 20);
-            std::string name(ok ? size_t(nameLen) : 0, '\0');
-            ok = ok && get(name.data(), name.size()) && get(&ids, 8) && ids >= 0 &&
-                 size_t(ids) * 4 <= b.size();
-            std::vector<int32_t> v(ok ? size_t(ids) : 0);
-            ok = ok && get(v.data(), v.size() * 4);
-            if (ok) {
-                out.names.push_back(std::move(name));
-                out.docs.push_back(std::move(v));
-            }
-        }
-        if (ok)
-            return out;
-        out = {};
-    }
-    std::string blob;
-    auto put = [&](const void* p, size_t n) { blob.append(static_cast<const char*>(p), n); };
-    const int64_t version = kCacheVersion, count = static_cast<int64_t>(docs.size());
-    put(&version, 8);
-    put(&count, 8);
-    for (const auto& d : docs) {
-        auto ids = tokenizer.encode(d.text);
-        const int64_t nameLen = static_cast<int64_t>(d.name.size()),
-                      n = static_cast<int64_t>(ids.size());
-        put(&nameLen, 8);
-        put(d.name.data(), d.name.size());
-        put(&n, 8);
-        put(ids.data(), ids.size() * 4);
-        out.names.push_back(d.name);
-        out.docs.push_back(std::move(ids));
-    }
-    ContentHash sum;
-    sum.update(blob);
-    const uint64_t digest = sum.digest();
-    put(&digest, 8);
-    ::mkdir(cacheDir.c_str(), 0755);
-    if (auto r = files::writeAtomically(path, blob); !r)
-        return r.error();
+    end = std::min(end, docs.size());
+    begin = std::min(begin, end);
+    out.names.assign(names.begin() + long(begin), names.begin() + long(end));
+    out.docs.assign(docs.begin() + long(begin), docs.begin() + long(end));
+    out.storage = storage;
+    return out;
+}
+
+TokenizedCorpus TokenizedCorpus::fromVectors(std::vector<std::string> names,
+                                             std::vector<std::vector<int32_t>> docs) {
+    auto held = std::make_shared<std::vector<std::vector<int32_t>>>(std::move(docs));
+    TokenizedCorpus out;
+    out.names = std::move(names);
+    out.names.resize(held->size());
+    for (const auto& d : *held)
+        out.docs.push_back({d.data(), d.size()});
+    out.storage = std::move(held);
     return out;
 }
 

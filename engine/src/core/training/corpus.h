@@ -1,11 +1,16 @@
-// Training corpora: text and Markdown files or folders, Project Gutenberg
-// boilerplate removed, tokenized once and cached beside the run.
+// Training corpora: text, Markdown and EPUB files, library shards (tar archives of
+// works) and folders of them, Project Gutenberg boilerplate removed; tokenized once
+// into a token store (token_store.h).
 #pragma once
 
+#include "baton/engine/cancel.h"
 #include "baton/engine/error.h"
 #include "baton/engine/tokenizer.h"
 #include "baton/engine/windows.h"
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,23 +27,57 @@ struct Document {
 // without those markers is returned unchanged.
 std::string stripGutenberg(std::string_view text);
 
-// Files (.txt, .md, .markdown) and folders (searched recursively, in name order).
-// Each file is one document; invalid UTF-8 and empty documents are errors. With
-// `unwrap`, hard-wrapped lines are joined and verse numbers dropped (unwrapText).
+// A file or library shard a corpus reads.
+struct TokenSource {
+    std::string path;
+    uint64_t bytes = 0;
+    int64_t modifiedNs = 0;
+    bool shard = false; // a library shard (isLibraryShard): many works, else one book
+};
+
+// The sources under `paths`: book files (.txt, .md, .markdown, .epub), library shards
+// (.tar, .tar.xz, .txz), and folders searched recursively in name order (hidden entries
+// skipped). FileNotFound for a missing path or a folder that holds no source.
+Result<std::vector<TokenSource>> listTokenSources(const std::vector<std::string>& paths);
+
+// The documents of one source, one at a time: a book file is one document, a shard one
+// per work, each cleaned (stripGutenberg; with `unwrap`, hard-wrapped lines joined and
+// verse numbers dropped by unwrapText). Invalid UTF-8 and a document with no text are
+// errors naming it. onDocument may return false to stop; progress gets the share of
+// the source read.
+Result<void> readSourceDocuments(const TokenSource& source, bool unwrap,
+                                 const std::function<bool(Document&&)>& onDocument,
+                                 const CancelToken& cancel = {},
+                                 const std::function<void(double)>& progress = {});
+
+// Every document of the sources under `paths`, in memory (for training a tokenizer;
+// a run's training data goes through a token store instead).
 Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths,
                                          bool unwrap = false);
 
-struct TokenizedCorpus {
-    std::vector<std::string> names;
-    std::vector<std::vector<int32_t>> docs;
-
-    int64_t tokenCount() const;
+// One document's token ids, a view into the corpus's storage.
+struct TokenSpan {
+    const int32_t* ids = nullptr;
+    size_t count = 0;
+    size_t size() const { return count; }
+    bool empty() const { return count == 0; }
+    const int32_t* data() const { return ids; }
+    const int32_t* begin() const { return ids; }
+    const int32_t* end() const { return ids + count; }
+    int32_t operator[](size_t i) const { return ids[i]; }
 };
 
-// Tokenizes the documents, or reads the cache in cacheDir written by an earlier
-// call with the same tokenizer and texts.
-Result<TokenizedCorpus> tokenizeCached(const std::vector<Document>& docs,
-                                       const Tokenizer& tokenizer, const std::string& cacheDir);
+struct TokenizedCorpus {
+    std::vector<std::string> names;
+    std::vector<TokenSpan> docs;
+    std::shared_ptr<const void> storage; // what docs point into (mapped files or vectors)
+
+    int64_t tokenCount() const;
+    // Documents [begin, end), sharing the storage.
+    TokenizedCorpus slice(size_t begin, size_t end) const;
+    static TokenizedCorpus fromVectors(std::vector<std::string> names,
+                                       std::vector<std::vector<int32_t>> docs);
+};
 
 // A training sequence: W consecutive full windows of one document, starting at
 // window `firstSpan` of that document's window plan.

@@ -78,6 +78,8 @@ Json toJson(const TrainConfig& c) {
     j["corpus"] = c.corpus;
     j["validation"] = c.validation;
     j["validation_fraction"] = c.validationFraction;
+    j["validation_works"] = c.validationWorks;
+    j["held_out"] = c.heldOut;
     j["window"] = c.window;
     j["overlap"] = c.overlap;
     j["bptt_windows"] = c.bpttWindows;
@@ -152,6 +154,8 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.strings("corpus", c.corpus, true, R);
     f.strings("validation", c.validation, true, R);
     f.number("validation_fraction", 0, 1, c.validationFraction, R);
+    f.strings("validation_works", c.validationWorks, true);
+    f.strings("held_out", c.heldOut, true);
     f.integer("window", 0, kInt, c.window, R);
     f.integer("overlap", 0, kInt, c.overlap, R);
     f.integer("bptt_windows", 0, kInt, c.bpttWindows, R);

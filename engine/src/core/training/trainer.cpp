@@ -264,7 +264,15 @@ Result<bool> Run::restoreCheckpoint() {
 
 Result<void> Run::prepareData() {
     std::string summary;
-    if (auto r = m_data.prepare(c, m_model->tokenizer(), summary); !r)
+    // Tokenizing a large corpus takes minutes the first time: a line every tenth.
+    int reported = 0;
+    const auto progress = [&](double share, const std::string& message) {
+        if (share < 1.0 && int(share * 10) > reported) {
+            reported = int(share * 10);
+            info(message + " (" + std::to_string(reported * 10) + "% of the corpus)");
+        }
+    };
+    if (auto r = m_data.prepare(c, m_model->tokenizer(), summary, progress, m_cancel); !r)
         return r.error();
     info(summary);
     setTrainable();

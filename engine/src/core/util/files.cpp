@@ -1,5 +1,6 @@
 #include "util/files.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -34,6 +35,16 @@ bool exists(const std::string& path) {
 bool isDirectory(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool endsWithNoCase(std::string_view s, std::string_view lowerSuffix) {
+    if (s.size() < lowerSuffix.size())
+        return false;
+    for (size_t i = 0; i < lowerSuffix.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(s[s.size() - lowerSuffix.size() + i])) !=
+            lowerSuffix[i])
+            return false;
+    return true;
 }
 
 std::string join(const std::string& folder, const std::string& name) {

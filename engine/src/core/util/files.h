@@ -20,6 +20,9 @@ Result<std::string> readAll(const std::string& path, size_t maxBytes = size_t(1)
 Result<void> writeAtomically(const std::string& path, std::string_view data);
 
 std::string join(const std::string& folder, const std::string& name);
+// Whether `s` ends with `lowerSuffix` (given in lower case), ignoring ASCII case:
+// a file name's extension.
+bool endsWithNoCase(std::string_view s, std::string_view lowerSuffix);
 
 // mkdir -p; true if the folder exists afterwards.
 bool makeDirectories(const std::string& path);
