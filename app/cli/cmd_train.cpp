@@ -14,7 +14,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -140,24 +139,6 @@ void printHuman(const engine::TrainEvent& e, TerminalProgress& bar) {
 }
 
 // The launcher's variables, then the options (which win).
-// --val-works: one work a line; blank lines and lines starting with # skipped.
-std::vector<std::string> readWorkList(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw UsageError("cannot read the --val-works file " + path);
-    std::vector<std::string> works;
-    for (std::string line; std::getline(in, line);) {
-        const size_t a = line.find_first_not_of(" \t\r");
-        if (a == std::string::npos || line[a] == '#')
-            continue;
-        const size_t b = line.find_last_not_of(" \t\r");
-        works.push_back(line.substr(a, b - a + 1));
-    }
-    if (works.empty())
-        throw UsageError("the --val-works file " + path + " names no work");
-    return works;
-}
-
 engine::DistributedConfig distributedFromArgs(const Args& args) {
     auto env = engine::distributedFromEnvironment([](const char* n) { return std::getenv(n); });
     if (!env)
@@ -360,8 +341,12 @@ int runTrain(const std::vector<std::string>& argv) {
             throw UsageError("--corpus PATH is required");
         c.validation = args.all("val");
         c.validationFraction = args.getDouble("val-fraction", 0, 0.99);
-        if (args.has("val-works"))
-            c.validationWorks = readWorkList(args.get("val-works"));
+        if (args.has("val-works")) {
+            auto works = engine::readWorkList(args.get("val-works"));
+            if (!works)
+                throw UsageError("--val-works: " + works.error().message);
+            c.validationWorks = std::move(*works);
+        }
         c.heldOut = args.all("held-out");
         c.window = int(args.getInt("window", 2, 65536));
         c.overlap = int(args.getInt("overlap", 0, c.window - 1));

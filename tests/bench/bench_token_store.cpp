@@ -9,12 +9,16 @@
 //    random places of the mapping into int64 (the work a batch cannot avoid).
 //   bench_token_store [--corpus PATH] [--shards N] [--threads N] [--window 128
 //                      --bptt-windows 20 --batch 8] [--seconds 3] [--out DIR]
+//                     [--val-works tools/library/validation-works.txt]
 // --corpus: a folder of shards (default ../shared/corpus/library; its first --shards,
 // default all) or any corpus path. --out keeps the store (default: a temporary folder,
-// removed at the end). Exits with 3 when a share of a bound comes out above 1.
+// removed at the end); a store already there is removed first. Also timed: the held-out
+// check a run makes before its first step (the validation works against every training
+// token). Exits with 3 when a share of a bound comes out above 1.
 #include "bench_util.h"
 
 #include "training/batches.h"
+#include "training/held_out.h"
 #include "training/token_store.h"
 #include "util/files.h"
 
@@ -27,9 +31,12 @@
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
-#include <fstream>
+#include <fcntl.h>
 #include <random>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace baton;
 using namespace baton::bench;
@@ -88,6 +95,7 @@ int main(int argc, char** argv) {
         char tmpl[] = "/tmp/bench-token-store-XXXXXX";
         out = ::mkdtemp(tmpl);
     }
+    engine::files::removeTree(engine::files::join(out, "data")); // the build is timed whole
     engine::TrainConfig c;
     c.outDir = out;
     c.corpus = engine::files::isDirectory(corpus) && !firstShards(corpus, 0).empty()
@@ -97,6 +105,14 @@ int main(int argc, char** argv) {
     c.bpttWindows = std::stoi(arg(argc, argv, "bptt-windows", "20"));
     c.batchSize = std::stoi(arg(argc, argv, "batch", "8"));
     c.validationFraction = 0.01;
+    if (const std::string works = arg(argc, argv, "val-works", ""); !works.empty()) {
+        auto list = engine::readWorkList(works);
+        if (!list) {
+            std::fprintf(stderr, "error: %s\n", list.error().message.c_str());
+            return 1;
+        }
+        c.validationWorks = std::move(*list);
+    }
     auto tokenizer = engine::loadTokenizer(shared + "/tokenizers/gpt2");
     auto sources = engine::listTokenSources(c.corpus);
     if (!tokenizer || !sources) {
@@ -127,32 +143,70 @@ int main(int argc, char** argv) {
     const double buildSeconds = secondsSince(t0);
     std::fprintf(stderr, "%s\n", summary.c_str());
 
-    // The pieces' bytes, read once: the bound of a reopen.
-    uint64_t storeBytes = 0;
+    // The pieces' bytes, each mapped and read once (summed) on as many threads: the
+    // bound of a reopen, which maps them and hashes every byte.
+    std::vector<std::string> pieceFiles;
+    const std::string folder = engine::files::join(out, "data");
+    if (DIR* d = ::opendir(folder.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (std::string(e->d_name).rfind("piece-", 0) == 0)
+                pieceFiles.push_back(engine::files::join(folder, e->d_name));
+        ::closedir(d);
+    }
+    std::atomic<uint64_t> storeBytes{0}, checksum{0};
     const auto r0 = Clock::now();
     {
-        std::vector<char> buffer(size_t(1) << 20);
-        const std::string folder = engine::files::join(out, "data");
-        if (DIR* d = ::opendir(folder.c_str())) {
-            while (dirent* e = ::readdir(d)) {
-                const std::string n = e->d_name;
-                if (n.rfind("piece-", 0) != 0)
-                    continue;
-                std::ifstream f(engine::files::join(folder, n), std::ios::binary);
-                while (f.read(buffer.data(), std::streamsize(buffer.size())) || f.gcount() > 0)
-                    storeBytes += uint64_t(f.gcount());
-            }
-            ::closedir(d);
-        }
+        std::atomic<size_t> nextPiece{0};
+        std::vector<std::thread> team;
+        for (int t = 0; t < threads; ++t)
+            team.emplace_back([&] {
+                for (size_t k; (k = nextPiece.fetch_add(1)) < pieceFiles.size();) {
+                    const int fd = ::open(pieceFiles[k].c_str(), O_RDONLY);
+                    struct stat st {};
+                    if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size < 8) {
+                        if (fd >= 0)
+                            ::close(fd);
+                        continue;
+                    }
+                    const size_t n = size_t(st.st_size);
+                    void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+                    ::close(fd);
+                    if (p == MAP_FAILED)
+                        continue;
+                    const auto* words = static_cast<const uint64_t*>(p);
+                    uint64_t sum = 0;
+                    for (size_t i = 0; i < n / 8; ++i)
+                        sum += words[i];
+                    ::munmap(p, n);
+                    checksum += sum;
+                    storeBytes += n;
+                }
+            });
+        for (auto& t : team)
+            t.join();
     }
     const double readSeconds = secondsSince(r0);
-    engine::BatchSource again;
+    // The store alone, mapped and checked again (a run's second start).
+    engine::TokenStoreOptions storeOptions;
+    storeOptions.folder = engine::files::join(out, "data");
+    storeOptions.unwrap = c.unwrap;
     const auto t1 = Clock::now();
+    auto reopened = engine::buildTokenStore(*sources, **tokenizer, storeOptions);
+    if (!reopened) {
+        std::fprintf(stderr, "error: %s\n", reopened.error().message.c_str());
+        return 1;
+    }
+    const double reopenSeconds = secondsSince(t1);
+
+    // The held-out check a run makes before its first step, over the whole store.
+    engine::BatchSource again;
     if (auto r = again.prepare(c, *tokenizer, summary); !r) {
         std::fprintf(stderr, "error: %s\n", r.error().message.c_str());
         return 1;
     }
-    const double reopenSeconds = secondsSince(t1);
+    const auto h0 = Clock::now();
+    const engine::Overlap overlap = engine::longestOverlap(again.training(), {&again.validation()});
+    const double checkSeconds = secondsSince(h0);
 
     // Drawing batches, then the copy bound over as many tokens.
     again.startEpoch(0);
@@ -173,7 +227,7 @@ int main(int argc, char** argv) {
     double copySeconds = 0;
     if (!starts.empty()) {
         const size_t seq = size_t(perBatch / c.batchSize);
-        std::vector<int64_t> dst(size_t(perBatch));
+        std::vector<int64_t> dst(static_cast<size_t>(perBatch));
         const auto k0 = Clock::now();
         int64_t copied = 0;
         while (copied < drawn) {
@@ -192,7 +246,7 @@ int main(int argc, char** argv) {
         wrong = wrong || s > 1.0;
         return std::to_string(s);
     };
-    const double tokens = double(again.trainTokens() + again.validation().tokenCount());
+    const double tokens = double(again.training().tokenCount() + again.validation().tokenCount());
     report("token_store", "build_seconds", buildSeconds, "s",
            extra + ", \"text_mb\": " + std::to_string(double(textBytes) / 1e6) +
                ", \"tokens\": " + std::to_string(int64_t(tokens)) +
@@ -200,9 +254,14 @@ int main(int argc, char** argv) {
                ", \"floor_read_only_seconds\": " + std::to_string(floorSeconds) +
                ", \"share_of_floor\": " + share(floorSeconds, buildSeconds));
     report("token_store", "reopen_seconds", reopenSeconds, "s",
-           extra + ", \"store_mb\": " + std::to_string(double(storeBytes) / 1e6) +
+           extra + ", \"store_mb\": " + std::to_string(double(storeBytes.load()) / 1e6) +
                ", \"bound_read_once_seconds\": " + std::to_string(readSeconds) +
                ", \"share_of_bound\": " + share(readSeconds, reopenSeconds));
+    report("token_store", "held_out_check_seconds", checkSeconds, "s",
+           extra + ", \"held_out_tokens\": " + std::to_string(again.validation().tokenCount()) +
+               ", \"longest_stretch\": " + std::to_string(overlap.tokens) +
+               ", \"tokens_per_second\": " +
+               std::to_string(double(again.training().tokenCount()) / checkSeconds));
     report("token_store", "draw_tokens_per_second", double(drawn) / drawSeconds, "tokens/s",
            extra + ", \"batch\": " + std::to_string(c.batchSize) + ", \"bptt_windows\": " +
                std::to_string(c.bpttWindows) + ", \"window\": " + std::to_string(c.window) +

@@ -128,6 +128,8 @@ for b in "${benches[@]}"; do
       "$t" --mode recurrent --layers 4 --embd 256 --vocab 8000 --window 128 --bptt-windows $w \
         --batch 8 --steps 2
     done
+  elif [[ $b == token_store ]]; then
+    "$build/tests/bench/bench_token_store" --val-works "$root/tools/library/validation-works.txt"
   elif [[ $b == gpt2 ]]; then
     gpt2
   else

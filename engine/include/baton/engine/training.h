@@ -138,6 +138,12 @@ struct TrainConfig {
 
 Result<void> validateTrainConfig(const TrainConfig& config);
 
+// A list of works as TrainConfig::validationWorks takes them, from a file: one name a
+// line, blank lines and lines starting with # skipped, spaces around a name trimmed
+// (tools/library/validation-works.txt). FileNotFound, or InvalidArgument for a list
+// that names no work.
+Result<std::vector<std::string>> readWorkList(const std::string& path);
+
 struct TrainEvent {
     enum class Kind { Info, Step, Validation, Checkpoint, Done };
     Kind kind = Kind::Info;

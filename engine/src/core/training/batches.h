@@ -25,9 +25,9 @@ public:
                          const CancelToken& cancel = {});
 
     size_t sequenceCount() const { return m_sequences.size(); }
-    int64_t trainTokens() const { return m_train.tokenCount(); }
     // A hash of the training and validation tokens (ranks compare theirs).
     std::string fingerprint() const;
+    const TokenizedCorpus& training() const { return m_train; }
     const TokenizedCorpus& validation() const { return m_validation; }
 
     // The order of the sequences in this epoch (from the seed and the epoch).

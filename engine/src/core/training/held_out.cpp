@@ -1,5 +1,7 @@
 #include "training/held_out.h"
 
+#include "util/files.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -85,6 +87,29 @@ void forEachGram(const TokenSpan& doc, F&& f) {
 }
 
 } // namespace
+
+Result<std::vector<std::string>> readWorkList(const std::string& path) {
+    auto text = files::readAll(path, size_t(16) << 20);
+    if (!text)
+        return text.error();
+    std::vector<std::string> works;
+    size_t pos = 0;
+    while (pos < text->size()) {
+        size_t end = text->find('\n', pos);
+        if (end == std::string::npos)
+            end = text->size();
+        const std::string line = text->substr(pos, end - pos);
+        pos = end + 1;
+        const size_t a = line.find_first_not_of(" \t\r");
+        if (a == std::string::npos || line[a] == '#')
+            continue;
+        const size_t b = line.find_last_not_of(" \t\r");
+        works.push_back(line.substr(a, b - a + 1));
+    }
+    if (works.empty())
+        return makeError(ErrorCode::InvalidArgument, path + " names no work");
+    return works;
+}
 
 Result<void> takeWorks(TokenizedCorpus& corpus, TokenizedCorpus& validation,
                        const std::vector<std::string>& works) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "baton/engine/error.h"
+#include "baton/engine/training.h"
 #include "training/corpus.h"
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <fcntl.h>
+#include <iterator>
 #include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -213,28 +214,55 @@ Result<TokenizedCorpus> buildTokenStore(const std::vector<TokenSource>& sources,
     for (const auto& s : sources)
         st.sourceBytes += s.bytes;
 
-    // Which pieces must be built: those that do not map whole.
+    // Map and check every piece already built (each is read whole to check it: on all
+    // cores); those that do not map whole are built.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const size_t team = options.threads > 0 ? size_t(options.threads) : size_t(cores);
+    struct Mapped {
+        std::unique_ptr<Mapping> map;
+        TokenizedCorpus docs;
+        bool damaged = false;
+    };
+    std::vector<Mapped> mapped(pieces.size());
+    const auto mapAll = [&](const std::vector<size_t>& which) {
+        std::atomic<size_t> next{0};
+        std::vector<std::thread> mappers;
+        for (size_t t = 0; t < std::min(team, which.size()); ++t)
+            mappers.emplace_back([&] {
+                for (size_t k; (k = next.fetch_add(1)) < which.size();) {
+                    Mapped& m = mapped[which[k]];
+                    m.docs = {};
+                    auto r = mapPiece(pieces[which[k]], m.docs);
+                    m.damaged = !r && r.error().code == ErrorCode::TruncatedFile;
+                    if (r)
+                        m.map = std::move(*r);
+                    else
+                        m.docs = {};
+                }
+            });
+        for (auto& t : mappers)
+            t.join();
+    };
+    std::vector<size_t> all(pieces.size());
+    for (size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    mapAll(all);
     std::vector<size_t> missing;
     uint64_t reusedBytes = 0;
     for (size_t i = 0; i < pieces.size(); ++i) {
-        TokenizedCorpus probe;
-        auto mapped = mapPiece(pieces[i], probe);
-        if (mapped) {
+        if (mapped[i].map) {
             ++st.piecesReused;
             reusedBytes += pieces[i].bytes;
             continue;
         }
-        if (mapped.error().code == ErrorCode::TruncatedFile)
-            ++st.piecesDamaged;
+        st.piecesDamaged += mapped[i].damaged ? 1 : 0;
         missing.push_back(i);
     }
 
     if (cancel.cancelled() && !missing.empty())
         return makeError(ErrorCode::Cancelled, "tokenizing cancelled");
     // Build them on a few threads; the calling thread reports progress.
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const size_t threads = std::min<size_t>(
-        missing.size(), options.threads > 0 ? size_t(options.threads) : size_t(cores));
+    const size_t threads = std::min(missing.size(), team);
     std::atomic<size_t> nextPiece{0};
     std::atomic<uint64_t> doneBytes{reusedBytes};
     std::atomic<int> built{0};
@@ -295,14 +323,18 @@ Result<TokenizedCorpus> buildTokenStore(const std::vector<TokenSource>& sources,
                                                    std::to_string(st.piecesBuilt) +
                                                    " pieces kept for the next run");
 
-    // Map every piece, in source order.
+    // Map the pieces just built; then every piece's documents, in source order.
+    mapAll(missing);
     TokenizedCorpus out;
     auto held = std::make_shared<MappedPieces>();
-    for (const auto& p : pieces) {
-        auto mapped = mapPiece(p, out);
-        if (!mapped)
-            return mapped.error();
-        held->maps.push_back(std::move(*mapped));
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        if (!mapped[i].map)
+            return makeError(ErrorCode::FileUnreadable,
+                             pieces[i].path + " cannot be read back after it was written");
+        auto& docs = mapped[i].docs;
+        std::move(docs.names.begin(), docs.names.end(), std::back_inserter(out.names));
+        out.docs.insert(out.docs.end(), docs.docs.begin(), docs.docs.end());
+        held->maps.push_back(std::move(mapped[i].map));
     }
     out.storage = std::move(held);
     if (progress)
