@@ -6,9 +6,9 @@
 #
 # The tokens are exactly the ones Baton's trainer trains on: the script runs a one-step
 # `baton-cli train --mode baseline` from baton-mini-baseline (same tokenizer as
-# baton-mini) on the split of tools/baton_mini/recipe.sh and reads the token cache the
-# trainer writes (RUN/data/tokens-*.bin, engine/src/core/training/corpus.cpp,
-# tokenizeCached): documents are whole files, Gutenberg-stripped and unwrapped.
+# baton-mini) on the split of tools/baton_mini/recipe.sh and reads the token store the
+# trainer writes (RUN/data/piece-*.tok, engine/src/core/training/token_store.h):
+# documents are whole files, Gutenberg-stripped and unwrapped.
 #   train = austen-emma, austen-mansfield-park, austen-sense-and-sensibility, kjv-bible,
 #           every file in corpus/speeches
 #   val   = austen-northanger-abbey
@@ -74,37 +74,38 @@ cache_dir, split, out, mini = sys.argv[1:5]
 if sys.byteorder != "little":
     sys.exit("error: this script assumes a little-endian machine")
 
-def read_cache(path):
+def read_piece(path):
+    # token_store.h: int32 ids, uint64 document offsets (count + 1), names ended by '\n',
+    # then a 64-byte trailer: magic, version, documents, tokens, name bytes, checksum, identity.
     b = open(path, "rb").read()
-    pos = 0
-    def i64():
-        nonlocal pos
-        v, = struct.unpack_from("<q", b, pos); pos += 8; return v
-    version, count = i64(), i64()
-    if version != 1:
-        sys.exit(f"error: {path}: token cache version {version}, this script reads 1")
-    docs = []
-    for _ in range(count):
-        n = i64(); name = b[pos:pos + n].decode("utf-8"); pos += n
-        k = i64(); ids = struct.unpack_from(f"<{k}i", b, pos); pos += 4 * k
-        docs.append((name, ids))
-    if pos + 8 != len(b):
-        sys.exit(f"error: {path}: {len(b) - pos} bytes left after the documents (expected the 8-byte hash)")
-    return docs
+    if len(b) < 64:
+        sys.exit(f"error: {path}: too short for a token store piece")
+    magic = b[-64:-56]
+    version, count, tokens, name_bytes = struct.unpack_from("<4Q", b, len(b) - 56)
+    if magic != b"BATONTOK" or version != 1:
+        sys.exit(f"error: {path}: not a version 1 token store piece")
+    if tokens * 4 + (count + 1) * 8 + name_bytes + 64 != len(b):
+        sys.exit(f"error: {path}: its sizes do not add up")
+    offsets = struct.unpack_from(f"<{count + 1}Q", b, tokens * 4)
+    names = b[tokens * 4 + (count + 1) * 8:len(b) - 64].decode("utf-8").split("\n")[:count]
+    return [(names[d], struct.unpack_from(f"<{offsets[d + 1] - offsets[d]}i", b, 4 * offsets[d]))
+            for d in range(count)]
 
-caches = sorted(glob.glob(os.path.join(cache_dir, "tokens-*.bin")))
-if len(caches) != 2:
-    sys.exit(f"error: expected 2 token caches in {cache_dir}, found {len(caches)}")
+pieces = sorted((read_piece(p) for p in glob.glob(os.path.join(cache_dir, "piece-*.tok"))),
+                key=lambda docs: docs[0][0] if docs else "")
+if not pieces:
+    sys.exit(f"error: no token store pieces in {cache_dir}")
 sets = {}
-for c in caches:
-    docs = read_cache(c)
+for docs in pieces:
     names = [d[0] for d in docs]
     if any("pride-and-prejudice" in n for n in names):
         sys.exit("error: the test book was tokenized")
     key = "val" if all("/val/" in n for n in names) else "train"
-    if key in sets:
-        sys.exit("error: could not tell the train cache from the validation cache")
-    sets[key] = docs
+    if key == "train" and any("/val/" in n for n in names):
+        sys.exit("error: a piece holds both training and validation documents")
+    sets.setdefault(key, []).extend(docs)
+if set(sets) != {"train", "val"}:
+    sys.exit("error: could not find both the training and the validation documents")
 
 tok_bytes = open(os.path.join(out, "tokenizer.model"), "rb").read()
 ident = json.load(open(os.path.join(mini, "baton.json")))["tokenizer"]
