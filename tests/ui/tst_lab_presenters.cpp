@@ -2,6 +2,7 @@
 // what they ask of the engine and the storage, and what they make of the answers.
 #include "epub_fixture.h"
 #include "fake_lab_backend.h"
+#include "tar_fixture.h"
 #include "test_support.h"
 
 #include "compare_presenter.h"
@@ -237,6 +238,24 @@ private Q_SLOTS:
         QVERIFY(fake.stored[0].text.find('<') == std::string::npos);
         QCOMPARE(failed.count(), 2);
         QVERIFY(failed.at(1).at(1).value<ErrorText>().detail.contains("DRM"));
+
+        // A library shard: each work a book, titled by its file; an empty work named.
+        p.removeBooks({fake.stored[0].id});
+        namespace tar = baton::test::tar;
+        const QString shard = m_tmp.filePath("library-01.tar.xz");
+        QVERIFY(baton::test::writeFile(
+            shard, QByteArray::fromStdString(tar::xz(tar::archive(
+                       {{"cbm/Author - First Work.txt", "It was a dark night.\n"},
+                        {"cbm/Blank.txt", "\n\n"},
+                        {"cbm/Author - Second Work.md", "# One\nThe second work.\n"}})))));
+        p.importBooks({shard});
+        QCOMPARE(fake.stored.size(), size_t(2));
+        QCOMPARE(fake.stored[0].title, std::string("Author - First Work"));
+        QCOMPARE(fake.stored[1].text, std::string("# One\nThe second work.\n"));
+        QVERIFY(QString::fromStdString(fake.stored[1].sourcePath)
+                    .endsWith("library-01.tar.xz/cbm/Author - Second Work.md"));
+        QCOMPARE(failed.count(), 3);
+        QVERIFY(failed.at(2).at(1).value<ErrorText>().detail.contains("cbm/Blank.txt is empty"));
     }
 
     void fineTuneRunsRecordsAndFinishes() {

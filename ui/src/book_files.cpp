@@ -9,12 +9,50 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <iterator>
+
 namespace baton::ui {
 
 namespace {
 
 QString tr(const char* text) {
     return QCoreApplication::translate("baton::ui::BookFiles", text);
+}
+
+// A library shard's works, each a book: titled by its file name without the extension,
+// its source the shard's path and the member's, its checksum that of its text.
+void readShard(const QFileInfo& info, BookFiles& out) {
+    std::vector<storage::Book> works;
+    QStringList empty;
+    auto read =
+        engine::readLibraryShard(info.absoluteFilePath().toStdString(), [&](engine::Book&& work) {
+            const QString member =
+                QString::fromStdString(work.title.substr(work.title.find('/') + 1));
+            if (QString::fromStdString(work.text).trimmed().isEmpty()) {
+                empty << member;
+                return true;
+            }
+            storage::Book b;
+            b.title = QFileInfo(member).completeBaseName().toStdString();
+            b.sourcePath = (info.absoluteFilePath() + "/" + member).toStdString();
+            b.checksum = QCryptographicHash::hash(QByteArray::fromStdString(work.text),
+                                                  QCryptographicHash::Sha256)
+                             .toHex()
+                             .toStdString();
+            b.text = std::move(work.text);
+            works.push_back(std::move(b));
+            return true;
+        });
+    if (!read) {
+        out.refused << tr("%1: %2").arg(info.fileName(),
+                                        QString::fromStdString(read.error().message));
+        return;
+    }
+    for (const QString& member : empty)
+        out.refused << tr("%1: %2 is empty").arg(info.fileName(), member);
+    if (works.empty() && empty.isEmpty())
+        out.refused << tr("%1: holds no .txt or .md work").arg(info.fileName());
+    std::move(works.begin(), works.end(), std::back_inserter(out.books));
 }
 
 } // namespace
@@ -26,6 +64,10 @@ BookFiles readBookFiles(const QStringList& paths) {
         const QString name = info.fileName();
         if (info.exists() && info.size() > kMaxBookBytes) {
             out.refused << tr("%1: larger than %2").arg(name, formatBytes(kMaxBookBytes));
+            continue;
+        }
+        if (engine::isLibraryShard(path.toStdString()) && info.exists()) {
+            readShard(info, out);
             continue;
         }
         auto book = engine::readBook(path.toStdString(), /*unwrap=*/false);

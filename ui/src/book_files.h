@@ -1,6 +1,7 @@
 // Book files for the Fine-tune page's list, read by the engine's one book reader
 // (engine/books.h: UTF-8 text as it is, a DRM-free EPUB's chapters in reading order,
-// without markup), with the reason for each file refused. Slow for a large EPUB: the
+// without markup; a library shard's works, .tar.xz, each a book), with the reason for
+// each file refused. Slow for a large EPUB: the
 // app calls it as a job off the GUI thread (LabBackend::readBooks).
 #pragma once
 

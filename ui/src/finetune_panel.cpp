@@ -39,10 +39,11 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     m_books->setObjectName(QStringLiteral("bookList"));
     m_books->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_books->setMinimumHeight(110);
-    m_books->setToolTip(tr("Drop .txt, .md or .epub files here"));
+    m_books->setToolTip(tr("Drop .txt, .md, .epub or library .tar.xz files here"));
     m_bookHint = new QLabel(tr("No books yet.\n\nPress Add books… below, or drop files "
                                "here: plain text (.txt), Markdown (.md) or DRM-free EPUB "
-                               "(.epub), in UTF-8.\n\nThe end of each book (about a tenth) "
+                               "(.epub), in UTF-8, or a library's shards (.tar.xz: each "
+                               "work a book).\n\nThe end of each book (about a tenth) "
                                "is held out: never trained on, it shows whether training "
                                "helped."));
     m_bookHint->setObjectName(QStringLiteral("bookHint"));
@@ -63,7 +64,7 @@ FineTunePanel::FineTunePanel(ModelCatalog& catalog, LabBackend& backend, QWidget
     connect(m_addBooks, &QPushButton::clicked, this, [this] {
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Add books to fine-tune on"), QString(),
-            tr("Books (*.txt *.md *.markdown *.epub);;All files (*)"));
+            tr("Books (*.txt *.md *.markdown *.epub *.tar.xz *.txz *.tar);;All files (*)"));
         if (!files.isEmpty())
             m_presenter->importBooks(files);
     });

@@ -39,7 +39,7 @@ Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const To
     if (!c.validation.empty()) {
         auto v = listTokenSources(c.validation);
         if (!v)
-            return v.error();
+            return makeError(v.error().code, "validation: " + v.error().message);
         valSources = std::move(*v);
     }
     // One store for both: pieces are found by their identity.
@@ -73,7 +73,7 @@ Result<void> BatchSource::prepare(const TrainConfig& c, std::shared_ptr<const To
     if (!c.heldOut.empty()) {
         auto sources = listTokenSources(c.heldOut);
         if (!sources)
-            return sources.error();
+            return makeError(sources.error().code, "--held-out: " + sources.error().message);
         auto h = buildTokenStore(*sources, *m_tokenizer, store, {}, cancel);
         if (!h)
             return h.error();
