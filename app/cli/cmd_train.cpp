@@ -190,6 +190,10 @@ int runTrain(const std::vector<std::string>& argv) {
         .option("positions", "N", "--scratch: positions (at least --window)", "256")
         .option("vocab-size", "N", "--scratch: SentencePiece vocabulary size", "8000")
         .option("tokenizer", "bpe|unigram", "--scratch: SentencePiece model type", "bpe")
+        .option("tokenizer-sample-mb", "N",
+                "--scratch: the tokenizer learns from at most N MB of the corpus (whole "
+                "documents spread evenly over it)",
+                "256")
         .option("mode", "baseline|recurrent", "Train without or with the recurrence module",
                 "recurrent")
         .option("corpus", "PATH",
@@ -329,6 +333,7 @@ int runTrain(const std::vector<std::string>& argv) {
             c.scratchModel.vocabSize = int(args.getInt("vocab-size", 260, 1000000));
             c.scratchModel.layerNormEps = 1e-5;
             c.scratchTokenizer = args.get("tokenizer");
+            c.tokenizerSampleBytes = args.getInt("tokenizer-sample-mb", 1, 1 << 20) << 20;
             if (c.scratchTokenizer != "bpe" && c.scratchTokenizer != "unigram")
                 throw UsageError("--tokenizer must be bpe or unigram");
         }

@@ -13,6 +13,7 @@
 #include <baton/engine/text.h>
 #include <baton/engine/tokenizer.h>
 
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -252,6 +253,64 @@ private Q_SLOTS:
         const auto exact = TokenizedCorpus::fromVectors(
             {"a.txt"}, {std::vector<int32_t>(held.begin(), held.begin() + kOverlapGram)});
         QCOMPARE(longestOverlap(exact, {&heldOut}).tokens, int64_t(kOverlapGram));
+    }
+
+    // The same file named twice is read twice and built once; a name with a line break
+    // is kept on one line; what a killed build left behind goes once it is stale.
+    void oddCorporaAndLeftovers() {
+        const QString dir = m_tmp.filePath("odd");
+        QVERIFY(QDir().mkpath(dir));
+        QVERIFY(write(dir + "/a.txt", "Once.\n"));
+        QVERIFY(write(dir + "/shard.tar",
+                      tar::archive({{"two\nlines.txt", "A work with an odd name.\n"}})));
+        const QString folder = newFolder();
+        QVERIFY(QDir().mkpath(folder));
+        const QString stale = folder + "/piece-0123456789abcdef.tok.tmp-999999999";
+        const QString fresh = folder + "/piece-fedcba9876543210.tok.tmp-999999998";
+        QVERIFY(write(stale, "left by a killed build") && write(fresh, "still written?"));
+        const QDateTime old = QDateTime::currentDateTime().addSecs(-7200);
+        {
+            QFile f(stale);
+            QVERIFY(f.open(QIODevice::ReadWrite) &&
+                    f.setFileTime(old, QFileDevice::FileModificationTime));
+        }
+        auto sources =
+            listTokenSources({(dir + "/a.txt").toStdString(), (dir + "/a.txt").toStdString(),
+                              (dir + "/shard.tar").toStdString()});
+        BATON_VERIFY_OK(sources);
+        TokenStoreOptions o = options(folder, 2);
+        o.pieceBytes = 1;
+        TokenStoreStats stats;
+        auto c = buildTokenStore(*sources, *m_tok, o, {}, {}, &stats);
+        BATON_VERIFY_OK(c);
+        QCOMPARE(c->docs.size(), size_t(3));
+        QCOMPARE(stats.piecesBuilt, 2); // a.txt once, the shard
+        QVERIFY(
+            std::equal(c->docs[0].begin(), c->docs[0].end(), c->docs[1].begin(), c->docs[1].end()));
+        QVERIFY(QString::fromStdString(c->names[2]).endsWith("shard.tar/two lines.txt"));
+        QVERIFY(!QFile::exists(stale));
+        QVERIFY(QFile::exists(fresh)); // it may still be written to
+    }
+
+    // A tokenizer's sample: every document when they fit, else whole documents spread
+    // evenly (every k-th in source order) up to the budget.
+    void aSampleIsSpreadOverTheCorpus() {
+        const QString dir = m_tmp.filePath("sample");
+        QVERIFY(QDir().mkpath(dir));
+        for (int i = 0; i < 10; ++i)
+            QVERIFY(write(dir + QString("/doc%1.txt").arg(i), std::string(99, 'a' + i) + "\n"));
+        auto all = sampleCorpus({dir.toStdString()}, false, 1000);
+        BATON_VERIFY_OK(all);
+        QCOMPARE(all->size(), size_t(10));
+        auto some = sampleCorpus({dir.toStdString()}, false, 400); // 1,000 bytes: every 3rd
+        BATON_VERIFY_OK(some);
+        QCOMPARE(some->size(), size_t(4));
+        for (size_t k = 0; k < some->size(); ++k)
+            QVERIFY(
+                QString::fromStdString((*some)[k].name).endsWith(QString("doc%1.txt").arg(3 * k)));
+        auto none = sampleCorpus({dir.toStdString()}, false, 50);
+        QVERIFY(!none.ok());
+        QVERIFY(QString::fromStdString(none.error().message).contains("fits in a sample"));
     }
 
     void emptyDocumentsAndMissingSourcesAreNamed() {

@@ -763,14 +763,40 @@ private Q_SLOTS:
     void cliHelpDocumentsEveryOption() {
         CliRun r = cli({"train", "--help"});
         QCOMPARE(r.exitCode, 0);
-        for (const char* o : {"--scratch",      "--layers",     "--heads",          "--embd",
-                              "--positions",    "--vocab-size", "--base",           "--mode",
-                              "--corpus",       "--val",        "--window",         "--overlap",
-                              "--bptt-windows", "--steps",      "--epochs",         "--lr",
-                              "--out",          "--resume",     "--json-progress",  "--train",
-                              "--top-blocks",   "--patience",   "--schedule",       "--clip",
-                              "--accumulate",   "--seed",       "--slots",          "--pool-last",
-                              "--sink",         "--no-unwrap",  "--module-lr-scale"})
+        for (const char* o : {"--scratch",
+                              "--layers",
+                              "--heads",
+                              "--embd",
+                              "--positions",
+                              "--vocab-size",
+                              "--base",
+                              "--mode",
+                              "--corpus",
+                              "--val",
+                              "--window",
+                              "--overlap",
+                              "--bptt-windows",
+                              "--steps",
+                              "--epochs",
+                              "--lr",
+                              "--out",
+                              "--resume",
+                              "--json-progress",
+                              "--train",
+                              "--top-blocks",
+                              "--patience",
+                              "--schedule",
+                              "--clip",
+                              "--accumulate",
+                              "--seed",
+                              "--slots",
+                              "--pool-last",
+                              "--sink",
+                              "--no-unwrap",
+                              "--module-lr-scale",
+                              "--val-works",
+                              "--held-out",
+                              "--tokenizer-sample-mb"})
             QVERIFY2(r.out.contains(o), o);
         CliRun noOut = cli({"train", "--base", baton::test::fixtureDir(), "--corpus", m_corpus});
         QCOMPARE(noOut.exitCode, 2);

@@ -66,6 +66,9 @@ struct TrainConfig {
     bool scratch = false;
     ModelConfig scratchModel;             // n_layer, n_head, n_embd, n_positions, vocab_size
     std::string scratchTokenizer = "bpe"; // SentencePiece "bpe" or "unigram"
+    // The text the scratch tokenizer learns from: the whole corpus when it is smaller,
+    // else whole documents spread evenly over it up to this many bytes.
+    int64_t tokenizerSampleBytes = int64_t(256) << 20;
 
     TrainMode mode = TrainMode::Recurrent;
     RecurrenceConfig recurrence; // FFN shape, insertion block, remedies (window/overlap below)

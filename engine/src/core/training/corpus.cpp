@@ -169,6 +169,43 @@ Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, 
     return docs;
 }
 
+Result<std::vector<Document>> sampleCorpus(const std::vector<std::string>& paths, bool unwrap,
+                                           uint64_t maxBytes) {
+    auto sources = listTokenSources(paths);
+    if (!sources)
+        return sources.error();
+    uint64_t count = 0, bytes = 0;
+    for (const auto& source : *sources) {
+        auto r = readSourceDocuments(source, unwrap, [&](Document&& d) {
+            ++count;
+            bytes += d.text.size();
+            return true;
+        });
+        if (!r)
+            return r.error();
+    }
+    const uint64_t stride = bytes <= maxBytes ? 1 : (bytes + maxBytes - 1) / maxBytes;
+    std::vector<Document> docs;
+    uint64_t index = 0, taken = 0;
+    for (const auto& source : *sources) {
+        auto r = readSourceDocuments(source, unwrap, [&](Document&& d) {
+            if (index++ % stride == 0 && taken + d.text.size() <= maxBytes) {
+                taken += d.text.size();
+                docs.push_back(std::move(d));
+            }
+            return true;
+        });
+        if (!r)
+            return r.error();
+    }
+    if (docs.empty())
+        return makeError(ErrorCode::InvalidArgument,
+                         count == 0 ? std::string("the corpus is empty")
+                                    : "no document of the corpus fits in a sample of " +
+                                          std::to_string(maxBytes) + " bytes");
+    return docs;
+}
+
 int64_t TokenizedCorpus::tokenCount() const {
     int64_t n = 0;
     for (const auto& d : docs)

@@ -55,6 +55,12 @@ Result<void> readSourceDocuments(const TokenSource& source, bool unwrap,
 Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths,
                                          bool unwrap = false);
 
+// Whole documents of the corpus spread evenly over it, up to maxBytes of text (every
+// document when the corpus is smaller): every k-th document in source order, k from
+// the corpus's size counted in a first pass. For training a tokenizer on a sample.
+Result<std::vector<Document>> sampleCorpus(const std::vector<std::string>& paths, bool unwrap,
+                                           uint64_t maxBytes);
+
 // One document's token ids, a view into the corpus's storage.
 struct TokenSpan {
     const int32_t* ids = nullptr;

@@ -23,15 +23,20 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
         const std::string tokDir = files::join(c.outDir, "tokenizer");
         const std::string tokPath = files::join(tokDir, "tokenizer.model");
         if (!files::exists(tokPath)) {
-            auto docs = loadCorpus(c.corpus, c.unwrap);
+            auto docs = sampleCorpus(c.corpus, c.unwrap, uint64_t(c.tokenizerSampleBytes));
             if (!docs)
                 return docs.error();
+            uint64_t sampled = 0;
+            for (const auto& d : *docs)
+                sampled += d.text.size();
             std::vector<std::string_view> texts;
             for (const auto& d : *docs)
                 texts.push_back(d.text);
             files::makeDirectories(tokDir);
             info("training a SentencePiece " + c.scratchTokenizer + " tokenizer with " +
-                 std::to_string(c.scratchModel.vocabSize) + " pieces");
+                 std::to_string(c.scratchModel.vocabSize) + " pieces on " +
+                 std::to_string(docs->size()) + " documents (" + std::to_string(sampled / 1000000) +
+                 " MB of text)");
             // Lossless: identity normalisation, spaces and new lines kept, bytes as a fallback.
             const std::map<std::string, std::string> options = {
                 {"model_type", c.scratchTokenizer},

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
+#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
 #include <iterator>
 #include <mutex>
@@ -134,6 +138,32 @@ Result<std::unique_ptr<Mapping>> mapPiece(const Piece& piece, TokenizedCorpus& o
     return map;
 }
 
+// Removes what a build killed part-way left: piece-*.tok.tmp-PID files of a process that
+// is gone, untouched for an hour (a live build on another machine sharing the folder
+// writes to its file continually).
+void removeStaleTemporaries(const std::string& folder) {
+    DIR* dir = ::opendir(folder.c_str());
+    if (!dir)
+        return;
+    const time_t now = ::time(nullptr);
+    while (dirent* e = ::readdir(dir)) {
+        const std::string name = e->d_name;
+        const size_t tmp = name.rfind(".tok.tmp-");
+        if (name.rfind("piece-", 0) != 0 || tmp == std::string::npos)
+            continue;
+        const std::string pid = name.substr(tmp + 9);
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos ||
+            pid.size() > 9)
+            continue;
+        const std::string path = files::join(folder, name);
+        struct stat st {};
+        const bool gone = ::kill(pid_t(std::stol(pid)), 0) != 0 && errno == ESRCH;
+        if (gone && ::stat(path.c_str(), &st) == 0 && now - st.st_mtime > 3600)
+            ::unlink(path.c_str());
+    }
+    ::closedir(dir);
+}
+
 // Tokenizes one piece's documents into its file; `done` counts the source bytes read.
 Result<void> buildPiece(const Piece& piece, const Tokenizer& tokenizer, const TokenStoreOptions& o,
                         std::atomic<uint64_t>& done, const CancelToken& stop) {
@@ -166,7 +196,8 @@ Result<void> buildPiece(const Piece& piece, const Tokenizer& tokenizer, const To
                     return false;
                 }
                 offsets.push_back(offsets.back() + ids.size());
-                names += d.name;
+                for (const char c : d.name) // one line each: a '\n' in a name is a space
+                    names += c == '\n' ? ' ' : c;
                 names += '\n';
                 return !stop.cancelled();
             },
@@ -262,7 +293,14 @@ Result<TokenizedCorpus> buildTokenStore(const std::vector<TokenSource>& sources,
     if (cancel.cancelled() && !missing.empty())
         return makeError(ErrorCode::Cancelled, "tokenizing cancelled");
     // Build them on a few threads; the calling thread reports progress.
-    const size_t threads = std::min(missing.size(), team);
+    // A piece listed twice (the same files named twice) is built once.
+    std::vector<size_t> build;
+    for (size_t i : missing)
+        if (std::none_of(build.begin(), build.end(),
+                         [&](size_t j) { return pieces[j].path == pieces[i].path; }))
+            build.push_back(i);
+    removeStaleTemporaries(options.folder);
+    const size_t threads = std::min(build.size(), team);
     std::atomic<size_t> nextPiece{0};
     std::atomic<uint64_t> doneBytes{reusedBytes};
     std::atomic<int> built{0};
@@ -277,9 +315,9 @@ Result<TokenizedCorpus> buildTokenStore(const std::vector<TokenSource>& sources,
         workers.emplace_back([&] {
             for (;;) {
                 const size_t k = nextPiece.fetch_add(1);
-                if (k >= missing.size() || stop.cancelled() || cancel.cancelled())
+                if (k >= build.size() || stop.cancelled() || cancel.cancelled())
                     break;
-                auto r = buildPiece(pieces[missing[k]], tokenizer, options, doneBytes, stop);
+                auto r = buildPiece(pieces[build[k]], tokenizer, options, doneBytes, stop);
                 if (!r) {
                     std::lock_guard<std::mutex> lock(mutex);
                     if (!failed &&
