@@ -308,6 +308,13 @@ private Q_SLOTS:
         for (size_t k = 0; k < some->size(); ++k)
             QVERIFY(
                 QString::fromStdString((*some)[k].name).endsWith(QString("doc%1.txt").arg(3 * k)));
+        // Validation works are never in it.
+        auto skipping = sampleCorpus({dir.toStdString()}, false, 1000, {"doc3.txt", "doc7.txt"});
+        BATON_VERIFY_OK(skipping);
+        QCOMPARE(skipping->size(), size_t(8));
+        for (const auto& d : *skipping)
+            QVERIFY(!QString::fromStdString(d.name).endsWith("doc3.txt") &&
+                    !QString::fromStdString(d.name).endsWith("doc7.txt"));
         auto none = sampleCorpus({dir.toStdString()}, false, 50);
         QVERIFY(!none.ok());
         QVERIFY(QString::fromStdString(none.error().message).contains("fits in a sample"));

@@ -2,6 +2,7 @@
 
 #include "baton/engine/books.h"
 #include "baton/engine/text.h"
+#include "training/held_out.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/utf8.h"
@@ -170,13 +171,20 @@ Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths, 
 }
 
 Result<std::vector<Document>> sampleCorpus(const std::vector<std::string>& paths, bool unwrap,
-                                           uint64_t maxBytes) {
+                                           uint64_t maxBytes,
+                                           const std::vector<std::string>& skipWorks) {
     auto sources = listTokenSources(paths);
     if (!sources)
         return sources.error();
+    const auto skipped = [&](const Document& d) {
+        return std::any_of(skipWorks.begin(), skipWorks.end(),
+                           [&](const std::string& w) { return namesWork(d.name, w); });
+    };
     uint64_t count = 0, bytes = 0;
     for (const auto& source : *sources) {
         auto r = readSourceDocuments(source, unwrap, [&](Document&& d) {
+            if (skipped(d))
+                return true;
             ++count;
             bytes += d.text.size();
             return true;
@@ -189,6 +197,8 @@ Result<std::vector<Document>> sampleCorpus(const std::vector<std::string>& paths
     uint64_t index = 0, taken = 0;
     for (const auto& source : *sources) {
         auto r = readSourceDocuments(source, unwrap, [&](Document&& d) {
+            if (skipped(d))
+                return true;
             if (index++ % stride == 0 && taken + d.text.size() <= maxBytes) {
                 taken += d.text.size();
                 docs.push_back(std::move(d));

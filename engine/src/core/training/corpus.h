@@ -57,9 +57,11 @@ Result<std::vector<Document>> loadCorpus(const std::vector<std::string>& paths,
 
 // Whole documents of the corpus spread evenly over it, up to maxBytes of text (every
 // document when the corpus is smaller): every k-th document in source order, k from
-// the corpus's size counted in a first pass. For training a tokenizer on a sample.
+// the corpus's size counted in a first pass. The documents `skipWorks` names (the
+// validation works, by namesWork()) are left out. For training a tokenizer on a sample.
 Result<std::vector<Document>> sampleCorpus(const std::vector<std::string>& paths, bool unwrap,
-                                           uint64_t maxBytes);
+                                           uint64_t maxBytes,
+                                           const std::vector<std::string>& skipWorks = {});
 
 // One document's token ids, a view into the corpus's storage.
 struct TokenSpan {

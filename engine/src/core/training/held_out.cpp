@@ -12,12 +12,6 @@ namespace baton::engine {
 
 namespace {
 
-bool namesWork(const std::string& name, const std::string& work) {
-    return name == work || (name.size() > work.size() &&
-                            name.compare(name.size() - work.size(), work.size(), work) == 0 &&
-                            name[name.size() - work.size() - 1] == '/');
-}
-
 constexpr uint64_t kBase = 0x9E3779B97F4A7C15ULL; // odd: a bijection mod 2^64
 
 // Every kOverlapGram-token run of the held-out text by its rolling hash, the first place
@@ -87,6 +81,12 @@ void forEachGram(const TokenSpan& doc, F&& f) {
 }
 
 } // namespace
+
+bool namesWork(const std::string& name, const std::string& work) {
+    return name == work || (name.size() > work.size() &&
+                            name.compare(name.size() - work.size(), work.size(), work) == 0 &&
+                            name[name.size() - work.size() - 1] == '/');
+}
 
 Result<std::vector<std::string>> readWorkList(const std::string& path) {
     auto text = files::readAll(path, size_t(16) << 20);

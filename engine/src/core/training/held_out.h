@@ -14,9 +14,12 @@
 
 namespace baton::engine {
 
+// Whether a document's name is `work` or ends with "/" and `work`.
+bool namesWork(const std::string& name, const std::string& work);
+
 // Moves the documents named by `works` from `corpus` into `validation` (appended in
-// the order of `works`). A document matches a work when its name is the work or ends
-// with "/" and the work ("library-07.tar.xz/cbm/Title.txt", or "cbm/Title.txt").
+// the order of `works`). A document matches a work by namesWork():
+// "library-07.tar.xz/cbm/Title.txt", or "cbm/Title.txt".
 // InvalidArgument naming a work that matches no document, or more than one.
 Result<void> takeWorks(TokenizedCorpus& corpus, TokenizedCorpus& validation,
                        const std::vector<std::string>& works);

@@ -23,7 +23,8 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
         const std::string tokDir = files::join(c.outDir, "tokenizer");
         const std::string tokPath = files::join(tokDir, "tokenizer.model");
         if (!files::exists(tokPath)) {
-            auto docs = sampleCorpus(c.corpus, c.unwrap, uint64_t(c.tokenizerSampleBytes));
+            auto docs = sampleCorpus(c.corpus, c.unwrap, uint64_t(c.tokenizerSampleBytes),
+                                     c.validationWorks);
             if (!docs)
                 return docs.error();
             uint64_t sampled = 0;
