@@ -68,6 +68,21 @@ class TestTokenStore : public QObject {
         }
     }
 
+    // Builds the store in `folder` again: it holds exactly the tokenizer's ids, with the
+    // pieces built, reused and found damaged that are given (-1: not checked).
+    void buildsAgain(const QString& folder, int built, int reused, int damaged) {
+        TokenStoreStats stats;
+        auto c = build(folder, &stats);
+        BATON_VERIFY_OK(c);
+        if (built >= 0)
+            QCOMPARE(stats.piecesBuilt, built);
+        if (reused >= 0)
+            QCOMPARE(stats.piecesReused, reused);
+        if (damaged >= 0)
+            QCOMPARE(stats.piecesDamaged, damaged);
+        holdsExactly(*c);
+    }
+
     QStringList pieces(const QString& folder) const {
         return QDir(folder).entryList({"piece-*.tok"}, QDir::Files, QDir::Name);
     }
@@ -124,12 +139,7 @@ private Q_SLOTS:
         const QString folder = newFolder();
         BATON_VERIFY_OK(build(folder));
         QVERIFY(write(m_corpus + "/a.txt", "The first book, rewritten at greater length.\n"));
-        TokenStoreStats stats;
-        auto c = build(folder, &stats);
-        BATON_VERIFY_OK(c);
-        QCOMPARE(stats.piecesBuilt, 1);
-        QCOMPARE(stats.piecesReused, 2);
-        holdsExactly(*c);
+        buildsAgain(folder, 1, 2, -1);
     }
 
     void aDamagedPieceIsRebuiltNeverRead() {
@@ -148,12 +158,7 @@ private Q_SLOTS:
         QVERIFY(
             QFile::resize(folder + "/" + names[1], QFileInfo(folder + "/" + names[1]).size() - 1));
         QVERIFY(QFile::resize(folder + "/" + names[2], 0));
-        TokenStoreStats stats;
-        auto c = build(folder, &stats);
-        BATON_VERIFY_OK(c);
-        QCOMPARE(stats.piecesDamaged, 3);
-        QCOMPARE(stats.piecesBuilt, 3);
-        holdsExactly(*c);
+        buildsAgain(folder, 3, -1, 3);
     }
 
     // A build that fails on one source keeps the pieces it finished; fixed, the next
@@ -167,12 +172,7 @@ private Q_SLOTS:
         QVERIFY(QString::fromStdString(failed.error().message).contains("c.txt"));
         QCOMPARE(pieces(folder).size(), 2); // a.txt and b.md, before c.txt in name order
         QVERIFY(write(m_corpus + "/c.txt", "The third book, fixed.\n"));
-        TokenStoreStats stats;
-        auto c = build(folder, &stats);
-        BATON_VERIFY_OK(c);
-        QCOMPARE(stats.piecesReused, 2);
-        QCOMPARE(stats.piecesBuilt, 2);
-        holdsExactly(*c);
+        buildsAgain(folder, 2, 2, -1);
         QVERIFY(QFile::remove(m_corpus + "/c.txt"));
     }
 
