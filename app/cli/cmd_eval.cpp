@@ -32,6 +32,11 @@ struct Row {
     std::vector<engine::WindowScore> perWindow; // every file's windows in turn
 
     double tokenPpl() const { return scored ? std::exp(nll / double(scored)) : 0.0; }
+    // Bits per byte of text: comparable across tokenizers (the texts' first tokens, which
+    // no window predicts, are left out of the NLL; their bytes are counted).
+    double bitsPerByte(uint64_t bytes) const {
+        return bytes ? nll / std::log(2.0) / double(bytes) : 0.0;
+    }
     double wordPpl() const { return words ? std::exp(nll / double(words)) : 0.0; }
     std::string stateName() const { return recurrent ? engine::stateSourceName(state) : "-"; }
     void add(const engine::ScoreResult& r) {
@@ -177,8 +182,11 @@ int runEval(const std::vector<std::string>& argv) {
     // The progress bar: every file scored once per row.
     const size_t runs = settings.size() * (sources.size() + (other ? 1 : 0));
     double fileTokens = 0;
-    for (const auto& t : texts)
+    uint64_t textBytes = 0;
+    for (const auto& t : texts) {
         fileTokens += double(model->tokenizer()->encode(t).size());
+        textBytes += t.size();
+    }
     TerminalProgress bar("eval", fileTokens * double(runs), "tokens");
     size_t runsDone = 0;
     auto score = [&](const engine::Model& m, const std::string& name,
@@ -251,6 +259,9 @@ int runEval(const std::vector<std::string>& argv) {
             out["paired_with"] = other->info().path;
         out["files"] = args.positional();
         out["unwrap"] = args.has("unwrap");
+        out["bytes"] = textBytes;
+        out["tokens"] = static_cast<int64_t>(fileTokens);
+        out["bytes_per_token"] = fileTokens > 0 ? double(textBytes) / fileTokens : 0.0;
         out["warnings"] = warnings;
         auto& jrows = out["rows"] = Json::array();
         for (const auto& r : rows) {
@@ -267,6 +278,7 @@ int runEval(const std::vector<std::string>& argv) {
             j["mean_nll"] = r.scored ? r.nll / double(r.scored) : 0.0;
             j["token_ppl"] = r.tokenPpl();
             j["word_ppl"] = r.wordPpl();
+            j["bits_per_byte"] = r.bitsPerByte(textBytes);
             const auto& c = (r.model == "a" ? info : other->info()).config;
             j["flops_per_token"] = engine::flopsPerToken(c, r.windows, false);
             j["flops_per_token_with_head"] = engine::flopsPerToken(c, r.windows, true);
@@ -313,15 +325,19 @@ int runEval(const std::vector<std::string>& argv) {
     if (other)
         std::printf("model b: %s (%s)\n", other->info().path.c_str(),
                     other->recurrent() ? "recurrent" : "baseline");
-    std::printf("%5s %5s %-11s %10s %9s %14s %10s %10s %11s %11s %8s\n", "T", "o", "model",
-                "scored", "words", "NLL (nats)", "token ppl", "word ppl", "FLOPs/tok", "+LM head",
-                "time s");
+    std::printf("text: %llu bytes, %.0f tokens (%.3f bytes per token)\n",
+                static_cast<unsigned long long>(textBytes), fileTokens,
+                fileTokens > 0 ? double(textBytes) / fileTokens : 0.0);
+    std::printf("%5s %5s %-11s %10s %9s %14s %10s %10s %9s %11s %11s %8s\n", "T", "o", "model",
+                "scored", "words", "NLL (nats)", "token ppl", "word ppl", "bits/byte", "FLOPs/tok",
+                "+LM head", "time s");
     for (const auto& r : rows) {
         const auto& c = (r.model == "a" ? info : other->info()).config;
-        std::printf("%5d %5d %-11s %10lld %9lld %14.4f %10.4f %10.4f %11.3e %11.3e %8.2f\n",
+        std::printf("%5d %5d %-11s %10lld %9lld %14.4f %10.4f %10.4f %9.4f %11.3e %11.3e %8.2f\n",
                     r.windows.window, r.windows.overlap, rowLabel(r).c_str(),
                     static_cast<long long>(r.scored), static_cast<long long>(r.words), r.nll,
-                    r.tokenPpl(), r.wordPpl(), engine::flopsPerToken(c, r.windows, false),
+                    r.tokenPpl(), r.wordPpl(), r.bitsPerByte(textBytes),
+                    engine::flopsPerToken(c, r.windows, false),
                     engine::flopsPerToken(c, r.windows, true), r.seconds);
     }
     if (recurrent || other) {

@@ -302,8 +302,14 @@ private Q_SLOTS:
         const Run r = cli({"eval", "--model", m_model, "--window", "16,32", "--overlap", "0,4",
                            "--json", "--per-token", perToken, m_text});
         QCOMPARE(r.exitCode, 0);
-        const auto rows = QJsonDocument::fromJson(r.out).object()["rows"].toArray();
+        const auto json = QJsonDocument::fromJson(r.out).object();
+        const auto rows = json["rows"].toArray();
         QCOMPARE(rows.size(), 4);
+        // Bits per byte: every row's NLL over the text's bytes, whatever the tokenizer.
+        const double bytes = double(baton::test::readFile(m_text).size());
+        QCOMPARE(json["bytes"].toDouble(), bytes);
+        QCOMPARE(json["tokens"].toInt(), 128);
+        QVERIFY(std::abs(json["bytes_per_token"].toDouble() - bytes / 128) < 1e-9);
         const auto sums = m_ref["windowed_nll_sum"].toObject();
         for (const auto v : rows) {
             const auto row = v.toObject();
@@ -311,6 +317,8 @@ private Q_SLOTS:
                                     "word_ppl", "flops_per_token", "flops_per_token_with_head"})
                 QVERIFY2(row.contains(key), key);
             QCOMPARE(row["scored_tokens"].toInt(), 127);
+            QVERIFY(std::abs(row["bits_per_byte"].toDouble() -
+                             row["nll_sum"].toDouble() / std::log(2.0) / bytes) < 1e-9);
             QVERIFY(row["flops_per_token_with_head"].toDouble() >
                     row["flops_per_token"].toDouble());
             const QString key =
