@@ -11,7 +11,8 @@
 # in logs.tar.gz (logs/pretrain-N/, the run whose summary.json names the model's sha256).
 # 1. Every part's and the whole file's sha256 is checked (exit 1 on any mismatch); the
 #    model folder MODEL_OUT gets model.safetensors, config.json, tokenizer.model (which
-#    must be baton-mini's).
+#    must be the data's: baton-mini's, or for the library's parts
+#    gpu-carry/library/tokenizer.model; TOKENIZER overrides).
 # 2. `baton-cli info`, a short greedy `generate`, then the figures, one JSON line each,
 #    all written to RESULT_DIR/gate.json (beside MODEL_OUT if RESULT_DIR is read-only):
 #    export   baton-cli's per-window NLL at the trained window, o = 0, on the first
@@ -25,8 +26,10 @@
 #             EVAL_TOKENS tokens)
 #    probe    baton-cli probe accuracy at distance 0 (window PROBE_WINDOW) at least 0.2
 #             above chance (1/8)
-#    Evaluation text: the validation book (Northanger Abbey), read with --unwrap as
-#    training reads it; the test book is never used.
+#    Evaluation text: the validation book (Northanger Abbey), or for the library's parts
+#    the first validation work (curve.json's "book", read from its shard in
+#    ../shared/corpus/library), read with --unwrap as training reads it; the test book
+#    is never used. BOOK overrides.
 # Exit status: 0 the gate passes, 1 an error (checksums, loading), 2 the gate fails.
 #
 # Environment: BATON_CLI (default build/app/cli/baton-cli), BATON_SHARED (../shared),
@@ -50,9 +53,7 @@ die() { echo "error: $*" >&2; exit 1; }
 (($# >= 1)) || { sed -n '2,30p' "$0" >&2; exit 1; }
 res=$(realpath "$1")
 model=$(realpath -m "${2:-$res/model}")
-book=$shared/corpus/books/austen-northanger-abbey.txt
 [[ -x $cli ]] || die "$cli not found or not executable (set BATON_CLI)"
-[[ -f $book ]] || die "$book not found"
 work=$(mktemp -d /tmp/baton-gpu-after.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -82,6 +83,21 @@ fi
 for f in model/config.json model/tokenizer.model curve.json; do
   [[ -f $src/$f ]] || die "$src/$f not found"
 done
+# The validation text and tokenizer of the data the model learned from.
+trained_on=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['book'])" "$src/curve.json")
+tokenizer=${TOKENIZER:-$root/resources/models/baton-mini/tokenizer.model}
+book=${BOOK:-$shared/corpus/books/austen-northanger-abbey.txt}
+if [[ -z ${BOOK:-} && $trained_on == *.tar.xz/* ]]; then # a work of the library's shards
+  tokenizer=${TOKENIZER:-$root/gpu-carry/library/tokenizer.model}
+  book=$work/validation-work.txt
+  "$py" - "$shared/corpus/library/${trained_on%%.tar.xz/*}.tar.xz" "${trained_on#*.tar.xz/}" "$book" <<'PY' ||
+import sys, tarfile
+with tarfile.open(sys.argv[1], "r:xz") as t:
+    open(sys.argv[3], "wb").write(t.extractfile(sys.argv[2]).read())
+PY
+    die "cannot read $trained_on from the library"
+fi
+[[ -f $book ]] || die "$book not found"
 
 # gate.json goes to RESULT_DIR, or beside MODEL_OUT when RESULT_DIR is read-only.
 mkdir -p "$model" || die "cannot create $model"
@@ -123,8 +139,8 @@ PY
 if [[ $model != "$src/model" ]]; then
   cp "$src/model/config.json" "$src/model/tokenizer.model" "$model/"
 fi
-cmp -s "$model/tokenizer.model" "$root/resources/models/baton-mini/tokenizer.model" ||
-  die "$model/tokenizer.model is not baton-mini's tokenizer"
+cmp -s "$model/tokenizer.model" "$tokenizer" ||
+  die "$model/tokenizer.model is not the data's tokenizer ($tokenizer)"
 [[ ! -e $model/baton.json ]] || die "$model/baton.json exists: a base model must not carry one"
 
 # ---- 2. load it

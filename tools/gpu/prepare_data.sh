@@ -68,35 +68,14 @@ echo "tokenized in $((SECONDS - t0)) s"
 rm -rf "$out"
 mkdir -p "$out"
 cp "$mini/tokenizer.model" "$out/tokenizer.model"
-"$py" - "$tmp/run/data" "$tmp/split" "$out" "$mini" <<'PY'
-import glob, hashlib, json, lzma, os, struct, sys
-cache_dir, split, out, mini = sys.argv[1:5]
-if sys.byteorder != "little":
-    sys.exit("error: this script assumes a little-endian machine")
+"$py" - "$tmp/run/data" "$tmp/split" "$out" "$mini" "$root/tools/gpu" <<'PY'
+import hashlib, json, os, sys
+cache_dir, split, out, mini, here = sys.argv[1:6]
+sys.path.insert(0, here)
+from token_pieces import pack, read_store, write_xz
 
-def read_piece(path):
-    # token_store.h: int32 ids, uint64 document offsets (count + 1), names ended by '\n',
-    # then a 64-byte trailer: magic, version, documents, tokens, name bytes, checksum, identity.
-    b = open(path, "rb").read()
-    if len(b) < 64:
-        sys.exit(f"error: {path}: too short for a token store piece")
-    magic = b[-64:-56]
-    version, count, tokens, name_bytes = struct.unpack_from("<4Q", b, len(b) - 56)
-    if magic != b"BATONTOK" or version != 1:
-        sys.exit(f"error: {path}: not a version 1 token store piece")
-    if tokens * 4 + (count + 1) * 8 + name_bytes + 64 != len(b):
-        sys.exit(f"error: {path}: its sizes do not add up")
-    offsets = struct.unpack_from(f"<{count + 1}Q", b, tokens * 4)
-    names = b[tokens * 4 + (count + 1) * 8:len(b) - 64].decode("utf-8").split("\n")[:count]
-    return [(names[d], struct.unpack_from(f"<{offsets[d + 1] - offsets[d]}i", b, 4 * offsets[d]))
-            for d in range(count)]
-
-pieces = sorted((read_piece(p) for p in glob.glob(os.path.join(cache_dir, "piece-*.tok"))),
-                key=lambda docs: docs[0][0] if docs else "")
-if not pieces:
-    sys.exit(f"error: no token store pieces in {cache_dir}")
 sets = {}
-for docs in pieces:
+for docs in read_store(cache_dir):
     names = [d[0] for d in docs]
     if any("pride-and-prejudice" in n for n in names):
         sys.exit("error: the test book was tokenized")
@@ -120,23 +99,14 @@ meta = {
     "split": {"train": "austen-emma, austen-mansfield-park, austen-sense-and-sensibility, kjv-bible, speeches/*",
               "val": "austen-northanger-abbey", "test (never tokenized)": "austen-pride-and-prejudice"},
 }
+relative = lambda n: n[len(split) + 1:] if n.startswith(split + "/") else os.path.basename(n)
 for key in ("train", "val"):
-    docs, offset, arr = [], 0, bytearray()
-    for name, ids in sets[key]:
-        rel = name[len(split) + 1:] if name.startswith(split + "/") else os.path.basename(name)
-        if ids and (min(ids) < 0 or max(ids) >= vocab):
-            sys.exit(f"error: {name}: token id out of range")
-        arr += struct.pack(f"<{len(ids)}H", *ids)
-        docs.append({"name": rel, "offset": offset, "length": len(ids)})
-        offset += len(ids)
-    raw = bytes(arr)
-    xz = lzma.compress(raw, preset=9)
-    path = os.path.join(out, f"{key}.tokens.xz")
-    open(path, "wb").write(xz)
-    meta[key] = {"file": f"{key}.tokens.xz", "tokens": offset, "documents": len(docs),
-                 "sha256": hashlib.sha256(raw).hexdigest(),
-                 "xz_sha256": hashlib.sha256(xz).hexdigest(), "xz_bytes": len(xz), "docs": docs}
-    print(f"{key}: {len(docs)} documents, {offset} tokens, {len(raw)} bytes raw, {len(xz)} bytes xz")
+    raw, docs = pack(sets[key], vocab, relative)
+    entry = write_xz(raw, os.path.join(out, f"{key}.tokens.xz"))
+    entry.update(documents=len(docs), docs=docs)
+    meta[key] = entry
+    print(f"{key}: {len(docs)} documents, {entry['tokens']} tokens, {len(raw)} bytes raw, "
+          f"{entry['xz_bytes']} bytes xz")
 json.dump({"tokenizer": ident, "tokenizer_file": "tokenizer.model",
            "source": "resources/models/baton-mini/baton.json (tokenizer field only)"},
           open(os.path.join(out, "tokenizer-identity.json"), "w"), indent=2)

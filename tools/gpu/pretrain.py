@@ -2,8 +2,17 @@
 """Pretrain a GPT-2 base model for Baton in plain PyTorch (stdlib + torch only).
 
 Runs on the GPU machine (torch 2.x, CUDA, bf16 autocast) and, at toy size, on a CPU
-(torch >= 1.13). Reads the token data that tools/gpu/prepare_data.sh wrote and writes a
+(torch >= 1.13). Reads the token data that tools/gpu/prepare_data.sh (one training
+array) or tools/gpu/prepare_library.sh (the library in parts) wrote and writes a
 Hugging Face GPT-2 folder that `baton-cli` loads as a plain baseline model.
+
+Library data arrives in parts over several calls (README.md, "Library data"): every
+part present is checked against meta.json (sha256 of the compressed file and of the
+ids) and trained on; an absent part is listed and skipped. With --state DIR the run
+continues across calls: each call resumes from DIR (weights, AdamW moments, step, the
+learning-rate plan, the best weights so far) and writes it back before its deadline;
+--plan-minutes is then the training time of all calls together, over which the
+cosine schedule is planned at the first call's measured speed.
 
   python3 tools/gpu/pretrain.py --data gpu-carry/data --out OUT --minutes 7 \
       [--layers 8 --heads 8 --embd 512 --positions 512 --window 512 --batch 64 ...]
@@ -81,22 +90,53 @@ def parse_args():
     a("--part-mib", type=float, default=15)
     a("--parts-only", action="store_true", help="delete OUT/model/model.safetensors after splitting")
     a("--threads", type=int, default=0, help="CPU threads (0: torch default)")
+    a("--state", default="", help="folder that carries the run from one call to the next")
+    a("--plan-minutes", type=float, default=0,
+      help="with --state: training minutes of all calls together (0: --minutes)")
     return p.parse_args()
 
 
 # ---------------------------------------------------------------- data
 
-def load_tokens(data, meta, key):
-    m = meta[key]
-    raw = lzma.decompress(open(os.path.join(data, m["file"]), "rb").read())
-    if hashlib.sha256(raw).hexdigest() != m["sha256"]:
-        sys.exit(f"error: {m['file']}: sha256 mismatch")
-    if len(raw) != 2 * m["tokens"]:
-        sys.exit(f"error: {m['file']}: {len(raw)} bytes, expected {2 * m['tokens']}")
+def read_checked(data, entry):
+    """The ids of one meta.json entry, both sha256 sums checked, or exit with the reason."""
+    path = os.path.join(data, entry["file"])
+    xz = open(path, "rb").read()
+    if "xz_sha256" in entry and hashlib.sha256(xz).hexdigest() != entry["xz_sha256"]:
+        sys.exit(f"error: {entry['file']}: the compressed file's sha256 differs (damaged in transit?)")
+    raw = lzma.decompress(xz)
+    if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
+        sys.exit(f"error: {entry['file']}: sha256 mismatch")
+    if len(raw) != 2 * entry["tokens"]:
+        sys.exit(f"error: {entry['file']}: {len(raw)} bytes, expected {2 * entry['tokens']}")
     if sys.byteorder != "little":
         sys.exit("error: little-endian machine required")
-    t = torch.frombuffer(bytearray(raw), dtype=torch.int16).to(torch.int64) & 0xFFFF
-    return t
+    return torch.frombuffer(bytearray(raw), dtype=torch.int16).to(torch.int64) & 0xFFFF
+
+
+def load_tokens(data, meta, key):
+    return read_checked(data, meta[key])
+
+
+def load_train(data, meta):
+    """The training ids, their documents (offsets into them) and the part files used.
+    Format 1: one array. Format 2: every part present, in order, concatenated."""
+    if meta.get("format_version", 1) < 2:
+        return load_tokens(data, meta, "train"), meta["train"]["docs"], ["train"]
+    arrays, docs, used, missing, offset = [], [], [], [], 0
+    for part in meta["parts"]:
+        if not os.path.exists(os.path.join(data, part["file"])):
+            missing.append(part["file"])
+            continue
+        arrays.append(read_checked(data, part))
+        docs += [dict(d, offset=d["offset"] + offset) for d in part["docs"]]
+        offset += part["tokens"]
+        used.append(part["file"])
+    if not arrays:
+        sys.exit(f"error: no part of the training data is in {data}")
+    if missing:
+        print(f"{len(used)} of {len(meta['parts'])} parts present; absent: {', '.join(missing)}", flush=True)
+    return torch.cat(arrays), docs, used
 
 
 class WindowSampler:
@@ -146,6 +186,67 @@ def val_windows(tokens, docs, window, limit):
     return torch.stack(xs)
 
 
+
+# ---------------------------------------------------------------- state across calls
+
+SHAPE_KEYS = ("layers", "heads", "embd", "positions", "window", "batch", "seed")
+
+
+def load_state(folder, args):
+    """The run's state from an earlier call, checked, or None when this is the first call.
+    state.json is written last and names the tensors file's sha256: a call stopped while
+    writing leaves the previous state whole."""
+    path = os.path.join(folder, "state.json")
+    if not os.path.exists(path):
+        return None
+    st = json.load(open(path))
+    tensors = os.path.join(folder, st["tensors"])
+    if sha256_file(tensors) != st["tensors_sha256"]:
+        sys.exit(f"error: {tensors}: sha256 differs from state.json (delete {folder} to start afresh)")
+    for k in SHAPE_KEYS:
+        if st["args"][k] != getattr(args, k):
+            sys.exit(f"error: --{k} {getattr(args, k)} differs from the run in {folder} "
+                     f"({st['args'][k]}); delete the folder to start afresh")
+    st["weights"] = read_safetensors(tensors)
+    return st
+
+
+def restore(model, opt, st, device):
+    w = st["weights"]
+    model.load_state_dict({n: w["model." + n] for n, _ in model.named_parameters()})
+    sd = opt.state_dict()
+    params = [p for g in opt.param_groups for p in g["params"]]
+    for i, _ in enumerate(params):
+        if f"adam.{i}.exp_avg" in w:
+            sd["state"][i] = {"step": torch.tensor(float(st["adam_step"])),
+                              "exp_avg": w[f"adam.{i}.exp_avg"].to(device),
+                              "exp_avg_sq": w[f"adam.{i}.exp_avg_sq"].to(device)}
+    opt.load_state_dict(sd)
+
+
+def save_state(folder, model, opt, best_state, scalars):
+    os.makedirs(folder, exist_ok=True)
+    named = [("model." + n, p) for n, p in model.named_parameters()]
+    named += [("best." + n, t) for n, t in best_state.items()]
+    adam_step = 0
+    for i, p in enumerate(p for g in opt.param_groups for p in g["params"]):
+        st = opt.state.get(p)
+        if st:
+            named += [(f"adam.{i}.exp_avg", st["exp_avg"]), (f"adam.{i}.exp_avg_sq", st["exp_avg_sq"])]
+            adam_step = int(float(st["step"]))
+    name = "state-%d.safetensors" % scalars["step"]
+    write_safetensors(os.path.join(folder, name), named, torch.float32)
+    meta = dict(scalars, tensors=name, tensors_sha256=sha256_file(os.path.join(folder, name)),
+                adam_step=adam_step)
+    tmp = os.path.join(folder, "state.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(tmp, os.path.join(folder, "state.json"))
+    for old in os.listdir(folder):  # the previous call's tensors
+        if old.startswith("state-") and old != name:
+            os.remove(os.path.join(folder, old))
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -172,12 +273,16 @@ def main():
     torch.manual_seed(args.seed)
     dev_name = torch.cuda.get_device_name(device) if cuda else "cpu (%d threads)" % torch.get_num_threads()
 
-    train = load_tokens(args.data, meta, "train").to(device)
+    train, train_docs, parts_used = load_train(args.data, meta)
+    train = train.to(device)
     val = load_tokens(args.data, meta, "val").to(device)
     if int(train.max()) >= vocab or int(val.max()) >= vocab:
         sys.exit("error: token id >= vocab_size")
     T, B = args.window, args.batch
-    sampler = WindowSampler(meta["train"]["docs"], T, device, args.seed)
+    state_dir = args.state
+    resumed = load_state(state_dir, args) if state_dir else None
+    # A resumed call draws other windows than the call before it (and its data may have grown).
+    sampler = WindowSampler(train_docs, T, device, args.seed + 1000003 * (resumed["step"] if resumed else 0))
     vwin = val_windows(val, meta["val"]["docs"], T, args.val_tokens)
     cwin = val_windows(val, meta["val"]["docs"], T, 0)  # the whole book, for the curve
 
@@ -195,6 +300,8 @@ def main():
                 pass
         return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, args.beta2))
     opt = make_opt(cuda)
+    if resumed:
+        restore(model, opt, resumed, device)
 
     def autocast():
         if cuda:
@@ -234,7 +341,13 @@ def main():
             print(" ".join(f"{k}={v}" for k, v in rec.items()), flush=True)
 
     print(f"device {dev_name}, torch {torch.__version__}, sdpa {USE_SDPA[0]}; params {n_params / 1e6:.2f} M; "
-          f"train {train.numel()} tokens, val windows {vwin.size(0)} x {T}", flush=True)
+          f"train {train.numel()} tokens on the device ({len(parts_used)} part(s)), "
+          f"val windows {vwin.size(0)} x {T}", flush=True)
+    if resumed:
+        new = [p for p in parts_used if p not in resumed["parts"]]
+        print(f"resumed at step {resumed['step']} of {resumed['planned']} ({resumed['tokens_seen'] / 1e6:.1f} M tokens "
+              f"trained, best validation {resumed['best_val']:.4f} at step {resumed['best_step']}); "
+              f"parts new since then: {', '.join(new) or 'none'}", flush=True)
 
     # Initial validation (the first one also pays for warm-up, so later ones are timed
     # again for the plan).
@@ -251,21 +364,28 @@ def main():
     val_seconds = time.time() - tv
     snapshot = lambda: {k: t.detach().to("cpu", copy=True) for k, t in model.state_dict().items()}
     best_step, best_state, bad_vals = 0, snapshot(), 0
-    emit({"step": 0, "val_loss": round(best_val, 4), "val_seconds": round(val_seconds, 2)}, echo=True)
+    step0 = resumed["step"] if resumed else 0
+    emit({"step": step0, "val_loss": round(best_val, 4), "val_seconds": round(val_seconds, 2)}, echo=True)
+    if resumed:  # the best weights of the calls before
+        best_val, best_step, bad_vals = resumed["best_val"], resumed["best_step"], resumed["bad_vals"]
+        best_state = {n[5:]: t for n, t in resumed["weights"].items() if n.startswith("best.")}
     curve_factor = cwin.size(0) / max(1, vwin.size(0))
 
     def reserve_for(vs):  # the end: last validation, the curve (whole book), writes, split
         if args.reserve_seconds:
             return args.reserve_seconds
-        return 10.0 + 1.25 * vs * (1 + curve_factor) + n_params * 4e-7
+        return 10.0 + 1.25 * vs * (1 + curve_factor) + n_params * (4e-7 + (1.6e-7 if state_dir else 0))
 
     max_steps = args.max_steps if args.max_steps > 0 else None
     planned = max_steps
     warmup = args.warmup if not max_steps else min(args.warmup, max(1, max_steps // 10))
+    # Several calls: the plan covers --plan-minutes of training, made once in the first call.
+    several = bool(state_dir) and args.plan_minutes > 0
+    plan_end = T_START + 60 * args.plan_minutes if several else deadline
 
     def plan(step, step_seconds, vs):
         """Steps that fit before the deadline at the measured speeds (capped by --max-steps)."""
-        left = deadline - reserve_for(vs) - time.time()
+        left = plan_end - reserve_for(vs) - time.time()
         per_step = step_seconds + vs / max(1, args.val_every)
         n = step + max(1, int(0.97 * left / per_step))
         return min(n, max_steps) if max_steps else n
@@ -273,6 +393,8 @@ def main():
     # Cosine progress runs from `anchor` (step, progress) to 1 at `planned`; a re-plan
     # moves the anchor to the current step, so the learning rate never jumps back up.
     anchor = [warmup, 0.0]
+    if resumed:
+        planned, warmup, anchor = resumed["planned"], resumed["warmup"], resumed["anchor"]
 
     def progress(step):
         if planned is None or step <= anchor[0]:
@@ -293,11 +415,11 @@ def main():
             torch.cuda.synchronize()
 
     model.train()
-    step, tokens_seen, stop, n_vals = 0, 0, "planned steps done", 0
+    step, tokens_seen, stop, n_vals = step0, resumed["tokens_seen"] if resumed else 0, "planned steps done", 0
     cal_from = 3                      # steps 1-3 are warm-up, not timed
     timed_seconds, timed_steps = 0.0, 0
     step_seconds, t_seg, seg_step = None, None, 0  # t_seg: start of the current timed run
-    t_last, tok_last, loss_acc, loss_n = time.time(), 0, 0.0, 0
+    t_last, tok_last, loss_acc, loss_n = time.time(), tokens_seen, 0.0, 0
 
     def train_step(x, y):
         with autocast():
@@ -331,7 +453,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         x, y = sampler.batch(train, B)
-        if step == 1:  # the first step falls back to manual attention / plain AdamW on failure
+        if step == step0 + 1:  # the first step falls back to manual attention / plain AdamW on failure
             try:
                 loss = train_step(x, y)
                 sync()
@@ -346,17 +468,18 @@ def main():
         else:
             loss = train_step(x, y)
         tokens_seen += B * T
-        if step % 10 == 0 or step <= 3:  # float() waits for the device: not every step
+        if step % 10 == 0 or step <= step0 + 3:  # float() waits for the device: not every step
             loss_acc += float(loss)
             loss_n += 1
 
-        if step == cal_from:
+        if step - step0 == cal_from:
             close_segment()
-        elif step_seconds is None and step == cal_from + args.calibrate_steps:
+        elif step_seconds is None and step - step0 == cal_from + args.calibrate_steps:
             close_segment()
             step_seconds = timed_seconds / timed_steps
-            planned = plan(step, step_seconds, val_seconds)
-            if warmup > step:
+            if not resumed:  # a resumed run keeps the plan of its first call
+                planned = plan(step, step_seconds, val_seconds)
+            if warmup > step and not resumed:
                 warmup = min(warmup, max(step + 1, planned // 10))
                 anchor = [warmup, 0.0]
             emit({"step": step, "plan": planned, "warmup": warmup, "step_seconds": round(step_seconds, 4),
@@ -370,7 +493,7 @@ def main():
             t_last, tok_last, loss_acc, loss_n = time.time(), tokens_seen, 0.0, 0
 
         if step % args.val_every == 0 or step == planned:
-            if step > cal_from:
+            if step - step0 > cal_from:
                 close_segment()
             tv = time.time()
             v = validate()
@@ -383,7 +506,7 @@ def main():
                 bad_vals += 1
             rec = {"step": step, "val_loss": round(v, 4), "best": round(best_val, 4), "best_step": best_step,
                    "epochs": round(tokens_seen / train.numel(), 2)}
-            if step_seconds is not None and step != planned:  # re-plan at the measured speeds
+            if step_seconds is not None and step != planned and not several:  # re-plan at the measured speeds
                 step_seconds = timed_seconds / max(1, timed_steps)
                 if step > warmup:
                     anchor = [step, progress(step)]
@@ -399,12 +522,20 @@ def main():
                 break
 
     # A final validation when the loop stopped between validations.
-    if step and step % args.val_every and step != planned:
+    if step > step0 and step % args.val_every and step != planned:
         v = validate()
         if v < best_val:
-            best_val, best_step = v, step
+            best_val, best_step, bad_vals = v, step, 0
             best_state = snapshot()
         emit({"step": step, "val_loss": round(v, 4), "best": round(best_val, 4), "best_step": best_step}, echo=True)
+    if state_dir:  # the next call continues from here
+        ts = time.time()
+        save_state(state_dir, model, opt, best_state, {
+            "step": step, "planned": planned, "warmup": warmup, "anchor": anchor,
+            "tokens_seen": tokens_seen, "best_val": best_val, "best_step": best_step, "bad_vals": bad_vals,
+            "parts": sorted(set(parts_used) | set(resumed["parts"] if resumed else [])),
+            "args": {k: getattr(args, k) for k in SHAPE_KEYS}})
+        emit({"step": step, "state_saved": state_dir, "state_seconds": round(time.time() - ts, 2)}, echo=True)
     train_seconds = time.time() - T_START
     model.load_state_dict(best_state)
 
@@ -494,6 +625,7 @@ def main():
         "budget_minutes": args.minutes, "device": dev_name, "torch": torch.__version__,
         "sdpa": USE_SDPA[0], "curve_bands": bands, "model_bytes": st_bytes, "model_sha256": whole_sha,
         "parts": len(sums) - 1, "tokenizer_identity": meta.get("tokenizer_identity"),
+        "data_parts": parts_used, "distinct_tokens": train.numel(), "call_first_step": step0 + 1,
         "args": vars(args),
     }
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)

@@ -4,7 +4,8 @@
 # files of 16 MiB, 64 MiB in all).
 #
 #   tools/gpu/run.sh OUTDIR STEP... [--minutes N] [--pretrain-minutes M]
-#                    [--carry DIR] [--dry-run] [--variant "OPTIONS"]...
+#                    [--carry DIR] [--data DIR] [--resumable] [--dry-run]
+#                    [--variant "OPTIONS"]...
 #                    [--synthetic-jobs FILE] [--synthetic-parallel N]
 #                    [-- PRETRAIN_OPTIONS...]
 #
@@ -23,6 +24,11 @@
 #             OPTIONS after the common PRETRAIN_OPTIONS (a small model leaves most of
 #             an H100 idle); the variant with the lowest validation loss is the one
 #             whose model comes back, the others' logs and curves come back beside it.
+#             --data DIR: the token data (default CARRY/data; the library's parts:
+#             CARRY/library). --resumable: each variant keeps its run in
+#             build-gpu/pretrain-state-N, so the next call on the warm machine continues
+#             it (with the parts carried since); give the same options every call and
+#             --plan-minutes (after --) for the training time of all calls together.
 #   distributed tools/gpu/distributed.sh: NCCL with world size 1 against one plain
 #             process on CUDA (a smoke test), and Gloo with 2 CPU processes against 1
 #   synthetic tools/gpu/synthetic.sh: the synthetic memory task's jobs of
@@ -51,6 +57,8 @@ steps=()
 minutes=9
 pretrain_minutes=5.5
 carry=$root/gpu-carry
+data=""
+resumable=0
 pretrain_args=()
 variants=()
 dry=0
@@ -61,6 +69,8 @@ while (($#)); do
     --minutes) minutes=$2; shift 2 ;;
     --pretrain-minutes) pretrain_minutes=$2; shift 2 ;;
     --carry) carry=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    --resumable) resumable=1; shift ;;
     --dry-run) dry=1; shift ;;
     --variant) variants+=("$2"); shift 2 ;;
     --synthetic-jobs) synthetic_jobs=$(realpath "$2"); shift 2 ;;
@@ -70,6 +80,7 @@ while (($#)); do
     *) echo "error: unknown step or option $1" >&2; exit 2 ;;
   esac
 done
+data=${data:-$carry/data}
 ((${#steps[@]})) || { echo "error: name at least one step: build test bench pretrain synthetic distributed" >&2; exit 2; }
 
 # The Python with torch (PyTorch's on the GPU machine; PYTHON=/usr/bin/python3 with
@@ -204,10 +215,12 @@ for step in "${steps[@]}"; do
         pids=()
         for i in "${!variants[@]}"; do
           # shellcheck disable=SC2086
+          state=()
+          ((resumable)) && state=(--state "$build/pretrain-state-$i")
           run_step "pretrain-$i" $((pm + 90)) env LD_LIBRARY_PATH="$machine_ld" \
             "$python" "$root/tools/gpu/pretrain.py" \
-            --data "$carry/data" --out "$work/pretrain-$i" --minutes "$pretrain_minutes" \
-            --parts-only "${pretrain_args[@]}" ${variants[$i]} &
+            --data "$data" --out "$work/pretrain-$i" --minutes "$pretrain_minutes" \
+            --parts-only "${state[@]}" "${pretrain_args[@]}" ${variants[$i]} &
           pids+=($!)
         done
         ok=0
