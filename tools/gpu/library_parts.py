@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cuts a token store of the library into parts for the GPU machine (stdlib only).
 
-    library_parts.py STORE OUT --val-works FILE --vocab N --tokenizer FILE
+    library_parts.py STORE OUT --val-works FILE --model DIR
                      [--held-out PATH]... [--part-mib 10] [--seed 1] [--jobs 2]
 
 STORE is the data folder of a `baton-cli train` run on the library (its piece-*.tok
@@ -14,7 +14,7 @@ OUT receives:
                      of about --part-mib MiB each once compressed, so that any first k
                      parts are a sample of the whole library; uint16 little-endian ids
   val.tokens.xz      the validation works (tools/library/validation-works.txt)
-  tokenizer.model    the tokenizer the ids belong to
+  tokenizer.model    the tokenizer the ids belong to (--model's)
   meta.json          format 2: vocabulary, each part's tokens, documents and sha256
                      (before and after compression), the validation set's likewise
   SHA256SUMS         every file above (`sha256sum -c SHA256SUMS`)
@@ -66,8 +66,7 @@ def main():
     p.add_argument("store")
     p.add_argument("out")
     p.add_argument("--val-works", required=True)
-    p.add_argument("--vocab", type=int, required=True)
-    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--model", required=True, help="the model folder whose tokenizer made the store")
     p.add_argument("--held-out", action="append", default=[],
                    help="a held-out text of the run, as it was given to it (left out)")
     p.add_argument("--part-mib", type=float, default=10)
@@ -76,6 +75,8 @@ def main():
     p.add_argument("--preset", type=int, default=9, help="xz preset")
     a = p.parse_args()
 
+    config = json.load(open(os.path.join(a.model, "config.json")))
+    vocab = int(config["vocab_size"])
     works = read_works(a.val_works)
     train, val = [], {}
     held_out = set(a.held_out)
@@ -114,10 +115,10 @@ def main():
     os.makedirs(a.out)
     jobs, indexes = [], []
     for i, g in enumerate(groups):
-        raw, index = pack(g, a.vocab, short)
+        raw, index = pack(g, vocab, short)
         jobs.append((raw, os.path.join(a.out, "part-%02d.tokens.xz" % (i + 1)), a.preset))
         indexes.append(index)
-    raw, val_index = pack([val[w] for w in works], a.vocab, short)
+    raw, val_index = pack([val[w] for w in works], vocab, short)
     jobs.append((raw, os.path.join(a.out, "val.tokens.xz"), a.preset))
     with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         entries = list(pool.map(compress, jobs))
@@ -130,11 +131,12 @@ def main():
     val_entry.update(documents=len(val_index), docs=val_index)
 
     tok = os.path.join(a.out, "tokenizer.model")
-    shutil.copyfile(a.tokenizer, tok)
+    shutil.copyfile(os.path.join(a.model, "tokenizer.model"), tok)
     meta = {
         "format": "baton-gpu-tokens", "format_version": 2,
         "dtype": "uint16-le", "compression": f"xz (python lzma, preset {a.preset})",
-        "vocab_size": a.vocab, "bos_token_id": 1, "eos_token_id": 1,
+        "vocab_size": vocab, "bos_token_id": config.get("bos_token_id"),
+        "eos_token_id": config.get("eos_token_id"),
         "tokenizer": "tokenizer.model",
         "tokenizer_sha256": hashlib.sha256(open(tok, "rb").read()).hexdigest(),
         "unwrapped": True, "order_seed": a.seed,

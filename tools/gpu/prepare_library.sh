@@ -71,9 +71,8 @@ nice "$cli" train --base "$model" --mode baseline --corpus "$corpus" --val-works
 grep -m1 '^training on' "$store_run/train.log" || true
 echo "tokenized in $((SECONDS - t0)) s"
 
-vocab=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$model/config.json")
 nice "$py" "$root/tools/gpu/library_parts.py" "$store_run/run/data" "$carry/library" \
-  --val-works "$val_works" --vocab "$vocab" --tokenizer "$model/tokenizer.model" \
+  --val-works "$val_works" --model "$model" \
   --held-out "${held_out[0]}" --held-out "${held_out[1]}" \
   --part-mib "$part_mib" --jobs "$(nproc)"
 (cd "$carry/library" && sha256sum --quiet -c SHA256SUMS)
