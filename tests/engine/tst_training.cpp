@@ -12,6 +12,8 @@
 #include "training/bptt.h"
 #include "training/corpus.h"
 #include "training/optimizer.h"
+#include "training/run_config.h"
+#include "training/validation.h"
 #include "util/files.h"
 
 #include <baton/engine/model.h>
@@ -204,6 +206,37 @@ private Q_SLOTS:
                  QString("Chapter 1\nIt was a dark night.\n"));
         const std::string plain = "No markers here.\nSecond line.\n";
         QCOMPARE(QString::fromStdString(stripGutenberg(plain)), QString::fromStdString(plain));
+    }
+
+    // Validation scores the start of every validation document in equal shares (the
+    // library's sixteen works, not the first one's opening alone); a run.json written
+    // before the rule keeps the old one, so a resumed run compares like with like.
+    void validationDrawsFromEveryDocument() {
+        using V = std::vector<int64_t>;
+        QCOMPARE(validationTokenShares({100, 10, 1000}, 90, true), (V{40, 10, 40}));
+        QCOMPARE(validationTokenShares({100, 10, 1000}, 90, false), (V{90, 0, 0}));
+        QCOMPARE(validationTokenShares({100, 10, 1000}, 5000, true), (V{100, 10, 1000}));
+        QCOMPARE(validationTokenShares({7}, 5, true), (V{5}));
+        QCOMPARE(validationTokenShares({}, 5, true), V{});
+
+        QTemporaryDir dir;
+        TrainConfig c;
+        c.outDir = dir.filePath("run").toStdString();
+        c.baseModel = "/models/base";
+        c.corpus = {"/books"};
+        QVERIFY(QDir().mkpath(QString::fromStdString(c.outDir)));
+        const QString runJson = QString::fromStdString(c.outDir) + "/run.json";
+        QString text = QString::fromStdString(runConfigText(c));
+        QVERIFY(baton::test::writeFile(runJson, text.toUtf8()));
+        auto now = readRunConfig(c.outDir);
+        BATON_VERIFY_OK(now);
+        QVERIFY(now->validationSpread);
+        text.remove(QRegularExpression("\\s*\"validation_spread\": true,"));
+        QVERIFY(!text.contains("validation_spread"));
+        QVERIFY(baton::test::writeFile(runJson, text.toUtf8()));
+        auto before = readRunConfig(c.outDir);
+        BATON_VERIFY_OK(before);
+        QVERIFY(!before->validationSpread);
     }
 
     void corpusErrors() {

@@ -127,6 +127,10 @@ struct TrainConfig {
 
     int64_t validateEveryTokens = 200000; // 0 = only at the end
     int64_t validationMaxTokens = 50000;  // tokens of validation text per validation
+    // Where those tokens come from: the start of every validation document, in equal
+    // shares (a document shorter than its share gives the rest to the others); false:
+    // the first documents' tokens in order, as runs made before this field validated.
+    bool validationSpread = true;
     int patience = 0; // validations without improvement before stopping; 0 = never
     int64_t checkpointEverySteps = 200;
     int keepCheckpoints = 2;

@@ -105,6 +105,7 @@ Json toJson(const TrainConfig& c) {
     j["top_blocks"] = c.topBlocks;
     j["validate_every_tokens"] = c.validateEveryTokens;
     j["validation_max_tokens"] = c.validationMaxTokens;
+    j["validation_spread"] = c.validationSpread;
     j["patience"] = c.patience;
     j["checkpoint_every_steps"] = c.checkpointEverySteps;
     j["keep_checkpoints"] = c.keepCheckpoints;
@@ -188,6 +189,8 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.string("precision", c.precision);
     c.adapter = false; // optional: added later
     f.boolean("adapter", c.adapter);
+    c.validationSpread = false; // optional: a run from before validates as it did
+    f.boolean("validation_spread", c.validationSpread);
     auto damaged = [&](const std::string& what) {
         return makeError(ErrorCode::BadConfig, outDir + "/run.json is damaged: " + what);
     };

@@ -7,17 +7,44 @@
 
 namespace baton::engine {
 
+std::vector<int64_t> validationTokenShares(const std::vector<int64_t>& sizes, int64_t budget,
+                                           bool spread) {
+    std::vector<int64_t> take(sizes.size(), 0);
+    if (!spread) {
+        for (size_t d = 0; d < sizes.size() && budget > 1; ++d) {
+            take[d] = std::min(budget, sizes[d]);
+            budget -= take[d];
+        }
+        return take;
+    }
+    std::vector<size_t> order(sizes.size());
+    for (size_t d = 0; d < order.size(); ++d)
+        order[d] = d;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return sizes[a] < sizes[b]; });
+    for (size_t k = 0; k < order.size(); ++k) {
+        const int64_t share = budget / int64_t(order.size() - k);
+        take[order[k]] = std::min(share, sizes[order[k]]);
+        budget -= take[order[k]];
+    }
+    return take;
+}
+
 Result<ValidationLoss> validationLoss(Model& model, const TokenizedCorpus& validation,
                                       const TrainConfig& c, bool useState, RankGroup* group,
                                       const CancelToken& cancel) {
     // sums[0] NLL, [1] tokens, [2 + 2 i] band i's NLL, [3 + 2 i] its tokens.
     std::vector<double> sums(8, 0.0);
-    int64_t budget = c.validationMaxTokens;
     const auto& docs = validation.docs;
-    for (size_t d = 0; d < docs.size() && budget > 1; ++d) {
+    std::vector<int64_t> sizes;
+    for (const auto& doc : docs)
+        sizes.push_back(int64_t(doc.size()));
+    const auto shares = validationTokenShares(sizes, c.validationMaxTokens, c.validationSpread);
+    for (size_t d = 0; d < docs.size(); ++d) {
         const auto& doc = docs[d];
-        const int64_t take = std::min<int64_t>(budget, int64_t(doc.size()));
-        budget -= take;
+        const int64_t take = shares[d];
+        if (take < 2)
+            continue;
         if (group && int(d % size_t(group->size())) != group->rank())
             continue;
         ScoreOptions o;
