@@ -194,6 +194,9 @@ int runTrain(const std::vector<std::string>& argv) {
                 "--scratch: the tokenizer learns from at most N MB of the corpus (whole "
                 "documents spread evenly over it)",
                 "256")
+        .option("tokenizer-from", "DIR",
+                "--scratch: use this model folder's SentencePiece tokenizer instead of "
+                "learning one (--vocab-size is then its size)")
         .option("mode", "baseline|recurrent", "Train without or with the recurrence module",
                 "recurrent")
         .option("corpus", "PATH",
@@ -334,6 +337,8 @@ int runTrain(const std::vector<std::string>& argv) {
             c.scratchModel.layerNormEps = 1e-5;
             c.scratchTokenizer = args.get("tokenizer");
             c.tokenizerSampleBytes = args.getInt("tokenizer-sample-mb", 1, 1 << 20) << 20;
+            if (args.has("tokenizer-from"))
+                c.scratchTokenizerFrom = args.get("tokenizer-from");
             if (c.scratchTokenizer != "bpe" && c.scratchTokenizer != "unigram")
                 throw UsageError("--tokenizer must be bpe or unigram");
         }

@@ -791,6 +791,31 @@ private Q_SLOTS:
         CliRun bad = cli({"train", "--scratch", "--vocab-size", "100", "--corpus", m_corpus,
                           "--out", m_tmp.filePath("badvocab")});
         QCOMPARE(bad.exitCode, 2);
+
+        // --tokenizer-from: a new model pretrained with that tokenizer, its size taken
+        // from it (--vocab-size is left at its default).
+        const QString again = m_tmp.filePath("scratch-same-tokenizer");
+        CliRun same = cli({"train",    "--scratch",   "--tokenizer-from",
+                           modelDir,   "--layers",    "1",
+                           "--heads",  "2",           "--embd",
+                           "32",       "--positions", "64",
+                           "--corpus", m_corpus,      "--val",
+                           m_val,      "--mode",      "baseline",
+                           "--window", "32",          "--batch",
+                           "2",        "--steps",     "2",
+                           "--warmup", "1",           "--out",
+                           again});
+        QVERIFY2(same.exitCode == 0, same.err.constData());
+        QCOMPARE(baton::test::readFile(again + "/model/tokenizer.model"),
+                 baton::test::readFile(modelDir + "/tokenizer.model"));
+        CliRun sameInfo = cli({"info", "--model", again + "/model", "--json"});
+        QCOMPARE(QJsonDocument::fromJson(sameInfo.out).object()["vocab_size"].toInt(), 400);
+        // A folder without a SentencePiece model is refused with the reason.
+        CliRun none = cli({"train", "--scratch", "--tokenizer-from", m_tmp.filePath("nowhere"),
+                           "--corpus", m_corpus, "--val", m_val, "--mode", "baseline", "--window",
+                           "32", "--steps", "1", "--out", m_tmp.filePath("none")});
+        QVERIFY(none.exitCode != 0);
+        QVERIFY2(none.err.contains("no tokenizer files"), none.err.constData());
     }
 
     void cliHelpDocumentsEveryOption() {
@@ -802,6 +827,7 @@ private Q_SLOTS:
                               "--embd",
                               "--positions",
                               "--vocab-size",
+                              "--tokenizer-from",
                               "--base",
                               "--mode",
                               "--corpus",

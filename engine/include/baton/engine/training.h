@@ -69,6 +69,9 @@ struct TrainConfig {
     // The text the scratch tokenizer learns from: the whole corpus when it is smaller,
     // else whole documents spread evenly over it up to this many bytes.
     int64_t tokenizerSampleBytes = int64_t(256) << 20;
+    // A model folder whose tokenizer the scratch model uses instead of learning one (its
+    // size is then the vocabulary's); empty: learn one.
+    std::string scratchTokenizerFrom;
 
     TrainMode mode = TrainMode::Recurrent;
     RecurrenceConfig recurrence; // FFN shape, insertion block, remedies (window/overlap below)

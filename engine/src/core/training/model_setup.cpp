@@ -22,6 +22,16 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
     if (c.scratch) {
         const std::string tokDir = files::join(c.outDir, "tokenizer");
         const std::string tokPath = files::join(tokDir, "tokenizer.model");
+        if (!files::exists(tokPath) && !c.scratchTokenizerFrom.empty()) {
+            files::makeDirectories(tokDir);
+            if (auto r = copyTokenizerFiles(c.scratchTokenizerFrom, tokDir); !r)
+                return r.error();
+            if (!files::exists(tokPath))
+                return makeError(ErrorCode::InvalidArgument,
+                                 c.scratchTokenizerFrom +
+                                     " has no SentencePiece tokenizer.model to pretrain with");
+            info("using the tokenizer of " + c.scratchTokenizerFrom);
+        }
         if (!files::exists(tokPath)) {
             auto docs = sampleCorpus(c.corpus, c.unwrap, uint64_t(c.tokenizerSampleBytes),
                                      c.validationWorks);
@@ -67,6 +77,8 @@ Result<TrainingModel> setUpModel(const TrainConfig& c,
         if (!tok)
             return tok.error();
         ModelConfig mc = c.scratchModel;
+        if (!c.scratchTokenizerFrom.empty())
+            mc.vocabSize = (*tok)->vocabSize();
         mc.eosTokenId = mc.bosTokenId = (*tok)->eosId();
         // Training reads texts without a start-of-text token before them (batches.cpp),
         // so the model never learns one: it reads texts without it too.

@@ -61,6 +61,7 @@ Json toJson(const TrainConfig& c) {
     j["scratch_model"] = Json::parse(hfConfigJson(c.scratchModel));
     j["scratch_tokenizer"] = c.scratchTokenizer;
     j["tokenizer_sample_bytes"] = c.tokenizerSampleBytes;
+    j["tokenizer_from"] = c.scratchTokenizerFrom;
     j["mode"] = nameOf(kModes, c.mode);
     j["insert_block"] = c.recurrence.insertBlock;
     j["ffn_width"] = c.recurrence.ffnWidth;
@@ -130,6 +131,7 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.boolean("scratch", c.scratch, R);
     f.string("scratch_tokenizer", c.scratchTokenizer, R);
     f.integer("tokenizer_sample_bytes", 1, kInt64, c.tokenizerSampleBytes);
+    f.string("tokenizer_from", c.scratchTokenizerFrom); // optional: added later
     std::string mode, optimizer, schedule, scope;
     f.string("mode", mode, R);
     f.integer("insert_block", 0, kInt, c.recurrence.insertBlock, R);
