@@ -6,10 +6,10 @@
 #
 #   tools/baton_mini/recipe_v3.sh [STAGE...]
 #
-# Stages (default: all, in order): split pretrain release eval samples. Every stage can
-# be interrupted and run again: finished runs and evaluations are skipped, an unfinished
-# run resumes from its latest checkpoint (the pretraining takes hours on two cores: stop
-# it with Ctrl-C or kill, run the stage again later). Shipping is a decision, not a
+# Stages (default: all, in order): split tokenizer pretrain release eval samples. Every
+# stage can be interrupted and run again: finished runs and evaluations are skipped, an
+# unfinished run resumes from its latest checkpoint (the pretraining takes hours on two
+# cores: stop it with Ctrl-C or kill, run the stage again later). Shipping is a decision, not a
 # stage: resources/models/README.md says when v3 replaces v2.1.
 #
 # Environment:
@@ -19,7 +19,9 @@
 #   RUNS           where runs and results live (default: ~/baton-mini-v3-runs)
 #   THREADS        compute threads per run (default: all cores; pairs use 1 each)
 #   VOCAB          the tokenizer's size (default 8000: docs/training.md, "Choosing the
-#                  library's tokenizer")
+#                  library's tokenizer"); the tokenizer is the one that study measured
+#   STUDY          the tokenizer study's folder (default: ~/baton-library-runs/tokenizers;
+#                  the tokenizer stage makes the tokenizer there when it is not)
 #   PRETRAIN_STEPS optimizer steps of 16 x 256 tokens (default 4500: 18.4 M tokens)
 #   V21            the v2.1 model compared with (default: resources/models/baton-mini)
 #   OMP_WAIT_POLICY  default PASSIVE
@@ -32,9 +34,10 @@ threads=${THREADS:-0}
 vocab=${VOCAB:-8000}
 pretrain_steps=${PRETRAIN_STEPS:-4500}
 v21=${V21:-$root/resources/models/baton-mini}
+study=${STUDY:-$HOME/baton-library-runs/tokenizers}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 stages=("$@")
-((${#stages[@]})) || stages=(split pretrain release eval samples)
+((${#stages[@]})) || stages=(split tokenizer pretrain release eval samples)
 res=$runs/results
 # shellcheck source=tools/baton_mini/runs.sh
 source "$root/tools/baton_mini/runs.sh"
@@ -67,12 +70,25 @@ split() {
 }
 data=(--corpus "$runs/data/train" --val-works "$val_works" "${held_out[@]}")
 
-# The base: baton-mini's shape (4 layers, 256 wide, 256 positions) with a SentencePiece
-# BPE tokenizer of VOCAB pieces learned from 64 MB of the corpus, pretrained as a
-# baseline on windows of 256 tokens, the best validation checkpoint kept.
+# The tokenizer: the tokenizer study's SentencePiece BPE of VOCAB pieces, learned from
+# 64 MB of the library (tools/library/tokenizer_study.sh, its tokenize stage).
+tokenizer() {
+  RUNS=$study SIZES=$vocab BATON_CLI=$cli BATON_SHARED=$shared THREADS=$threads \
+    "$root/tools/library/tokenizer_study.sh" works tokenize
+}
+
+# The base: baton-mini's shape (4 layers, 256 wide, 256 positions) with that tokenizer,
+# pretrained as a baseline on windows of 256 tokens, the best validation checkpoint
+# kept. Its token store starts from the study's (the library's tokens are the same).
 pretrain() {
-  train "$runs/pretrain" --scratch --layers 4 --heads 4 --embd 256 --positions 256 \
-    --vocab-size "$vocab" --tokenizer bpe --tokenizer-sample-mb 64 --mode baseline "${data[@]}" \
+  local out=$runs/pretrain from=$study/tokenize-$vocab
+  [[ -f $from/tokenizer/tokenizer.model ]] || { echo "error: run the tokenizer stage first" >&2; exit 1; }
+  if [[ ! -e $out/run.json && ! -e $out/data ]]; then
+    mkdir -p "$out"
+    ln -s "$from/data" "$out/data"
+  fi
+  train "$out" --scratch --tokenizer-from "$from/tokenizer" --layers 4 --heads 4 --embd 256 \
+    --positions 256 --mode baseline "${data[@]}" \
     --window 256 --overlap 0 --bptt-windows 1 --batch 16 --steps "$pretrain_steps" \
     --lr 1e-3 --warmup 200 --schedule cosine --min-lr-ratio 0.1 --weight-decay 0.1 \
     --clip 1 --seed 1 --validate-every 1000000 --val-tokens 64000 \
