@@ -2,7 +2,8 @@
 # tools/gpu/prepare_library.sh and library_parts.py on a small library: every training
 # work lands in exactly one part with the ids Baton's trainer made of it, the
 # validation works only in val.tokens.xz, the held-out books nowhere; every sha256 holds;
-# a second run reuses the token store; a validation work the library lacks is an error.
+# a second run reuses the token store, as does one given it with --store; a validation
+# work the library lacks is an error.
 #
 #   tst_gpu_library_data.sh BATON_CLI SHARED_DIR
 set -euo pipefail
@@ -95,6 +96,14 @@ after=$(stat -c '%n %Y' "$tmp"/store/run/data/piece-*.tok | sort)
 [[ $before == "$after" ]] || fail "the token store was built again"
 n=$(ls "$tmp"/carry/library/part-*.tokens.xz | wc -l)
 ((n == 1)) || fail "one part of 1 MiB expected, found $n"
+
+# --store: another run's store is used as it is (same pieces, same parts).
+BATON_CLI=$cli BATON_SHARED=$shared STORE_RUN=$tmp/store2 THREADS=1 PYTHON=$py \
+  "$root/tools/gpu/prepare_library.sh" --corpus "$tmp/lib" --val-works "$tmp/val.txt" \
+  --part-mib 1 --store "$tmp/store/run/data" "$tmp/carry3" >"$tmp/store.log" 2>&1 ||
+  { cat "$tmp/store.log"; fail "--store"; }
+[[ $(stat -c '%n %Y' "$tmp"/store/run/data/piece-*.tok | sort) == "$after" ]] || fail "--store rebuilt a piece"
+cmp "$tmp/carry/library/SHA256SUMS" "$tmp/carry3/library/SHA256SUMS" || fail "--store gave other parts"
 
 # A validation work the library does not hold.
 printf 'toy-01.tar.xz/set/w99.txt\n' >"$tmp/val.txt"

@@ -3,7 +3,7 @@
 # a working baton-cli); the GPU machine then needs only Python + torch.
 #
 #   tools/gpu/prepare_library.sh [--model DIR] [--corpus PATH] [--val-works FILE]
-#                                [--part-mib N] [CARRY_DIR]
+#                                [--part-mib N] [--store DIR] [CARRY_DIR]
 #
 # The tokens are exactly the ones Baton's trainer trains on: a one-step
 # `baton-cli train --mode baseline` from --model on the library writes its token store
@@ -20,6 +20,9 @@
 #   --corpus PATH    the library (default: ../shared/corpus/library)
 #   --val-works FILE (default: tools/library/validation-works.txt)
 #   --part-mib N     compressed size of a part (default: 10)
+#   --store DIR      the token store of a run on the same library with the same tokenizer
+#                    (its RUN/data): its pieces are used, and only what is missing is
+#                    tokenized (each piece's identity is checked, so a wrong one is rebuilt)
 #
 # Environment: BATON_CLI (default build/app/cli/baton-cli), BATON_SHARED (default
 # ../shared beside the checkout), PYTHON (default /usr/bin/python3; stdlib only),
@@ -35,6 +38,7 @@ model=$root/resources/models/baton-mini-baseline
 corpus=$shared/corpus/library
 val_works=$root/tools/library/validation-works.txt
 part_mib=10
+store=""
 carry=$root/gpu-carry
 while (($#)); do
   case $1 in
@@ -42,6 +46,7 @@ while (($#)); do
     --corpus) corpus=$2; shift 2 ;;
     --val-works) val_works=$2; shift 2 ;;
     --part-mib) part_mib=$2; shift 2 ;;
+    --store) store=$(realpath "$2"); shift 2 ;;
     -*) echo "error: unknown option $1" >&2; exit 2 ;;
     *) carry=$1; shift ;;
   esac
@@ -55,8 +60,12 @@ books=$shared/corpus/books
 # The store belongs to one tokenizer and one corpus: another pair starts afresh.
 key=$(cat "$model/tokenizer.model" <(realpath "$corpus") "$val_works" | sha256sum | cut -c1-16)
 [[ -f $store_run/key && $(cat "$store_run/key") == "$key" ]] || rm -rf "$store_run"
-mkdir -p "$store_run"
+mkdir -p "$store_run/run"
 echo "$key" >"$store_run/key"
+if [[ -n $store && ! -e $store_run/run/data ]]; then
+  [[ -d $store ]] || { echo "error: $store is not a folder" >&2; exit 1; }
+  ln -s "$store" "$store_run/run/data"
+fi
 
 echo "tokenizing $corpus with $cli (one baseline training step; the token store is what we keep)"
 t0=$SECONDS
