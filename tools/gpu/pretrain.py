@@ -6,9 +6,9 @@ Runs on the GPU machine (torch 2.x, CUDA, bf16 autocast) and, at toy size, on a 
 array) or tools/gpu/prepare_library.sh (the library in parts) wrote and writes a
 Hugging Face GPT-2 folder that `baton-cli` loads as a plain baseline model.
 
-Library data arrives in parts over several calls (README.md, "Library data"): every
-part present is checked against meta.json (sha256 of the compressed file and of the
-ids) and trained on; an absent part is listed and skipped. With --state DIR the run
+Library data arrives in parts over several calls (README.md, "The library, over two
+calls"): every part present is checked against meta.json (sha256 of the compressed file
+and of the ids) and trained on; an absent part is listed and skipped. With --state DIR the run
 continues across calls: each call resumes from DIR (weights, AdamW moments, step, the
 learning-rate plan, the best weights so far) and writes it back before its deadline;
 --plan-minutes is then the training time of all calls together, over which the
@@ -234,7 +234,7 @@ def save_state(folder, model, opt, best_state, scalars):
         if st:
             named += [(f"adam.{i}.exp_avg", st["exp_avg"]), (f"adam.{i}.exp_avg_sq", st["exp_avg_sq"])]
             adam_step = int(float(st["step"]))
-    name = "state-%d.safetensors" % scalars["step"]
+    name = "state-%d-%d.safetensors" % (scalars["step"], time.time_ns())  # never the one in use
     write_safetensors(os.path.join(folder, name), named, torch.float32)
     meta = dict(scalars, tensors=name, tensors_sha256=sha256_file(os.path.join(folder, name)),
                 adam_step=adam_step)
