@@ -59,10 +59,23 @@ public:
         return add(j, std::move(a));
     }
     void cancel(engine::JobId job) override { cancelled.push_back(job); }
-    // Read at once, on the test's thread.
-    void readBooks(const QStringList& paths, Done<const ui::BookFiles&> d) override {
-        d(ui::readBookFiles(paths));
+    // Read at once, on the test's thread (with a cancelled token when cancelReads is set).
+    bool cancelReads = false;
+    std::vector<double> readProgress;
+    engine::JobId readBooks(const QStringList& paths, Done<const ui::BookFiles&> d,
+                            ui::BookProgress p) override {
+        engine::CancelToken token;
+        if (cancelReads)
+            token.cancel();
+        d(ui::readBookFiles(paths, token, [&](double f, const QString& file) {
+            readProgress.push_back(f);
+            if (p)
+                p(f, file);
+        }));
+        return m_next++;
     }
+    std::vector<engine::JobId> cancelledReads;
+    void cancelBooks(engine::JobId job) override { cancelledReads.push_back(job); }
 
     void storeEvalResult(const storage::EvalResult& r, Failed f) override {
         if (fail(f))

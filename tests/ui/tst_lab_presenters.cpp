@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 using namespace baton;
 using namespace baton::ui;
 using baton::test::FakeLabBackend;
@@ -248,6 +250,7 @@ private Q_SLOTS:
                        {{"cbm/Author - First Work.txt", "It was a dark night.\n"},
                         {"cbm/Blank.txt", "\n\n"},
                         {"cbm/Author - Second Work.md", "# One\nThe second work.\n"}})))));
+        fake.readProgress.clear();
         p.importBooks({shard});
         QCOMPARE(fake.stored.size(), size_t(2));
         QCOMPARE(fake.stored[0].title, std::string("Author - First Work"));
@@ -256,6 +259,30 @@ private Q_SLOTS:
                     .endsWith("library-01.tar.xz/cbm/Author - Second Work.md"));
         QCOMPARE(failed.count(), 3);
         QVERIFY(failed.at(2).at(1).value<ErrorText>().detail.contains("cbm/Blank.txt is empty"));
+        // Progress by bytes read, rising to 1, shown as the presenter's progress.
+        QVERIFY(fake.readProgress.size() >= 2);
+        QVERIFY(std::is_sorted(fake.readProgress.begin(), fake.readProgress.end()));
+        QCOMPARE(fake.readProgress.back(), 1.0);
+        QVERIFY(!p.importing());
+
+        // The reader stops at the next file once cancelled, and keeps none of it.
+        engine::CancelToken token;
+        int reports = 0;
+        const auto part = ui::readBookFiles({good, shard}, token, [&](double, const QString&) {
+            if (++reports == 2)
+                token.cancel(); // as the second file starts: the first is dropped too
+        });
+        QVERIFY(part.cancelled);
+        QVERIFY(part.books.empty());
+
+        // Cancelled while reading: nothing is added, and the status says so.
+        QSignalSpy status(&p, &FineTunePresenter::status);
+        fake.cancelReads = true;
+        p.importBooks({shard, book});
+        QCOMPARE(fake.stored.size(), size_t(2));
+        QVERIFY(!p.importing());
+        QVERIFY(status.last().at(0).toString().contains("cancelled"));
+        QCOMPARE(failed.count(), 3);
     }
 
     void fineTuneRunsRecordsAndFinishes() {

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <iterator>
 
 namespace baton::ui {
@@ -21,11 +22,13 @@ QString tr(const char* text) {
 
 // A library shard's works, each a book: titled by its file name without the extension,
 // its source the shard's path and the member's, its checksum that of its text.
-void readShard(const QFileInfo& info, BookFiles& out) {
+void readShard(const QFileInfo& info, BookFiles& out, const engine::CancelToken& cancel,
+               const std::function<void(double)>& progress) {
     std::vector<storage::Book> works;
     QStringList empty;
-    auto read =
-        engine::readLibraryShard(info.absoluteFilePath().toStdString(), [&](engine::Book&& work) {
+    auto read = engine::readLibraryShard(
+        info.absoluteFilePath().toStdString(),
+        [&](engine::Book&& work) {
             const QString member =
                 QString::fromStdString(work.title.substr(work.title.find('/') + 1));
             if (QString::fromStdString(work.text).trimmed().isEmpty()) {
@@ -42,7 +45,12 @@ void readShard(const QFileInfo& info, BookFiles& out) {
             b.text = std::move(work.text);
             works.push_back(std::move(b));
             return true;
-        });
+        },
+        cancel, progress);
+    if (!read && read.error().code == engine::ErrorCode::Cancelled) {
+        out.cancelled = true;
+        return;
+    }
     if (!read) {
         out.refused << tr("%1: %2").arg(info.fileName(),
                                         QString::fromStdString(read.error().message));
@@ -57,17 +65,35 @@ void readShard(const QFileInfo& info, BookFiles& out) {
 
 } // namespace
 
-BookFiles readBookFiles(const QStringList& paths) {
+BookFiles readBookFiles(const QStringList& paths, const engine::CancelToken& cancel,
+                        const BookProgress& progress) {
     BookFiles out;
+    // Progress by bytes: each file's share is its size in the whole.
+    double total = 0, before = 0;
+    for (const QString& path : paths)
+        total += double(std::max<qint64>(QFileInfo(path).size(), 1));
     for (const QString& path : paths) {
         const QFileInfo info(path);
         const QString name = info.fileName();
+        const double size = double(std::max<qint64>(info.size(), 1)), start = before;
+        before += size;
+        auto within = [&progress, &name, start, size, total](double share) {
+            if (progress)
+                progress((start + share * size) / total, name);
+        };
+        within(0);
+        if (cancel.cancelled())
+            out.cancelled = true;
+        if (out.cancelled)
+            break;
         if (info.exists() && info.size() > kMaxBookBytes) {
             out.refused << tr("%1: larger than %2").arg(name, formatBytes(kMaxBookBytes));
             continue;
         }
         if (engine::isLibraryShard(path.toStdString()) && info.exists()) {
-            readShard(info, out);
+            readShard(info, out, cancel, within);
+            if (out.cancelled)
+                break;
             continue;
         }
         auto book = engine::readBook(path.toStdString(), /*unwrap=*/false);
@@ -92,6 +118,10 @@ BookFiles readBookFiles(const QStringList& paths) {
         b.checksum = hash.result().toHex().toStdString();
         out.books.push_back(std::move(b));
     }
+    if (out.cancelled)
+        out.books.clear();
+    else if (progress)
+        progress(1.0, QString());
     return out;
 }
 

@@ -433,7 +433,7 @@ void FineTunePanel::redrawCharts() {
 }
 
 void FineTunePanel::updateButtons() {
-    const bool busy = running();
+    const bool busy = running() || m_presenter->importing();
     m_start->setEnabled(!busy && m_books->count() > 0 && m_base->count() > 0);
     m_cancel->setEnabled(busy);
     m_resume->setEnabled(!busy && m_presenter->canResume());

@@ -71,8 +71,11 @@ public:
     void setRunsFolder(const QString& folder) { m_runsFolder = folder; }
     // Reads the books and the runs (for Resume).
     void refresh();
-    // Text or Markdown files as books; the ones that cannot be read are reported.
+    // Text or Markdown files, EPUBs and library shards as books, read off the GUI thread
+    // with progress (progress(), status()); the ones that cannot be read are reported.
+    // cancel() stops the reading and adds none of it.
     void importBooks(const QStringList& files);
+    bool importing() const { return m_importing; }
     void removeBooks(const std::vector<int64_t>& ids);
     const std::vector<storage::Book>& books() const { return m_books; }
 
@@ -81,6 +84,7 @@ public:
     // "adapter" (recurrent mode, a baseline base) trains a recurrence adapter: the
     // finished folder is registered as an adapter on the base.
     bool start(const QJsonObject& settings);
+    // Stops the training (a checkpoint is kept) or the reading of books.
     void cancel();
     bool resume();
     // Training or measuring the held-out text before or after it.
@@ -116,6 +120,7 @@ private:
     void launch(const QJsonObject& settings, const QString& outDir, bool resume, qint64 runId,
                 const std::vector<storage::Book>& books);
     void onEvent(const engine::TrainEvent& event);
+    void onBooksRead(const BookFiles& read);
 
     void onTrainFinished(bool ok, const engine::Error& error);
     void clearCharts();
@@ -131,6 +136,8 @@ private:
     QString m_runsFolder;
     std::vector<storage::Book> m_books;
     engine::JobId m_job = 0;
+    engine::JobId m_importJob = 0; // reading books
+    bool m_importing = false;
     qint64 m_runId = 0;
     QString m_runName;
     QString m_runBase; // the run's base model folder

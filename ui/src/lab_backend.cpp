@@ -111,11 +111,24 @@ void FacadeLabBackend::cancel(engine::JobId job) {
     m_lab.cancel(job);
 }
 
-void FacadeLabBackend::readBooks(const QStringList& paths, Done<const BookFiles&> done) {
-    m_files.run<BookFiles>(
+engine::JobId FacadeLabBackend::readBooks(const QStringList& paths, Done<const BookFiles&> done,
+                                          BookProgress progress) {
+    return m_files.run<BookFiles>(
         this,
-        [paths](engine::JobContext&) -> engine::Result<BookFiles> { return readBookFiles(paths); },
-        [done](const BookFiles& read) { done(read); });
+        [paths](engine::JobContext& job) -> engine::Result<BookFiles> {
+            return readBookFiles(paths, job.cancel(), [&job](double f, const QString& file) {
+                job.progress(f, file.toStdString());
+            });
+        },
+        [done](const BookFiles& read) { done(read); }, {},
+        [progress](double f, const QString& file) {
+            if (progress)
+                progress(f, file);
+        });
+}
+
+void FacadeLabBackend::cancelBooks(engine::JobId job) {
+    m_files.cancel(job);
 }
 
 void FacadeLabBackend::storeEvalResult(const storage::EvalResult& result, Failed failed) {

@@ -55,7 +55,11 @@ public:
     virtual void cancel(engine::JobId job) = 0;
 
     // Book files read off the GUI thread (readBookFiles), then `done`.
-    virtual void readBooks(const QStringList& paths, Done<const BookFiles&> done) = 0;
+    // Reads book files off the GUI thread (progress by bytes read); cancelBooks stops it
+    // (done then gets BookFiles::cancelled).
+    virtual engine::JobId readBooks(const QStringList& paths, Done<const BookFiles&> done,
+                                    BookProgress progress = {}) = 0;
+    virtual void cancelBooks(engine::JobId job) = 0;
 
     // The storage.
     virtual void storeEvalResult(const storage::EvalResult& result, Failed failed) = 0;
@@ -90,7 +94,9 @@ public:
     engine::JobId generate(const engine::GenerateRequest& request, LabAnswers answers) override;
     engine::JobId train(const engine::TrainConfig& config, LabAnswers answers) override;
     void cancel(engine::JobId job) override;
-    void readBooks(const QStringList& paths, Done<const BookFiles&> done) override;
+    engine::JobId readBooks(const QStringList& paths, Done<const BookFiles&> done,
+                            BookProgress progress = {}) override;
+    void cancelBooks(engine::JobId job) override;
     void storeEvalResult(const storage::EvalResult& result, Failed failed) override;
     void evalResults(Done<std::vector<storage::EvalResult>> done, Failed failed) override;
     void books(Done<std::vector<storage::Book>> done, Failed failed) override;
