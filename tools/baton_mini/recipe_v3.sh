@@ -18,11 +18,12 @@
 #   BATON_SHARED   the shared folder (default: ../shared beside the checkout)
 #   RUNS           where runs and results live (default: ~/baton-mini-v3-runs)
 #   THREADS        compute threads per run (default: all cores; pairs use 1 each)
-#   VOCAB          the tokenizer's size (default 8000: docs/training.md, "Choosing the
+#   VOCAB          the tokenizer's size (default 16000: docs/training.md, "Choosing the
 #                  library's tokenizer"); the tokenizer is the one that study measured
 #   STUDY          the tokenizer study's folder (default: ~/baton-library-runs/tokenizers;
 #                  the tokenizer stage makes the tokenizer there when it is not)
-#   PRETRAIN_STEPS optimizer steps of 16 x 256 tokens (default 4500: 18.4 M tokens)
+#   PRETRAIN_STEPS optimizer steps of 16 x 256 tokens (default 4500: 18.4 M tokens,
+#                  about 2.6 hours on two cores)
 #   V21            the v2.1 model compared with (default: resources/models/baton-mini)
 #   OMP_WAIT_POLICY  default PASSIVE
 set -euo pipefail
@@ -31,7 +32,7 @@ cli=${BATON_CLI:-$root/build/app/cli/baton-cli}
 shared=${BATON_SHARED:-$root/../shared}
 runs=${RUNS:-$HOME/baton-mini-v3-runs}
 threads=${THREADS:-0}
-vocab=${VOCAB:-8000}
+vocab=${VOCAB:-16000}
 pretrain_steps=${PRETRAIN_STEPS:-4500}
 v21=${V21:-$root/resources/models/baton-mini}
 study=${STUDY:-$HOME/baton-library-runs/tokenizers}
@@ -116,22 +117,8 @@ release() {
 evaluate() {
   local v3=$ft/t128-slots4-s1/model twin=$ft/t128-baseline-s1/model
   [[ -f $v3/config.json && -f $twin/config.json ]] || { echo "error: run the release stage first" >&2; exit 1; }
-  local works=$runs/val-works
-  [[ -f $works/.done ]] || {
-    mkdir -p "$works"
-    python3 - "$library" "$val_works" "$works" <<'EOF'
-import os, sys, tarfile
-library, listing, out = sys.argv[1:]
-for line in open(listing, encoding="utf-8"):
-    line = line.strip()
-    if line and not line.startswith("#"):
-        shard, member = line.split("/", 1)
-        with tarfile.open(os.path.join(library, shard), "r:xz") as t:
-            data = t.extractfile(member).read()
-        open(os.path.join(out, os.path.basename(member)), "wb").write(data)
-EOF
-    touch "$works/.done"
-  }
+  local works=$study/val-works
+  RUNS=$study BATON_CLI=$cli BATON_SHARED=$shared "$root/tools/library/tokenizer_study.sh" works
   ev test-v3-paired eval --model "$v3" --paired-with "$twin" --window 128 --state on,off "$test_file"
   ev test-v21 eval --model "$v21" --window 128 --state on,off "$test_file"
   ev works-v3 eval --model "$v3" --window 128 --state on,off "$works"/*.txt

@@ -55,7 +55,10 @@ common=(--scratch --layers 4 --heads 4 --embd 256 --positions 256 --tokenizer bp
   --held-out "$books/austen-northanger-abbey.txt" --window 256 --overlap 0
   --bptt-windows 1 --batch 16 --lr 1e-3 --warmup 100 --schedule cosine
   --min-lr-ratio 0.1 --weight-decay 0.1 --clip 1 --seed 1 --validate-every 0
-  --val-tokens 50000 --checkpoint-every 100 --save-dtype f32 --threads "$threads")
+  --val-tokens 50000 --checkpoint-every 100 --save-dtype f32)
+# train OUT ARGS... (resumes an unfinished run, skips a finished one)
+# shellcheck source=tools/baton_mini/runs.sh
+source "$root/tools/baton_mini/runs.sh"
 
 # The validation works as plain files, for `baton-cli eval`.
 works() {
@@ -92,24 +95,12 @@ beside() {
   ln -s "$runs/tokenize-$v/data" "$out/data"
 }
 
-# run OUT ARGS...: a training run, resumed when it was stopped; status 1 when done already.
-run() {
-  local out=$1
-  shift
-  if [[ -f $out/model/config.json ]]; then echo "done already: $out"; return 1; fi
-  local args=("$@")
-  [[ -f $out/run.json ]] && args=(--resume --threads "$threads")
-  "$cli" train --out "$out" "${args[@]}" --json-progress 2>>"$out.log" >>"$out.progress.jsonl"
-}
-
 # tokenize: each size's tokenizer and token store (a run of one step).
 tokenize() {
   local v
   for v in "${sizes[@]}"; do
-    run "$runs/tokenize-$v" "${common[@]}" --vocab-size "$v" --steps 1 &&
-      echo "tokenized: $runs/tokenize-$v"
+    train "$runs/tokenize-$v" "${common[@]}" --vocab-size "$v" --steps 1
   done
-  return 0
 }
 
 # time: each size's training speed, the sizes one after the other.
@@ -118,9 +109,9 @@ time_() {
   for v in "${sizes[@]}"; do
     local out=$runs/time-$v
     [[ -f $out/model/config.json ]] || { rm -rf "$out" "$out.progress.jsonl"; beside "$out" "$v"; }
-    run "$out" "${common[@]}" --vocab-size "$v" --steps 40 && echo "timed: $out ($(speed "$v") tokens/s)"
+    train "$out" "${common[@]}" --vocab-size "$v" --steps 40
+    echo "speed: $(speed "$v") tokens/s"
   done
-  return 0
 }
 
 # speed V: the median training speed of the timing run's steps after the fifth.
@@ -138,11 +129,8 @@ train() {
   local v
   for v in "${sizes[@]}"; do
     local out=$runs/train-$v
-    [[ -f $out/run.json ]] || beside "$out" "$v"
-    local steps=$(($(speed "$v") * minutes * 60 / (16 * 256))) start=$SECONDS
-    run "$out" "${common[@]}" --vocab-size "$v" --steps "$steps" || continue
-    echo "$((SECONDS - start))" >>"$out.seconds"
-    echo "trained: $out ($steps steps)"
+    [[ -f $out/run.json || -f $out/model/config.json ]] || beside "$out" "$v"
+    train "$out" "${common[@]}" --vocab-size "$v" --steps $(($(speed "$v") * minutes * 60 / (16 * 256)))
   done
 }
 
@@ -163,8 +151,8 @@ table() {
   python3 - "$runs" "${sizes[@]}" <<'EOF'
 import json, os, sys
 runs, sizes = sys.argv[1], sys.argv[2:]
-print("| vocabulary | bytes per token | training tokens/s | steps | tokens trained | minutes |"
-      " parameters | validation bits per byte |")
+print("| vocabulary | bytes per token | training tokens/s | steps | tokens trained |"
+      " minutes (in steps) | parameters | validation bits per byte |")
 print("|---|---|---|---|---|---|---|---|")
 for v in sizes:
     e = json.load(open(os.path.join(runs, f"eval-{v}.json")))
@@ -173,11 +161,13 @@ for v in sizes:
     steps = [x for x in events if x["event"] == "step"]
     seconds = sum(int(s) for s in open(os.path.join(runs, f"train-{v}.seconds")))
     rate = sorted(x["tokens_per_s"] for x in steps)[len(steps) // 2]
+    in_steps = sum(16 * 256 / x["tokens_per_s"] for x in steps)
     d, n = cfg["n_embd"], cfg["n_layer"]
     params = cfg["vocab_size"] * d + cfg["n_positions"] * d + n * (12 * d * d + 13 * d) + 2 * d
     row = e["rows"][0]
     print(f"| {int(v) // 1000}k | {e['bytes_per_token']:.3f} | {rate:,.0f} | {steps[-1]['step']:,}"
-          f" | {steps[-1]['tokens'] / 1e6:.2f} M | {seconds / 60:.1f} | {params / 1e6:.2f} M"
+          f" | {steps[-1]['tokens'] / 1e6:.2f} M | {seconds / 60:.1f} ({in_steps / 60:.1f})"
+          f" | {params / 1e6:.2f} M"
           f" | **{row['bits_per_byte']:.4f}** |")
 print(f"\nValidation: {len(e['files'])} works, {e['bytes']:,} bytes (unwrapped).")
 EOF
