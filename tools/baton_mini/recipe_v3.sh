@@ -152,6 +152,7 @@ samples() {
 for s in "${stages[@]}"; do
   case $s in
   split) split ;;
+  tokenizer) tokenizer ;;
   pretrain) pretrain ;;
   release) release ;;
   eval) evaluate ;;

@@ -125,7 +125,7 @@ EOF
 }
 
 # train: each size for MINUTES at its measured speed.
-train() {
+train_sizes() {
   local v
   for v in "${sizes[@]}"; do
     local out=$runs/train-$v
@@ -175,7 +175,8 @@ EOF
 
 for s in "${stages[@]}"; do
   case $s in
-    works | tokenize | train | table) "$s" ;;
+    works | tokenize | table) "$s" ;;
+    train) train_sizes ;;
     time) time_ ;;
     eval) eval_ ;;
     *) echo "error: unknown stage $s" >&2; exit 2 ;;
