@@ -80,14 +80,10 @@ tokenizer() {
 
 # The base: baton-mini's shape (4 layers, 256 wide, 256 positions) with that tokenizer,
 # pretrained as a baseline on windows of 256 tokens, the best validation checkpoint
-# kept. Its token store starts from the study's (the library's tokens are the same).
+# kept.
 pretrain() {
   local out=$runs/pretrain from=$study/tokenize-$vocab
   [[ -f $from/tokenizer/tokenizer.model ]] || { echo "error: run the tokenizer stage first" >&2; exit 1; }
-  if [[ ! -e $out/run.json && ! -e $out/data ]]; then
-    mkdir -p "$out"
-    ln -s "$from/data" "$out/data"
-  fi
   train "$out" --scratch --tokenizer-from "$from/tokenizer" --layers 4 --heads 4 --embd 256 \
     --positions 256 --mode baseline "${data[@]}" \
     --window 256 --overlap 0 --bptt-windows 1 --batch 16 --steps "$pretrain_steps" \

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Cuts a token store of the library into parts for the GPU machine (stdlib only).
 
-    library_parts.py STORE OUT --val-works FILE --model DIR
+    library_parts.py STORE OUT --corpus PATH --val-works FILE --model DIR
                      [--held-out PATH]... [--part-mib 10] [--seed 1] [--jobs 2]
 
 STORE is the data folder of a `baton-cli train` run on the library (its piece-*.tok
 files, tools/gpu/prepare_library.sh makes it); the run checked that no stretch of the
 validation works or of the test books (its --held-out PATHs, which the store also holds,
 tokenized for that check: give them here too, to be left out) is in its training stream.
-OUT receives:
+Only the documents of --corpus are taken (a store folder may also hold other runs'
+pieces: another corpus, the held-out texts); a work found in two pieces (the same
+library read through another path) is taken once, and must have the same ids. OUT
+receives:
 
   part-NN.tokens.xz  training works in a fixed random order (--seed), packed into parts
                      of about --part-mib MiB each once compressed, so that any first k
@@ -65,6 +68,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("store")
     p.add_argument("out")
+    p.add_argument("--corpus", required=True, help="the library the store was made from")
     p.add_argument("--val-works", required=True)
     p.add_argument("--model", required=True, help="the model folder whose tokenizer made the store")
     p.add_argument("--held-out", action="append", default=[],
@@ -80,10 +84,23 @@ def main():
     works = read_works(a.val_works)
     train, val = [], {}
     held_out = set(a.held_out)
+    corpus = os.path.realpath(a.corpus)
+    shards = {n for n in (os.listdir(corpus) if os.path.isdir(corpus) else [os.path.basename(corpus)])
+              if n.endswith((".tar.xz", ".txz", ".tar"))}
+
+    def in_corpus(name):
+        return name.split("/", 1)[0] in shards or os.path.realpath(name).startswith(corpus + os.sep)
+
+    seen = {}
     for docs in read_store(a.store):
         for name, ids in docs:
-            if name in held_out:
+            if name in held_out or not in_corpus(name):
                 continue
+            if name in seen:
+                if seen[name] != ids:
+                    sys.exit(f"error: {name} is in the store twice with different ids")
+                continue
+            seen[name] = ids
             if os.path.basename(name) in {os.path.basename(h) for h in held_out}:
                 sys.exit(f"error: {name}: a held-out text is among the training documents")
             hit = [w for w in works if names_work(name, w)]

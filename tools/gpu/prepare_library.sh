@@ -22,7 +22,8 @@
 #   --part-mib N     compressed size of a part (default: 10)
 #   --store DIR      the token store of a run on the same library with the same tokenizer
 #                    (its RUN/data): its pieces are used, and only what is missing is
-#                    tokenized (each piece's identity is checked, so a wrong one is rebuilt)
+#                    tokenized (each piece's identity is checked, so a wrong one is rebuilt;
+#                    pieces of other corpora in it are left out of the parts)
 #
 # Environment: BATON_CLI (default build/app/cli/baton-cli), BATON_SHARED (default
 # ../shared beside the checkout), PYTHON (default /usr/bin/python3; stdlib only),
@@ -81,7 +82,7 @@ grep -m1 '^training on' "$store_run/train.log" || true
 echo "tokenized in $((SECONDS - t0)) s"
 
 nice "$py" "$root/tools/gpu/library_parts.py" "$store_run/run/data" "$carry/library" \
-  --val-works "$val_works" --model "$model" \
+  --corpus "$corpus" --val-works "$val_works" --model "$model" \
   --held-out "${held_out[0]}" --held-out "${held_out[1]}" \
   --part-mib "$part_mib" --jobs "$(nproc)"
 (cd "$carry/library" && sha256sum --quiet -c SHA256SUMS)
