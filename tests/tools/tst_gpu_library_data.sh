@@ -105,6 +105,26 @@ BATON_CLI=$cli BATON_SHARED=$shared STORE_RUN=$tmp/store2 THREADS=1 PYTHON=$py \
 [[ $(stat -c '%n %Y' "$tmp"/store/run/data/piece-*.tok | sort) == "$after" ]] || fail "--store rebuilt a piece"
 cmp "$tmp/carry/library/SHA256SUMS" "$tmp/carry3/library/SHA256SUMS" || fail "--store gave other parts"
 
+# A store folder that also holds another run's piece (a book outside the library) and a
+# library piece twice gives the same parts: only the library's works, each once.
+mkdir -p "$tmp/other"
+head -c 30000 "$shared/corpus/books/kjv-bible.txt" >"$tmp/other/outside.txt"
+"$cli" train --base "$root/resources/models/baton-mini-baseline" --mode baseline \
+  --corpus "$tmp/other" --val-fraction 0 --window 64 --bptt-windows 1 --batch 1 --steps 1 \
+  --validate-every 0 --threads 1 --out "$tmp/other-run" >"$tmp/other.log" 2>&1 ||
+  { cat "$tmp/other.log"; fail "the other run"; }
+mixed=$tmp/mixed
+mkdir -p "$mixed"
+cp "$tmp"/store/run/data/piece-*.tok "$tmp"/other-run/data/piece-*.tok "$mixed/"
+first=$(ls "$tmp"/store/run/data/piece-*.tok | head -1)
+cp "$first" "$mixed/piece-0000000000000000.tok"
+"$py" "$root/tools/gpu/library_parts.py" "$mixed" "$tmp/carry4/library" --corpus "$tmp/lib" \
+  --val-works "$tmp/val.txt" --model "$root/resources/models/baton-mini-baseline" \
+  --held-out "$shared/corpus/books/austen-pride-and-prejudice.txt" \
+  --held-out "$shared/corpus/books/austen-northanger-abbey.txt" --part-mib 1 >/dev/null ||
+  fail "library_parts.py on a mixed store"
+cmp "$tmp/carry/library/SHA256SUMS" "$tmp/carry4/library/SHA256SUMS" || fail "a mixed store gave other parts"
+
 # A validation work the library does not hold.
 printf 'toy-01.tar.xz/set/w99.txt\n' >"$tmp/val.txt"
 if prepare "$tmp/carry2" >"$tmp/third.log" 2>&1; then fail "a missing validation work was accepted"; fi
