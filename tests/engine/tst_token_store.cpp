@@ -16,6 +16,7 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -140,6 +141,31 @@ private Q_SLOTS:
         BATON_VERIFY_OK(build(folder));
         QVERIFY(write(m_corpus + "/a.txt", "The first book, rewritten at greater length.\n"));
         buildsAgain(folder, 1, 2, -1);
+    }
+
+    // The store knows a source by its content: touching every source (a copy, a fresh
+    // checkout) tokenizes nothing again; a rewrite of the same size whose modification
+    // time is put back is still seen.
+    void aSourceIsKnownByItsContent() {
+        const QString folder = newFolder();
+        BATON_VERIFY_OK(build(folder));
+        const QDateTime later = QDateTime::currentDateTime().addDays(1);
+        for (const char* name : {"a.txt", "b.md", "more/library-01.tar.xz"}) {
+            QFile f(m_corpus + "/" + QString::fromUtf8(name));
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.setFileTime(later, QFileDevice::FileModificationTime));
+        }
+        buildsAgain(folder, 0, 3, 0);
+        const QString b = m_corpus + "/b.md";
+        const QDateTime when = QFileInfo(b).lastModified();
+        QVERIFY(write(b, "# Owt\nThe second book, in Markdown.\n")); // the same size
+        {
+            QFile f(b);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.setFileTime(when, QFileDevice::FileModificationTime));
+        }
+        buildsAgain(folder, 1, 2, 0);
+        QVERIFY(write(b, "# Two\nThe second book, in Markdown.\n"));
     }
 
     void aDamagedPieceIsRebuiltNeverRead() {

@@ -108,7 +108,6 @@ Result<std::vector<TokenSource>> listTokenSources(const std::vector<std::string>
             return makeError(ErrorCode::FileUnreadable, "cannot read " + path);
         TokenSource s;
         s.bytes = uint64_t(st.st_size);
-        s.modifiedNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
         s.shard = isLibraryShard(path);
         s.path = std::move(path);
         sources.push_back(std::move(s));

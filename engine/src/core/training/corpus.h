@@ -31,7 +31,6 @@ std::string stripGutenberg(std::string_view text);
 struct TokenSource {
     std::string path;
     uint64_t bytes = 0;
-    int64_t modifiedNs = 0;
     bool shard = false; // a library shard (isLibraryShard): many works, else one book
 };
 

@@ -58,8 +58,28 @@ struct MappedPieces {
     std::vector<std::unique_ptr<Mapping>> maps;
 };
 
-std::vector<Piece> planPieces(const std::vector<TokenSource>& sources, const Tokenizer& tokenizer,
-                              const TokenStoreOptions& o) {
+// A source's bytes as a ContentHash digest: its part of a piece's identity. Not its
+// modification time, which a copy, an unpacked archive or a fresh checkout changes.
+Result<std::string> sourceDigest(const TokenSource& s) {
+    const int fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return makeError(ErrorCode::FileUnreadable, "cannot read " + s.path);
+    ContentHash h;
+    std::vector<char> buffer(size_t(1) << 20);
+    ssize_t n = 0;
+    uint64_t total = 0;
+    while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) {
+        h.update(buffer.data(), size_t(n));
+        total += uint64_t(n);
+    }
+    ::close(fd);
+    if (n < 0)
+        return makeError(ErrorCode::FileUnreadable, "cannot read " + s.path);
+    return h.hex() + " " + std::to_string(total);
+}
+
+Result<std::vector<Piece>> planPieces(const std::vector<TokenSource>& sources,
+                                      const Tokenizer& tokenizer, const TokenStoreOptions& o) {
     std::vector<Piece> pieces;
     for (const auto& s : sources) {
         const bool join = !s.shard && !pieces.empty() && !pieces.back().sources.front()->shard &&
@@ -74,9 +94,12 @@ std::vector<Piece> planPieces(const std::vector<TokenSource>& sources, const Tok
         h.update("baton token store " + std::to_string(kVersion) + "\n");
         h.update(tokenizer.identity());
         h.update(o.unwrap ? "\nunwrap\n" : "\nas is\n");
-        for (const auto* s : p.sources)
-            h.update(s->path + "\n" + std::to_string(s->bytes) + " " +
-                     std::to_string(s->modifiedNs) + "\n");
+        for (const auto* s : p.sources) {
+            const auto digest = sourceDigest(*s);
+            if (!digest)
+                return digest.error();
+            h.update(s->path + "\n" + *digest + "\n");
+        }
         p.identity = h.digest();
         p.path = files::join(o.folder, "piece-" + h.hex() + ".tok");
     }
@@ -241,7 +264,10 @@ Result<TokenizedCorpus> buildTokenStore(const std::vector<TokenSource>& sources,
         return makeError(ErrorCode::InvalidArgument, "the corpus is empty");
     if (!files::makeDirectories(options.folder))
         return makeError(ErrorCode::FileWriteFailed, "cannot make " + options.folder);
-    const auto pieces = planPieces(sources, tokenizer, options);
+    const auto planned = planPieces(sources, tokenizer, options);
+    if (!planned)
+        return planned.error();
+    const std::vector<Piece>& pieces = *planned;
     for (const auto& s : sources)
         st.sourceBytes += s.bytes;
 

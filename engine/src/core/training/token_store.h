@@ -6,10 +6,11 @@
 // library shard alone, consecutive files up to TokenStoreOptions::pieceBytes of source.
 // Several threads tokenize the pieces, one document at a time (never a whole corpus in
 // memory), each into one file, piece-IDENTITY.tok, whose identity hashes the tokenizer,
-// the text settings, the store's format and each source's path, size and modification
-// time. A build that is cancelled or killed keeps the pieces it finished; the next one
-// with the same identities maps them and tokenizes only the rest. A piece whose trailer,
-// sizes or checksum do not hold is rebuilt, never read.
+// the text settings, the store's format and each source's path and content (a hash of
+// its bytes, read at each build: a copied or touched source is not tokenized again). A build that
+// is cancelled or killed keeps the pieces it finished; the next one with the same identities maps
+// them and tokenizes only the rest. A piece whose trailer, sizes or checksum do not hold is
+// rebuilt, never read.
 //
 // A piece file: the int32 token ids of all its documents, the uint64 offsets of the
 // documents in them (count + 1), the documents' names each ended by '\n', then a 64-byte
