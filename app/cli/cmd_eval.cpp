@@ -30,6 +30,7 @@ struct Row {
     double nll = 0, seconds = 0;
     std::vector<engine::PositionBand> bands;
     std::vector<engine::WindowScore> perWindow; // every file's windows in turn
+    std::vector<engine::ByteSpanScore> spans;   // idem, spans of bytes (pairing by spans)
 
     double tokenPpl() const { return scored ? std::exp(nll / double(scored)) : 0.0; }
     // Bits per byte of text: comparable across tokenizers (the texts' first tokens, which
@@ -58,9 +59,12 @@ struct Row {
     }
 };
 
-// A paired difference between two rows of the same T and o.
+// A paired difference between two rows of the same T and o: by window (the same
+// tokens), or by span of bytes (models with different tokenizers; all only, in nats per
+// byte).
 struct Pair {
     size_t a, b; // indices into the rows
+    bool bySpan = false;
     engine::PairedComparison diff;
 };
 
@@ -110,8 +114,13 @@ int runEval(const std::vector<std::string>& argv) {
         .flag("no-state", "The same as --state on,off")
         .option("shuffle-seed", "N", "Seed of the shuffled ablation's permutation", "1")
         .option("paired-with", "DIR",
-                "A second model (same tokenizer), scored on the same windows with its state "
-                "on; prints this model minus that one per window setting")
+                "A second model, scored on the same windows with its state on; prints this "
+                "model minus that one per window setting: per token, paired by window, when "
+                "the two share a tokenizer; else per byte, paired by span of text")
+        .option("span-bytes", "N",
+                "With --paired-with a model of another tokenizer, the bytes of text in each "
+                "paired span",
+                "4096")
         .flag("json", "Print a JSON object: the rows and the paired differences")
         .option("per-token", "FILE",
                 "Write every scored token's NLL, window index and "
@@ -141,12 +150,12 @@ int runEval(const std::vector<std::string>& argv) {
         throw UsageError("give --state or --no-state, not both");
 
     std::shared_ptr<engine::Model> other;
+    bool bySpan = false;
     if (args.has("paired-with")) {
         other = loadModelAt(args.get("paired-with"), args);
-        if (other->tokenizer()->identity() != model->tokenizer()->identity())
-            throw UsageError("--paired-with: " + args.get("paired-with") +
-                             " uses another tokenizer; paired windows need the same tokens");
+        bySpan = other->tokenizer()->identity() != model->tokenizer()->identity();
     }
+    const int64_t spanBytes = args.getInt("span-bytes", 64, int64_t(1) << 30);
 
     std::vector<int64_t> windowsList{0}, overlapList{0};
     if (args.has("window"))
@@ -206,7 +215,7 @@ int runEval(const std::vector<std::string>& argv) {
             options.windows = w;
             options.state = state;
             options.shuffleSeed = seed;
-            options.keepPerToken = perToken.is_open();
+            options.keepPerToken = perToken.is_open() || bySpan;
             options.progress = [&, f](int64_t done, int64_t total) {
                 const double file = total > 0 ? double(done) / double(total) : 1.0;
                 bar.update((double(runsDone) + (double(f) + file) / double(texts.size())) /
@@ -217,6 +226,13 @@ int runEval(const std::vector<std::string>& argv) {
             const auto r = engine::scoreText(m, texts[f], options);
             check(r);
             row.add(*r);
+            if (bySpan) {
+                const auto spans = engine::scoreByteSpans(
+                    engine::tokenLosses(*m.tokenizer(), m.tokenizer()->encode(texts[f]), *r,
+                                        texts[f].size()),
+                    int64_t(texts[f].size()), spanBytes);
+                row.spans.insert(row.spans.end(), spans.begin(), spans.end());
+            }
             for (const auto& s : r->perToken)
                 perToken << args.positional()[f] << "\t" << name << "\t" << w.window << "\t"
                          << w.overlap << "\t" << row.stateName() << "\t" << s.index << "\t"
@@ -240,12 +256,18 @@ int runEval(const std::vector<std::string>& argv) {
         // Every ablation against the first state listed, and this model against the other.
         const size_t ownRows = sources.size();
         for (size_t i = 1; i < ownRows; ++i)
-            pairs.push_back({first + i, first, {}});
+            pairs.push_back({first + i, first, false, {}});
         if (other)
-            pairs.push_back({first, first + ownRows, {}});
+            pairs.push_back({first, first + ownRows, bySpan, {}});
     }
     bar.finish();
     for (auto& p : pairs) {
+        if (p.bySpan) {
+            auto d = engine::comparePairedSpans(rows[p.a].spans, rows[p.b].spans);
+            check(d);
+            p.diff.all = *d;
+            continue;
+        }
         auto d = engine::comparePaired(rows[p.a].perWindow, rows[p.b].perWindow);
         check(d);
         p.diff = *d;
@@ -303,6 +325,18 @@ int runEval(const std::vector<std::string>& argv) {
             j["overlap"] = a.windows.overlap;
             j["a"] = rowLabel(a);
             j["b"] = rowLabel(b);
+            if (p.bySpan) {
+                const auto& d = p.diff.all;
+                j["by"] = "span";
+                j["span_bytes"] = spanBytes;
+                j["difference_bits_per_byte"] = {{"mean", d.mean / std::log(2.0)},
+                                                 {"std_error", d.stdError / std::log(2.0)},
+                                                 {"spans", d.windows},
+                                                 {"bytes", d.tokens}};
+                jpairs.push_back(j);
+                continue;
+            }
+            j["by"] = "window";
             j["difference"] = differenceJson(p.diff.all);
             auto& bands = j["bands"] = Json::array();
             for (size_t i = 0; i < p.diff.bands.size(); ++i) {
@@ -354,7 +388,9 @@ int runEval(const std::vector<std::string>& argv) {
                             static_cast<long long>(b.tokens), b.meanNll(), mass);
             }
     }
-    if (!pairs.empty()) {
+    const auto windowPairs =
+        std::count_if(pairs.begin(), pairs.end(), [](const Pair& p) { return !p.bySpan; });
+    if (windowPairs > 0) {
         std::printf("\npaired differences, a - b in mean NLL per token (nats) +- standard error "
                     "over windows\n");
         std::printf("%5s %5s %-11s %-11s %22s", "T", "o", "a", "b", "all");
@@ -362,6 +398,8 @@ int runEval(const std::vector<std::string>& argv) {
             std::printf(" %22s", bandName(b).c_str());
         std::printf("\n");
         for (const auto& p : pairs) {
+            if (p.bySpan)
+                continue;
             const Row &a = rows[p.a], &b = rows[p.b];
             std::printf("%5d %5d %-11s %-11s %+11.5f +- %7.5f", a.windows.window, a.windows.overlap,
                         rowLabel(a).c_str(), rowLabel(b).c_str(), p.diff.all.mean,
@@ -369,6 +407,21 @@ int runEval(const std::vector<std::string>& argv) {
             for (const auto& d : p.diff.bands)
                 std::printf(" %+11.5f +- %7.5f", d.mean, d.stdError);
             std::printf("\n");
+        }
+    }
+    if (bySpan) {
+        std::printf("\npaired by spans of %lld bytes (the models' tokenizers differ): a - b in "
+                    "bits per byte +- standard error over spans\n",
+                    static_cast<long long>(spanBytes));
+        std::printf("%5s %5s %-11s %-11s %8s %22s\n", "T", "o", "a", "b", "spans", "bits/byte");
+        for (const auto& p : pairs) {
+            if (!p.bySpan)
+                continue;
+            const Row &a = rows[p.a], &b = rows[p.b];
+            std::printf("%5d %5d %-11s %-11s %8lld %+11.5f +- %7.5f\n", a.windows.window,
+                        a.windows.overlap, rowLabel(a).c_str(), rowLabel(b).c_str(),
+                        static_cast<long long>(p.diff.all.windows), p.diff.all.mean / std::log(2.0),
+                        p.diff.all.stdError / std::log(2.0));
         }
     }
     return 0;

@@ -445,6 +445,30 @@ private Q_SLOTS:
                  ablationRows[5].toObject()["nll_sum"].toDouble());
         QCOMPARE(cli({"eval", "--model", dir, "--state", "sideways", m_text}).exitCode, 2);
 
+        // A model of another tokenizer (the bundled one, SentencePiece) pairs by spans of
+        // bytes: the difference is the two rows' bits per byte apart, over every span.
+        const Run spans =
+            cli({"eval", "--model", m_model, "--window", "16", "--paired-with",
+                 baton::test::bundledModelDir(), "--span-bytes", "64", "--json", m_text});
+        QVERIFY2(spans.exitCode == 0, spans.err.constData());
+        const auto byBytes = QJsonDocument::fromJson(spans.out).object();
+        const auto spanRows = byBytes["rows"].toArray();
+        QCOMPARE(spanRows.size(), 2);
+        const auto spanPair = byBytes["paired"].toArray()[0].toObject();
+        QCOMPARE(spanPair["by"].toString(), QString("span"));
+        const auto bits = spanPair["difference_bits_per_byte"].toObject();
+        const double textBytes = double(baton::test::readFile(m_text).size());
+        QCOMPARE(bits["bytes"].toDouble(), textBytes);
+        QCOMPARE(bits["spans"].toInt(), int(std::ceil(textBytes / 64)));
+        QVERIFY(bits["std_error"].toDouble() > 0);
+        QVERIFY(std::abs(bits["mean"].toDouble() -
+                         (spanRows[0].toObject()["bits_per_byte"].toDouble() -
+                          spanRows[1].toObject()["bits_per_byte"].toDouble())) < 1e-9);
+        const Run spanText = cli({"eval", "--model", m_model, "--window", "16", "--paired-with",
+                                  baton::test::bundledModelDir(), m_text});
+        QCOMPARE(spanText.exitCode, 0);
+        QVERIFY(spanText.out.contains("paired by spans of 4096 bytes"));
+
         // The memory probe on the recurrent model and the fixture as its baseline.
         const QString book = baton::test::sharedPath("corpus/books/austen-pride-and-prejudice.txt");
         const Run probe = cli({"probe", "--model", dir, "--baseline", m_model, "--episodes", "3",

@@ -690,6 +690,37 @@ private Q_SLOTS:
         QVERIFY(!comparePaired(c, e).ok());
     }
 
+    // Pairing by spans of bytes: each token's loss counts in the span of its last byte
+    // (the unscored first token nowhere); the last span is short; two cuts of one text
+    // pair whatever their tokens, and the difference is per byte.
+    void byteSpansPairAcrossTokenizers() {
+        TokenLosses a; // tokens ending at bytes 3, 4, 9, 10 of a 10-byte text
+        a.byteEnd = {3, 4, 9, 10};
+        a.nll = {std::nanf(""), 1.0f, 2.0f, 4.0f};
+        auto sa = scoreByteSpans(a, 10, 4);
+        QCOMPARE(sa.size(), size_t(3));
+        QCOMPARE(sa[0].bytes, int64_t(4));
+        QCOMPARE(sa[2].bytes, int64_t(2));
+        QCOMPARE(sa[0].nllSum, 1.0); // byte 4 is in span 0
+        QCOMPARE(sa[1].nllSum, 0.0);
+        QCOMPARE(sa[2].nllSum, 6.0);
+        TokenLosses b; // another tokenizer: one token a byte, each costing 0.5
+        for (int i = 1; i <= 10; ++i) {
+            b.byteEnd.push_back(i);
+            b.nll.push_back(i == 1 ? std::nanf("") : 0.5f);
+        }
+        auto sb = scoreByteSpans(b, 10, 4);
+        auto d = comparePairedSpans(sa, sb);
+        BATON_VERIFY_OK(d);
+        QCOMPARE(d->windows, int64_t(3));
+        QCOMPARE(d->tokens, int64_t(10));
+        // (1 - 1.5) + (0 - 2) + (6 - 1) = 2.5 over 10 bytes.
+        QVERIFY(std::abs(d->mean - 0.25) < 1e-12);
+        QVERIFY(d->stdError > 0);
+        QVERIFY(!comparePairedSpans(sa, scoreByteSpans(b, 10, 5)).ok());
+        QVERIFY(scoreByteSpans(a, 10, 0).empty());
+    }
+
     // engine::evaluate: one row per setting in order (state on, then off when asked),
     // each the same as scoreText under that setting; per-token losses on request;
     // progress to 1; a cancelled evaluation stops with Cancelled.

@@ -423,7 +423,7 @@ private Q_SLOTS:
     // never learnt (issue 65: the first token scored -14 to -15). The same model made
     // to read start-of-text first shows what that cost.
     void aModelWithoutStartOfTextReadsTextsWithoutIt() {
-        const QString mini = QStringLiteral(BATON_SOURCE_DIR "/resources/models/baton-mini");
+        const QString mini = baton::test::bundledModelDir();
         const QString forced = m_tmp.filePath("mini-with-start-of-text");
         QVERIFY(baton::test::copyFolder(mini, forced));
         QByteArray config = baton::test::readFile(forced + "/config.json");

@@ -36,6 +36,10 @@ inline std::string fixture() {
 inline std::string gpt2TokenizerDir() {
     return sharedPath("tokenizers/gpt2").toStdString();
 }
+// The model the checkout ships (SentencePiece tokenizer, recurrent, T 128).
+inline QString bundledModelDir() {
+    return QStringLiteral(BATON_SOURCE_DIR "/resources/models/baton-mini");
+}
 
 inline QString missingMessage(const QString& path) {
     return "missing shared test data: " + path +

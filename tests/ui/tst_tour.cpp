@@ -81,7 +81,7 @@ private Q_SLOTS:
         m_app.start(m_db);
         QVERIFY(!QTest::currentTestFailed());
         QSignalSpy ready(m_app.window.get(), &ui::MainWindow::modelReady);
-        m_app.window->loadModel(QStringLiteral(BATON_SOURCE_DIR "/resources/models/baton-mini"));
+        m_app.window->loadModel(baton::test::bundledModelDir());
         QVERIFY(ready.wait(60000));
     }
     void cleanupTestCase() { m_app.stop(); }

@@ -16,6 +16,7 @@
 namespace baton::engine {
 
 class Model;
+class Tokenizer;
 
 // Which state each window of a recurrent model receives: the true one, or one of the
 // ablations that show what the state carries. Window 0 never has a state.
@@ -148,6 +149,27 @@ struct TokenLosses {
     std::vector<int64_t> byteEnd;
     std::vector<float> nll;
 };
+
+// The TokenLosses of a text scored with ScoreOptions::keepPerToken: ids are the text's
+// tokens (the tokenizer's encoding of its textBytes bytes).
+TokenLosses tokenLosses(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
+                        const ScoreResult& scored, size_t textBytes);
+
+// Pairing across tokenizers: the text cut into spans of spanBytes bytes (the last one
+// shorter), each predicted token's NLL counted in the span that holds its last byte. Two
+// models' spans of one text pair whatever their tokens; the only mismatch is each
+// text's first token, which no window predicts (a few bytes of the first span).
+struct ByteSpanScore {
+    int64_t bytes = 0; // bytes of text in the span
+    double nllSum = 0; // nats, of the tokens that end in it
+};
+std::vector<ByteSpanScore> scoreByteSpans(const TokenLosses& losses, int64_t textBytes,
+                                          int64_t spanBytes);
+// a - b in nats per byte over the same spans, with its standard error as comparePaired
+// computes it (PairedDifference::windows counts spans, ::tokens bytes). InvalidArgument
+// when the two do not cut the same text the same way.
+Result<PairedDifference> comparePairedSpans(const std::vector<ByteSpanScore>& a,
+                                            const std::vector<ByteSpanScore>& b);
 
 // A text under several settings (the app's Compare page and its loss view).
 struct EvaluateRequest {

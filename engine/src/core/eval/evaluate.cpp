@@ -1,29 +1,49 @@
-// A text under several settings, row by row (scoring.h: evaluate).
+// A text under several settings, row by row, and its losses by token and by span of
+// bytes (scoring.h: evaluate, tokenLosses, scoreByteSpans).
 #include "baton/engine/model.h"
 #include "baton/engine/scoring.h"
 #include "baton/engine/tokenizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace baton::engine {
 
-namespace {
-
-// Where each token ends in the text it was encoded from (bytes, at most textBytes).
-std::vector<int64_t> tokenByteEnds(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
-                                   size_t textBytes) {
-    std::vector<int64_t> ends;
-    ends.reserve(ids.size());
+TokenLosses tokenLosses(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
+                        const ScoreResult& scored, size_t textBytes) {
+    TokenLosses out;
+    out.windows = scored.windows;
+    out.withState = scored.state == StateSource::On || !scored.recurrent;
+    out.byteEnd.reserve(ids.size());
     int64_t end = 0;
     for (int32_t id : ids) {
         end += int64_t(tokenizer.tokenBytes(id).size());
-        ends.push_back(std::min<int64_t>(end, int64_t(textBytes)));
+        out.byteEnd.push_back(std::min<int64_t>(end, int64_t(textBytes)));
     }
-    return ends;
+    out.nll.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
+    for (const TokenScore& t : scored.perToken)
+        if (t.index >= 0 && t.index < int64_t(ids.size()))
+            out.nll[size_t(t.index)] = -t.logprob;
+    return out;
 }
 
-} // namespace
+std::vector<ByteSpanScore> scoreByteSpans(const TokenLosses& losses, int64_t textBytes,
+                                          int64_t spanBytes) {
+    std::vector<ByteSpanScore> spans;
+    if (spanBytes < 1 || textBytes < 1)
+        return spans;
+    spans.resize(size_t((textBytes + spanBytes - 1) / spanBytes));
+    for (size_t k = 0; k < spans.size(); ++k)
+        spans[k].bytes = std::min<int64_t>(spanBytes, textBytes - int64_t(k) * spanBytes);
+    for (size_t i = 0; i < losses.nll.size() && i < losses.byteEnd.size(); ++i) {
+        if (std::isnan(losses.nll[i]) || losses.byteEnd[i] < 1)
+            continue;
+        const size_t k = size_t((losses.byteEnd[i] - 1) / spanBytes);
+        spans[std::min(k, spans.size() - 1)].nllSum += double(losses.nll[i]);
+    }
+    return spans;
+}
 
 Result<void> evaluate(const Model& model, const EvaluateRequest& request,
                       const std::function<void(EvaluationRow)>& row, const CancelToken& cancel,
@@ -54,14 +74,9 @@ Result<void> evaluate(const Model& model, const EvaluateRequest& request,
         out.withState = runs[i].second;
         if (request.keepPerToken) {
             const auto tokenizer = model.tokenizer();
-            const std::vector<int32_t> ids = tokenizer->encode(request.text);
-            out.losses.windows = r->windows;
+            out.losses =
+                tokenLosses(*tokenizer, tokenizer->encode(request.text), *r, request.text.size());
             out.losses.withState = runs[i].second;
-            out.losses.byteEnd = tokenByteEnds(*tokenizer, ids, request.text.size());
-            out.losses.nll.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
-            for (const TokenScore& t : r->perToken)
-                if (t.index >= 0 && t.index < int64_t(ids.size()))
-                    out.losses.nll[size_t(t.index)] = -t.logprob;
         }
         out.score = std::move(*r);
         if (row)

@@ -391,6 +391,24 @@ Result<PairedComparison> comparePaired(const std::vector<WindowScore>& a,
     return out;
 }
 
+Result<PairedDifference> comparePairedSpans(const std::vector<ByteSpanScore>& a,
+                                            const std::vector<ByteSpanScore>& b) {
+    if (a.size() != b.size())
+        return makeError(ErrorCode::InvalidArgument,
+                         "the two scores cut the text into different spans (" +
+                             std::to_string(a.size()) + " and " + std::to_string(b.size()) + ")");
+    std::vector<double> d(a.size());
+    std::vector<int64_t> t(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i].bytes != b[i].bytes)
+            return makeError(ErrorCode::InvalidArgument,
+                             "span " + std::to_string(i) + " holds different bytes in the two");
+        d[i] = a[i].nllSum - b[i].nllSum;
+        t[i] = a[i].bytes;
+    }
+    return pairedDifference(d, t);
+}
+
 Result<ScoreResult> scoreTokens(const Model& model, const std::vector<int32_t>& ids,
                                 const ScoreOptions& options) {
     const auto tokenizer = model.tokenizer();
