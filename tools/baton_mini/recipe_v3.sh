@@ -107,8 +107,9 @@ release() {
 }
 
 # ---- evaluation (JSON in results/) ----
-# Test book: v3 against its twin paired by window; v3 and v2.1 each in bits per byte and
-# word perplexity (their tokenizers differ, so windows do not pair); the validation works
+# Test book: v3 against its twin paired by window; v3 against v2.1 paired by spans of
+# 4 KiB of text, in bits per byte (their tokenizers differ, so windows do not pair; eval
+# then pairs by span), with v2.1's own rows for its state off; the validation works
 # likewise; the memory probe at d = 0, 1, 2 with the state on and off.
 evaluate() {
   local v3=$ft/t128-slots4-s1/model twin=$ft/t128-baseline-s1/model
@@ -116,8 +117,9 @@ evaluate() {
   local works=$study/val-works
   RUNS=$study BATON_CLI=$cli BATON_SHARED=$shared "$root/tools/library/tokenizer_study.sh" works
   ev test-v3-paired eval --model "$v3" --paired-with "$twin" --window 128 --state on,off "$test_file"
+  ev test-v3-v21 eval --model "$v3" --paired-with "$v21" --window 128 "$test_file"
   ev test-v21 eval --model "$v21" --window 128 --state on,off "$test_file"
-  ev works-v3 eval --model "$v3" --window 128 --state on,off "$works"/*.txt
+  ev works-v3 eval --model "$v3" --paired-with "$v21" --window 128 --state on,off "$works"/*.txt
   ev works-v21 eval --model "$v21" --window 128 --state on,off "$works"/*.txt
   ev probe-v3 probe --model "$v3" --baseline "$twin" --distances 0,1,2 --state on,off "$test_file"
   ev probe-v21 probe --model "$v21" --distances 0,1,2 --state on,off "$test_file"
