@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -296,6 +297,81 @@ private Q_SLOTS:
                  ErrorCode::FileNotFound);
         // A synthetic model folder has no tokenizer: it is not a text model.
         QVERIFY(!Model::load(whole + "/model").ok());
+    }
+
+    // A curriculum: stages move on by budget or by check, the stages are in the report
+    // and in the checkpoints (a stopped run resumes in its stage and ends as the whole
+    // run did), and its settings are checked.
+    void aCurriculumMovesOnAndResumes() {
+        auto curriculum = [&](const QString& name) {
+            SyntheticRunConfig c = tinyRun(m_tmp.filePath(name).toStdString(), true);
+            c.curriculum = {1, 2, 3};
+            c.stageSteps = 2;      // by budget: stages from steps 0, 2 and 4
+            c.stageAccuracy = 1.0; // a check that a 6-step model does not pass
+            c.stageCheckEvery = 1;
+            c.stageCheckSequences = 40;
+            c.mixShorter = 0.5; // one sequence of two shorter from the second stage on
+            c.steps = 7;
+            return c;
+        };
+        std::vector<std::string> infos;
+        auto whole = runSynthetic(curriculum("cur-whole"), [&](const SyntheticEvent& e) {
+            if (e.kind == SyntheticEvent::Kind::Info)
+                infos.push_back(e.message);
+            return true;
+        });
+        BATON_VERIFY_OK(whole);
+        QCOMPARE(whole->stages.size(), size_t(3));
+        const std::vector<std::pair<int, int64_t>> expected = {{1, 0}, {2, 2}, {3, 4}};
+        for (size_t i = 0; i < 3; ++i) {
+            QCOMPARE(whole->stages[i].windows, expected[i].first);
+            QCOMPARE(whole->stages[i].startStep, expected[i].second);
+            QCOMPARE(whole->stages[i].accuracy, -1.0); // moved on by the budget
+        }
+        // Tokens: 2 sequences of 1 window for steps 1-2, of 1 or 2 then 2 for 3-4, of 1 or 2
+        // then 3 for 5-7 (windows of 16 tokens).
+        QVERIFY(whole->trainTokens > 16 * (2 * 2 + 2 * 3 + 3 * 4));
+        QVERIFY(whole->trainTokens < 16 * (2 * 2 + 2 * 4 + 3 * 5));
+        QVERIFY(std::any_of(infos.begin(), infos.end(), [](const std::string& m) {
+            return m.find("right at d = 1") != std::string::npos; // stage 2's check
+        }));
+        auto read = readSyntheticReport(curriculum("cur-whole").outDir);
+        BATON_VERIFY_OK(read);
+        QCOMPARE((*read)->config.curriculum, (std::vector<int>{1, 2, 3}));
+        QCOMPARE((*read)->config.mixShorter, 0.5);
+        QCOMPARE((*read)->stages.size(), size_t(3));
+        QCOMPARE((*read)->stages[2].startStep, int64_t(4));
+
+        auto stopAt3 = [](const SyntheticEvent& e) {
+            return !(e.kind == SyntheticEvent::Kind::Step && e.step == 3);
+        };
+        QVERIFY(!runSynthetic(curriculum("cur-parts"), stopAt3).ok());
+        auto parts = runSynthetic(curriculum("cur-parts"));
+        BATON_VERIFY_OK(parts);
+        QCOMPARE(parts->stages.size(), size_t(3));
+        QCOMPARE(parts->finalLoss, whole->finalLoss);
+        QCOMPARE(parts->trainTokens, whole->trainTokens);
+
+        // A check that passes moves on at once, and records what it measured.
+        SyntheticRunConfig easy = curriculum("cur-easy");
+        easy.stageSteps = 0;
+        easy.stageAccuracy = 1e-9;
+        auto passed = runSynthetic(easy);
+        BATON_VERIFY_OK(passed);
+        QCOMPARE(passed->stages.size(), size_t(3));
+        QCOMPARE(passed->stages[1].startStep, int64_t(1));
+        QCOMPARE(passed->stages[0].distance, 0);
+        QCOMPARE(passed->stages[1].distance, 1);
+        QVERIFY(passed->stages[1].accuracy >= 0);
+
+        SyntheticRunConfig bad = curriculum("cur-bad");
+        bad.curriculum = {2, 1, 3};
+        QCOMPARE(runSynthetic(bad).error().code, ErrorCode::InvalidArgument);
+        bad.curriculum = {1, 2};
+        QCOMPARE(runSynthetic(bad).error().code, ErrorCode::InvalidArgument); // not W = 3
+        bad = tinyRun(m_tmp.filePath("cur-bad").toStdString(), true);
+        bad.mixShorter = 0.5;
+        QCOMPARE(runSynthetic(bad).error().code, ErrorCode::InvalidArgument); // no curriculum
     }
 
     void aBaselineAndItsRecurrentTwinSeeTheSameData() {

@@ -98,7 +98,21 @@ struct SyntheticRunConfig {
     std::optional<RecurrenceConfig> recurrence; // none: the baseline
     std::string design;                         // a name for the reports ("baseline", ...)
     int bpttWindows = 10; // W: windows per training sequence (gradients flow through all)
-    int batch = 16;       // sequences per step
+    // A curriculum over the windows per training sequence (empty: W throughout). Stage s
+    // trains on sequences of curriculum[s] windows (rising; the last one is W); it moves
+    // on when the accuracy (state on) at the largest distance its sequences ask about
+    // reaches stageAccuracy on stageCheckSequences fresh sequences, checked every
+    // stageCheckEvery steps, or after stageSteps steps (0: no budget). The last stage
+    // runs to the end of the steps.
+    std::vector<int> curriculum;
+    double stageAccuracy = 0.9;
+    int64_t stageSteps = 0;
+    int stageCheckEvery = 100;
+    int stageCheckSequences = 200;
+    // Mixed lengths: this share of each batch's sequences (rounded down) take the length
+    // of an earlier stage, drawn uniformly (none in the first stage).
+    double mixShorter = 0;
+    int batch = 16; // sequences per step
     int64_t steps = 1500;
     double lr = 1e-3;
     int warmupSteps = 100;
@@ -118,6 +132,14 @@ struct SyntheticRunConfig {
 };
 
 Result<void> validateSyntheticRunConfig(const SyntheticRunConfig& config);
+
+// A curriculum stage as training reached it.
+struct SyntheticStage {
+    int windows = 0;
+    int64_t startStep = 0; // the step after which it began (0: the start)
+    double accuracy = -1;  // at the check that ended it (-1: not ended by a check)
+    int distance = 0;      // the distance that check measured
+};
 
 // Accuracy at one distance.
 struct SyntheticCell {
@@ -147,6 +169,7 @@ struct SyntheticReport {
     double trainSeconds = 0;         // wall time of the training steps (this and earlier sessions)
     double trainTokensPerSecond = 0; // tokens / trainSeconds
     double finalLoss = 0; // mean training loss of the last 50 steps (nats per scored token)
+    std::vector<SyntheticStage> stages; // with a curriculum: the stages reached, in order
     SyntheticEvaluation evaluation;
 };
 

@@ -5,6 +5,7 @@
 
 #include "model/checkpoint.h"
 #include "model/model_impl.h"
+#include "probe/synthetic_stages.h"
 #include "training/bptt.h"
 #include "training/optimizer.h"
 #include "training/run_progress.h"
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <numeric>
 
@@ -66,35 +68,63 @@ std::string runKey(const SyntheticRunConfig& c) {
     return key.dump(2) + "\n";
 }
 
-// The training batch of one step (1-based): the same for every design with this seed.
-WindowBatch trainingBatch(const SyntheticRunConfig& c, int64_t step) {
-    const int64_t B = c.batch, W = c.bpttWindows, T = c.task.window;
-    std::vector<int64_t> inputs(size_t(W * B * T)), targets(size_t(W * B * T), -1);
-    int64_t scored = 0;
-    for (int64_t b = 0; b < B; ++b) {
-        const auto seq = makeSyntheticSequence(
-            c.task, int(W), mixSeed(mixSeed(c.seed, uint64_t(step)), uint64_t(b)));
-        for (int64_t n = 0; n < W; ++n)
-            for (int64_t p = 0; p < T; ++p)
-                inputs[size_t((n * B + b) * T + p)] = seq.tokens[size_t(n * T + p)];
-        auto setTarget = [&](int64_t at) { // the prediction of token `at` of the sequence
-            const int64_t from = at - 1, n = from / T, p = from % T;
-            targets[size_t((n * B + b) * T + p)] = seq.tokens[size_t(at)];
-            ++scored;
-        };
-        if (c.lossOnAllTokens) {
-            for (int64_t at = 1; at < W * T; ++at)
-                setTarget(at);
-        } else {
-            for (const auto& q : seq.questions)
-                setTarget(q.answerAt);
+// The windows of a step's sequences, by sequence: W, or with a curriculum the stage's
+// windows, the first floor(mixShorter * B) sequences taking an earlier stage's (drawn
+// uniformly) once past the first stage.
+std::vector<int> sequenceWindows(const SyntheticRunConfig& c, int64_t step, int stage) {
+    const int64_t B = c.batch;
+    const int windows = c.curriculum.empty() ? c.bpttWindows : c.curriculum[size_t(stage)];
+    std::vector<int> out(size_t(B), windows);
+    const int64_t shorter = stage > 0 ? int64_t(c.mixShorter * double(B)) : 0;
+    for (int64_t b = 0; b < shorter; ++b)
+        out[size_t(b)] = c.curriculum[size_t(
+            mixSeed(mixSeed(c.seed ^ 0x5107ULL, uint64_t(step)), uint64_t(b)) % uint64_t(stage))];
+    return out;
+}
+
+// The training batches of one step (1-based), one per sequence length (sequenceWindows):
+// the same for every design with this seed.
+std::vector<WindowBatch> trainingBatches(const SyntheticRunConfig& c, int64_t step, int stage) {
+    const std::vector<int> lengths = sequenceWindows(c, step, stage);
+    std::vector<int> distinct = lengths;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const int64_t T = c.task.window;
+    std::vector<WindowBatch> out;
+    for (const int W : distinct) {
+        std::vector<int64_t> members;
+        for (size_t b = 0; b < lengths.size(); ++b)
+            if (lengths[b] == W)
+                members.push_back(int64_t(b));
+        const int64_t B = int64_t(members.size());
+        std::vector<int64_t> inputs(size_t(W * B * T)), targets(size_t(W * B * T), -1);
+        int64_t scored = 0;
+        for (int64_t i = 0; i < B; ++i) {
+            const auto seq = makeSyntheticSequence(
+                c.task, W, mixSeed(mixSeed(c.seed, uint64_t(step)), uint64_t(members[size_t(i)])));
+            for (int64_t n = 0; n < W; ++n)
+                for (int64_t p = 0; p < T; ++p)
+                    inputs[size_t((n * B + i) * T + p)] = seq.tokens[size_t(n * T + p)];
+            auto setTarget = [&](int64_t at) { // the prediction of token `at` of the sequence
+                const int64_t from = at - 1, n = from / T, p = from % T;
+                targets[size_t((n * B + i) * T + p)] = seq.tokens[size_t(at)];
+                ++scored;
+            };
+            if (c.lossOnAllTokens) {
+                for (int64_t at = 1; at < W * T; ++at)
+                    setTarget(at);
+            } else {
+                for (const auto& q : seq.questions)
+                    setTarget(q.answerAt);
+            }
         }
+        WindowBatch batch;
+        batch.inputs = torch::tensor(inputs).view({W, B, T});
+        batch.targets = torch::tensor(targets).view({W, B, T});
+        batch.scored = scored;
+        out.push_back(std::move(batch));
     }
-    WindowBatch batch;
-    batch.inputs = torch::tensor(inputs).view({W, B, T});
-    batch.targets = torch::tensor(targets).view({W, B, T});
-    batch.scored = scored;
-    return batch;
+    return out;
 }
 
 // Accuracy by distance on fresh sequences: a recurrent model with its state on and
@@ -210,7 +240,9 @@ int64_t moduleParameterCount(Model::Impl& m) {
 struct Progress {
     int64_t step = 0, tokens = 0;
     double seconds = 0;
-    std::deque<double> losses; // the last kRecentLosses steps'
+    std::deque<double> losses;          // the last kRecentLosses steps'
+    std::vector<SyntheticStage> stages; // with a curriculum: the stages reached so far
+    int stage() const { return stages.empty() ? 0 : int(stages.size()) - 1; }
 };
 
 std::string progressJson(const Progress& p) {
@@ -219,6 +251,8 @@ std::string progressJson(const Progress& p) {
     j["tokens"] = p.tokens;
     j["seconds"] = p.seconds;
     j["recent_losses"] = std::vector<double>(p.losses.begin(), p.losses.end());
+    if (!p.stages.empty())
+        j["stages"] = syntheticStagesJson(p.stages);
     return j.dump() + "\n";
 }
 
@@ -237,6 +271,10 @@ Result<Progress> readProgressJson(const std::string& path) {
         for (const auto& x : *it)
             if (x.is_number())
                 p.losses.push_back(x.get<double>());
+    auto stages = readSyntheticStages(*parsed, "stages");
+    if (!stages)
+        return makeError(ErrorCode::BadConfig, path + ": " + stages.error().message);
+    p.stages = std::move(*stages);
     return p;
 }
 
@@ -268,6 +306,7 @@ private:
     void setTrainable();
     double learningRate(int64_t step) const;
     Result<void> checkpoint();
+    void checkStage(Model::Impl& m, int64_t step);
 
     SyntheticRunConfig c;
     std::function<bool(const SyntheticEvent&)> m_onEvent;
@@ -374,6 +413,51 @@ Result<void> SyntheticRun::checkpoint() {
     return {};
 }
 
+// With a curriculum, after a step: the stage moves on when its budget is spent, or when
+// a check (every stageCheckEvery steps of the stage) finds the accuracy at the largest
+// distance its sequences ask about at stageAccuracy or more.
+void SyntheticRun::checkStage(Model::Impl& m, int64_t step) {
+    if (c.curriculum.empty() || m_p.stage() + 1 >= int(c.curriculum.size()))
+        return;
+    SyntheticStage& current = m_p.stages.back();
+    const int64_t inStage = step - current.startStep;
+    bool next = c.stageSteps > 0 && inStage >= c.stageSteps;
+    if (inStage % c.stageCheckEvery == 0) {
+        int distance = 0;
+        for (int d : c.task.distances)
+            if (d < current.windows)
+                distance = std::max(distance, d);
+        if (m.recurrent())
+            m.refreshRecurrenceCaches(); // the forward passes below read the caches
+        const SyntheticEvaluation check = evaluate(m, c.task, c.stageCheckSequences,
+                                                   current.windows, mixSeed(c.evalSeed, 0x57A6E));
+        SyntheticCell measured;
+        for (const auto& cell : check.cells)
+            if (cell.distance == distance && (cell.state == "on" || cell.state == "none"))
+                measured = cell;
+        const double accuracy = measured.accuracy();
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "stage %d (sequences of %d windows) at step %lld: %lld of %lld right at "
+                      "d = %d (%.3f)",
+                      m_p.stage() + 1, current.windows, static_cast<long long>(step),
+                      static_cast<long long>(measured.correct),
+                      static_cast<long long>(measured.questions), distance, accuracy);
+        info(line);
+        if (accuracy >= c.stageAccuracy) {
+            next = true;
+            current.accuracy = accuracy;
+            current.distance = distance;
+        }
+    }
+    if (!next)
+        return;
+    m_p.stages.push_back({c.curriculum[size_t(m_p.stage() + 1)], step, -1, 0});
+    info("stage " + std::to_string(m_p.stage() + 1) + ": sequences of " +
+         std::to_string(m_p.stages.back().windows) + " windows from step " +
+         std::to_string(step + 1));
+}
+
 Result<SyntheticReport> SyntheticRun::run() {
     if (auto r = validateSyntheticRunConfig(c); !r)
         return r.error();
@@ -412,24 +496,34 @@ Result<SyntheticReport> SyntheticRun::run() {
                  std::to_string(m.net->parameterCount()) + " parameters" +
                  (recurrent ? " + " + std::to_string(moduleParameterCount(m)) + " in the module"
                             : std::string()));
+            if (!c.curriculum.empty() && m_p.stages.empty())
+                m_p.stages.push_back({c.curriculum.front(), 0, -1, 0});
             while (m_p.step < c.steps) {
                 if (m_cancel.cancelled())
                     break;
                 const auto t0 = Clock::now();
                 const int64_t step = m_p.step + 1;
-                const WindowBatch batch = trainingBatch(c, step);
+                const auto batches = trainingBatches(c, step, m_p.stage());
+                int64_t scored = 0, tokens = 0;
+                for (const auto& b : batches) {
+                    scored += b.scored;
+                    tokens += b.inputs.numel();
+                }
                 m_opt->zeroGrad();
-                const BatchStats stats = accumulateGradients(
-                    m, batch, recurrent, double(std::max<int64_t>(1, batch.scored)));
+                double nll = 0;
+                for (const auto& b : batches)
+                    nll +=
+                        accumulateGradients(m, b, recurrent, double(std::max<int64_t>(1, scored)))
+                            .nllSum;
                 clipGradients(m_netParams, m_moduleParams, c.clipNorm);
                 m_opt->step(learningRate(step));
-                const double loss = stats.nllSum / double(std::max<int64_t>(1, batch.scored));
+                const double loss = nll / double(std::max<int64_t>(1, scored));
                 if (!std::isfinite(loss))
                     return makeError(ErrorCode::Internal,
                                      "the loss is not finite at step " + std::to_string(step));
                 const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
                 m_p.step = step;
-                m_p.tokens += batch.inputs.numel();
+                m_p.tokens += tokens;
                 m_p.seconds += seconds;
                 m_p.losses.push_back(loss);
                 while (int(m_p.losses.size()) > kRecentLosses)
@@ -439,8 +533,9 @@ Result<SyntheticReport> SyntheticRun::run() {
                 e.step = step;
                 e.totalSteps = c.steps;
                 e.loss = loss;
-                e.tokensPerSecond = double(batch.inputs.numel()) / std::max(seconds, 1e-9);
+                e.tokensPerSecond = double(tokens) / std::max(seconds, 1e-9);
                 emit(e);
+                checkStage(m, step);
                 if (step % c.checkpointEvery == 0 || step == c.steps || m_cancel.cancelled())
                     if (auto r = checkpoint(); !r)
                         return r.error();
@@ -479,6 +574,7 @@ Result<SyntheticReport> SyntheticRun::run() {
         report.trainTokens = m_p.tokens;
         report.trainSeconds = m_p.seconds;
         report.trainTokensPerSecond = m_p.seconds > 0 ? double(m_p.tokens) / m_p.seconds : 0;
+        report.stages = m_p.stages;
         report.finalLoss = m_p.losses.empty()
                                ? 0
                                : std::accumulate(m_p.losses.begin(), m_p.losses.end(), 0.0) /

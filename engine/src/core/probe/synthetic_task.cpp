@@ -2,6 +2,7 @@
 // training and evaluation are in synthetic.cpp).
 #include "baton/engine/sampling.h"
 #include "baton/engine/synthetic.h"
+#include "probe/synthetic_stages.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -234,6 +235,22 @@ Result<void> validateSyntheticRunConfig(const SyntheticRunConfig& c) {
     if (!(c.lr > 0) || c.lr > 1 || c.warmupSteps < 0 || c.minLrRatio < 0 || c.minLrRatio > 1 ||
         c.weightDecay < 0 || c.clipNorm < 0 || c.checkpointEvery < 1)
         return bad("learning rate in (0, 1], warm-up, decay and clipping not negative");
+    if (!c.curriculum.empty()) {
+        for (size_t i = 0; i < c.curriculum.size(); ++i)
+            if (c.curriculum[i] < 1 || (i > 0 && c.curriculum[i] <= c.curriculum[i - 1]))
+                return bad("the curriculum's windows must rise from at least 1");
+        if (c.curriculum.back() != c.bpttWindows)
+            return bad("the curriculum's last stage must be the bptt windows (" +
+                       std::to_string(c.bpttWindows) + ")");
+        if (!(c.stageAccuracy > 0) || c.stageAccuracy > 1 || c.stageSteps < 0 ||
+            c.stageCheckEvery < 1 || c.stageCheckSequences < 1)
+            return bad("a stage's accuracy in (0, 1], its budget not negative, its checks "
+                       "every step or more on one sequence or more");
+    }
+    if (!(c.mixShorter >= 0) || c.mixShorter > 1)
+        return bad("the share of shorter sequences must be in [0, 1]");
+    if (c.mixShorter > 0 && c.curriculum.empty())
+        return bad("shorter sequences are mixed in from a curriculum's earlier stages: give one");
     return {};
 }
 
@@ -308,6 +325,19 @@ std::string syntheticReportJson(const SyntheticReport& r) {
     train["clip"] = c.clipNorm;
     train["loss"] = c.lossOnAllTokens ? "all" : "answers";
     train["device"] = c.device;
+    if (!c.curriculum.empty()) { // absent in runs without one, as before curricula
+        OJson cur;
+        cur["windows"] = c.curriculum;
+        cur["stage_accuracy"] = c.stageAccuracy;
+        cur["stage_steps"] = c.stageSteps;
+        cur["check_every"] = c.stageCheckEvery;
+        cur["check_sequences"] = c.stageCheckSequences;
+        train["curriculum"] = cur;
+    }
+    if (c.mixShorter > 0)
+        train["mix_shorter"] = c.mixShorter;
+    if (!r.stages.empty())
+        train["stages"] = syntheticStagesJson(r.stages);
     train["steps_done"] = r.steps;
     train["tokens"] = r.trainTokens;
     train["seconds"] = r.trainSeconds;
@@ -317,6 +347,40 @@ std::string syntheticReportJson(const SyntheticReport& r) {
     j["evaluation"] = OJson::parse(syntheticEvaluationJson(r.evaluation));
     j["model_dir"] = r.modelDir;
     return j.dump(2) + "\n";
+}
+
+nlohmann::ordered_json syntheticStagesJson(const std::vector<SyntheticStage>& stages) {
+    auto out = OJson::array();
+    for (const auto& st : stages)
+        out.push_back({{"windows", st.windows},
+                       {"start_step", st.startStep},
+                       {"accuracy", st.accuracy},
+                       {"distance", st.distance}});
+    return out;
+}
+
+Result<std::vector<SyntheticStage>> readSyntheticStages(const json::Json& object, const char* key) {
+    std::vector<SyntheticStage> out;
+    const auto it = object.find(key);
+    if (it == object.end())
+        return out;
+    auto bad = [&](const std::string& what) {
+        return makeError(ErrorCode::BadConfig, std::string(key) + ": " + what);
+    };
+    if (!it->is_array())
+        return bad("must be an array");
+    for (const auto& x : *it) {
+        SyntheticStage stage;
+        json::FieldReader f(x);
+        f.integer("windows", 1, 1 << 30, stage.windows, f.Required);
+        f.integer("start_step", 0, INT64_MAX, stage.startStep, f.Required);
+        f.number("accuracy", -1, 1, stage.accuracy);
+        f.integer("distance", 0, 1 << 30, stage.distance);
+        if (!f.ok())
+            return bad(f.error());
+        out.push_back(stage);
+    }
+    return out;
 }
 
 Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& folder) {
@@ -422,9 +486,31 @@ Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& fo
     tr.number("seconds", 0, 1e12, r.trainSeconds);
     tr.number("tokens_per_s", 0, 1e12, r.trainTokensPerSecond);
     tr.number("final_loss", 0, 1e6, r.finalLoss);
+    tr.number("mix_shorter", 0, 1, c.mixShorter);
     if (!tr.ok())
         return bad("training: " + tr.error());
     c.lossOnAllTokens = loss == "all";
+    if (const auto cur = train->find("curriculum"); cur != train->end() && cur->is_object()) {
+        json::FieldReader f(*cur);
+        f.number("stage_accuracy", 0, 1, c.stageAccuracy);
+        f.integer("stage_steps", 0, INT64_MAX, c.stageSteps);
+        f.integer("check_every", 1, kBig, c.stageCheckEvery);
+        f.integer("check_sequences", 1, kBig, c.stageCheckSequences);
+        if (!f.ok())
+            return bad("training curriculum: " + f.error());
+        const auto w = cur->find("windows");
+        if (w == cur->end() || !w->is_array())
+            return bad("training curriculum: \"windows\" must be an array");
+        for (const auto& x : *w) {
+            if (!x.is_number_integer() || x.get<int64_t>() < 1 || x.get<int64_t>() > kBig)
+                return bad("training curriculum: \"windows\" must hold positive integers");
+            c.curriculum.push_back(x.get<int>());
+        }
+    }
+    auto stages = readSyntheticStages(*train, "stages");
+    if (!stages)
+        return bad("training " + stages.error().message);
+    r.stages = std::move(*stages);
     SyntheticEvaluation& e = r.evaluation;
     json::FieldReader ev(*eval);
     ev.integer("sequences", 0, kBig, e.sequences);
