@@ -23,7 +23,11 @@ void addRecurrenceOptions(Args& args) {
         .flag("write-tokens",
               "Recurrent: the next state is written by --slots learned write tokens run after "
               "each window's last token (RMT's written memory) instead of pooled")
-        .flag("gate", "Recurrent: a learned gate between the previous state and the new one");
+        .flag("gate", "Recurrent: a learned gate between the previous state and the new one")
+        .flag("memory-tokens",
+              "Recurrent: the state read as memory tokens (RMT's read memory): its slots pass "
+              "through the --read-blocks blocks as tokens of their own, each block reading "
+              "their pass through the blocks before it");
 }
 
 engine::RecurrenceConfig recurrenceFromArgs(const Args& args) {
@@ -39,6 +43,7 @@ engine::RecurrenceConfig recurrenceFromArgs(const Args& args) {
     r.readBlocks = int(args.getInt("read-blocks", 1, 10000));
     r.writeTokens = args.has("write-tokens");
     r.gate = args.has("gate");
+    r.memoryTokens = args.has("memory-tokens");
     return r;
 }
 

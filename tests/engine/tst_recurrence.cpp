@@ -381,12 +381,17 @@ private Q_SLOTS:
         QTest::addColumn<bool>("writeTokens");
         QTest::addColumn<bool>("gate");
         QTest::addColumn<int>("slots");
-        QTest::newRow("read by every block") << 0 << 2 << false << false << 1;
-        QTest::newRow("write tokens") << 1 << 1 << true << false << 1;
-        QTest::newRow("3 write tokens") << 1 << 1 << true << false << 3;
-        QTest::newRow("gate") << 1 << 1 << false << true << 1;
-        QTest::newRow("gate, 2 slots") << 1 << 1 << false << true << 2;
-        QTest::newRow("2 write tokens, gate, read by every block") << 0 << 2 << true << true << 2;
+        QTest::addColumn<bool>("memoryTokens");
+        QTest::newRow("read by every block") << 0 << 2 << false << false << 1 << false;
+        QTest::newRow("write tokens") << 1 << 1 << true << false << 1 << false;
+        QTest::newRow("3 write tokens") << 1 << 1 << true << false << 3 << false;
+        QTest::newRow("gate") << 1 << 1 << false << true << 1 << false;
+        QTest::newRow("gate, 2 slots") << 1 << 1 << false << true << 2 << false;
+        QTest::newRow("2 write tokens, gate, read by every block")
+            << 0 << 2 << true << true << 2 << false;
+        QTest::newRow("memory tokens, 2 slots") << 0 << 2 << false << false << 2 << true;
+        QTest::newRow("RMT: 3 memory tokens written by write tokens, gated")
+            << 0 << 2 << true << true << 3 << true;
     }
     void literatureDesigns() {
         QFETCH(int, insertBlock);
@@ -394,22 +399,27 @@ private Q_SLOTS:
         QFETCH(bool, writeTokens);
         QFETCH(bool, gate);
         QFETCH(int, slots);
+        QFETCH(bool, memoryTokens);
         RecurrenceConfig rec = m_rec;
         rec.insertBlock = insertBlock;
         rec.readBlocks = readBlocks;
         rec.writeTokens = writeTokens;
         rec.gate = gate;
         rec.slots = slots;
-        const QString dir = makeRecurrent(QString("design-%1-%2-%3-%4-%5")
+        rec.memoryTokens = memoryTokens;
+        const QString dir = makeRecurrent(QString("design-%1-%2-%3-%4-%5-%6")
                                               .arg(insertBlock)
                                               .arg(readBlocks)
                                               .arg(writeTokens)
                                               .arg(gate)
-                                              .arg(slots),
+                                              .arg(slots)
+                                              .arg(memoryTokens),
                                           rec);
-        // baton.json says version 3 and names the options; the module loads with them.
+        // baton.json says version 3 (4 with memory tokens) and names the options; the
+        // module loads with them.
         const QJsonObject desc = baton::test::readJsonObject(dir + "/baton.json");
-        QCOMPARE(desc["format_version"].toInt(), 3);
+        QCOMPARE(desc["format_version"].toInt(), memoryTokens ? 4 : 3);
+        QCOMPARE(desc.contains("memory_tokens"), memoryTokens);
         QCOMPARE(desc["read_blocks"].toInt(), readBlocks);
         QCOMPARE(desc["write"].toString(), QString(writeTokens ? "tokens" : "pool"));
         QCOMPARE(desc["gate"].toBool(), gate);
@@ -420,6 +430,9 @@ private Q_SLOTS:
         QCOMPARE(loaded.writeTokens, writeTokens);
         QCOMPARE(loaded.gate, gate);
         QCOMPARE(loaded.slots, slots);
+        QCOMPARE(loaded.memoryTokens, memoryTokens);
+        QCOMPARE(describeRecurrence(loaded).find("memory tokens") != std::string::npos,
+                 memoryTokens);
         QVERIFY(describeRecurrence(loaded).find(gate ? "gated" : "state slot") !=
                 std::string::npos);
         // The first window is plain GPT-2; generation (the CPU decoder with the state
@@ -461,6 +474,14 @@ private Q_SLOTS:
             QVERIFY(!torch::allclose(none[0], first[0]));
             QVERIFY(torch::allclose(first[0], both[0]));
             QVERIFY(!torch::allclose(first[1], both[1]));
+            // As memory tokens, block 0 reads the state as it is and block 1 reads the
+            // slots' own pass through block 0: the same block 0, another block 1.
+            std::vector<torch::Tensor> memory;
+            a.blockOutputs = &memory;
+            a.memoryTokens = true;
+            m.net->forward(ids, a);
+            QVERIFY(torch::allclose(both[0], memory[0]));
+            QVERIFY(!torch::allclose(both[1], memory[1]));
         }
         { // write tokens: the token outputs are those of the window alone (causal), and
           // the written outputs depend on every token of the window
@@ -505,8 +526,8 @@ private Q_SLOTS:
     }
 
     void olderAndNewerFormats() {
-        // Version 1 and 2 files still load (the designs above write version 3 only when
-        // they use its options); a module without them is written as before.
+        // Version 1 and 2 files still load (the designs above write version 3 or 4 only
+        // when they use their options); a module without them is written as before.
         RecurrenceConfig v1 = m_rec, v2 = m_rec;
         v2.slots = 2;
         QCOMPARE(v1.formatVersion(), 1);
@@ -551,10 +572,22 @@ private Q_SLOTS:
             baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
             expect(dir, ErrorCode::ConfigMismatch);
         }
-        {
-            const QString dir = makeRecurrent("format-v4", v3);
+        { // version 4: memory tokens need a second reading block
+            RecurrenceConfig v4 = m_rec;
+            v4.insertBlock = 0;
+            v4.readBlocks = 2;
+            v4.memoryTokens = true;
+            const QString dir = makeRecurrent("format-v4-memory", v4);
             QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
-            j["format_version"] = 4;
+            QCOMPARE(j["format_version"].toInt(), 4);
+            j["read_blocks"] = 1;
+            baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
+            expect(dir, ErrorCode::BadConfig);
+        }
+        {
+            const QString dir = makeRecurrent("format-v5", v3);
+            QJsonObject j = baton::test::readJsonObject(dir + "/baton.json");
+            j["format_version"] = 5;
             baton::test::writeFile(dir + "/baton.json", QJsonDocument(j).toJson());
             expect(dir, ErrorCode::Unsupported);
         }

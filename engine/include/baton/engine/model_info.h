@@ -75,6 +75,11 @@ struct RecurrenceConfig {
     // candidate] + b), so that a state can keep what windows that do not mention it
     // would overwrite. The first window's state is the candidate.
     bool gate = false;
+    // Version 4: the state read as memory tokens (RMT's read memory): its slots pass
+    // through the reading blocks as tokens of their own (attending to each other, in
+    // order, never to the window), and each reading block takes its keys and values
+    // from the slots' pass through the blocks before it, not from the state itself.
+    bool memoryTokens = false;
     int window = 0;  // T the module was trained with
     int overlap = 0; // o the module was trained with
 
@@ -84,10 +89,12 @@ struct RecurrenceConfig {
     bool readsAt(int layer) const {
         return layer >= insertBlock && layer < insertBlock + readBlocks;
     }
-    // The baton.json format version this module needs: 3 with readBlocks > 1, write
-    // tokens or a gate, 2 with several slots, pooling of the last positions or a sink,
-    // else 1.
+    // The baton.json format version this module needs: 4 with memory tokens, 3 with
+    // readBlocks > 1, write tokens or a gate, 2 with several slots, pooling of the last
+    // positions or a sink, else 1.
     int formatVersion() const {
+        if (memoryTokens)
+            return 4;
         if (readBlocks != 1 || writeTokens || gate)
             return 3;
         return (slots != 1 || poolLast != 0 || sink) ? 2 : 1;
@@ -104,7 +111,7 @@ std::string describeRecurrence(const RecurrenceConfig& r);
 // is written with the lowest version that holds it (RecurrenceConfig::formatVersion):
 // 1 without the version 2 options (slots, poolLast, sink), 2 without the version 3
 // ones (readBlocks, writeTokens, gate).
-constexpr int kRecurrentFormatVersion = 3;
+constexpr int kRecurrentFormatVersion = 4;
 
 // How an inference model holds its weights (--weights): float32, 16-bit floats, or
 // 8-bit blocks made at load time (32 weights of a row share one float scale). On the

@@ -159,10 +159,12 @@ public:
     // Puts the state into the (empty) cache as the slots' keys and values.
     void enterState() {
         const int first = m.insertBlock();
-        for (int layer = first; layer < first + m.readBlocks(); ++layer) {
-            auto [slotK, slotV] = m.net->slotKeyValue(state, layer);
-            cache.k[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotK);
-            cache.v[static_cast<size_t>(layer)].narrow(2, 0, cache.slots).copy_(slotV);
+        const auto kv =
+            m.net->slotKeyValues(state, first, m.readBlocks(), m.recurrence->config().memoryTokens);
+        for (int i = 0; i < m.readBlocks(); ++i) {
+            const size_t layer = static_cast<size_t>(first + i);
+            cache.k[layer].narrow(2, 0, cache.slots).copy_(kv[size_t(i)].first);
+            cache.v[layer].narrow(2, 0, cache.slots).copy_(kv[size_t(i)].second);
         }
         cache.slotLayer = first;
         cache.slotLayers = m.readBlocks();

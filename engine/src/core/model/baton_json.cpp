@@ -33,7 +33,7 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
     r.slots = 1;
     r.poolLast = 0;
     r.readBlocks = 1;
-    r.writeTokens = r.gate = false;
+    r.writeTokens = r.gate = r.memoryTokens = false;
     json::FieldReader f(j);
     f.integer("window", 1, model.nPositions, r.window, f.Required);
     f.integer("insert_block", 0, model.nLayer - 1, r.insertBlock, f.Required);
@@ -48,6 +48,7 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
     std::string write = "pool";
     f.string("write", write);
     f.boolean("gate", r.gate);
+    f.boolean("memory_tokens", r.memoryTokens);
     f.integer("overlap", 0, r.window - 1, r.overlap, f.Required);
     f.string("tokenizer", out.tokenizerIdentity, f.Required);
     if (!f.ok())
@@ -59,6 +60,8 @@ Result<BatonJson> parseBatonJson(std::string_view text, const std::string& path,
         return bad("read_blocks = " + std::to_string(r.readBlocks) +
                    " from insert_block = " + std::to_string(r.insertBlock) +
                    " runs past the model's " + std::to_string(model.nLayer) + " blocks");
+    if (r.memoryTokens && r.readBlocks < 2)
+        return bad("memory_tokens needs read_blocks of 2 or more");
     if (r.poolLast > 0 && r.poolLast < r.slots)
         return bad("pool_last = " + std::to_string(r.poolLast) +
                    " is less than slots = " + std::to_string(r.slots));
@@ -87,6 +90,8 @@ std::string batonJsonText(const RecurrenceConfig& r, const std::string& tokenize
         j["write"] = r.writeTokens ? "tokens" : "pool";
         j["gate"] = r.gate;
     }
+    if (version >= 4)
+        j["memory_tokens"] = r.memoryTokens;
     j["tokenizer"] = tokenizerIdentity;
     return j.dump(2) + "\n";
 }
@@ -104,8 +109,10 @@ std::string describeRecurrence(const RecurrenceConfig& r) {
     if (r.sink)
         s += ", attention sink";
     if (r.readBlocks > 1)
-        s += ", read by blocks " + std::to_string(r.insertBlock) + "-" +
-             std::to_string(r.insertBlock + r.readBlocks - 1);
+        s += std::string(r.memoryTokens ? ", read as memory tokens" : ", read") + " by blocks " +
+             std::to_string(r.insertBlock) + "-" + std::to_string(r.insertBlock + r.readBlocks - 1);
+    else if (r.memoryTokens)
+        s += ", read as memory tokens";
     if (r.writeTokens)
         s += ", written by write tokens";
     if (r.gate)

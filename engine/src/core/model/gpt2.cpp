@@ -207,6 +207,27 @@ std::pair<torch::Tensor, torch::Tensor> Gpt2Impl::slotKeyValue(const torch::Tens
     return std::make_pair(slotK, slotV);
 }
 
+std::vector<std::pair<torch::Tensor, torch::Tensor>>
+Gpt2Impl::slotKeyValues(const torch::Tensor& state, int first, int count, bool memoryTokens) {
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> out;
+    torch::Tensor slots = state;
+    for (int l = first; l < first + count; ++l) {
+        out.push_back(slotKeyValue(slots, l));
+        if (memoryTokens && l + 1 < first + count)
+            slots = memoryBlock(slots, l);
+    }
+    return out;
+}
+
+torch::Tensor Gpt2Impl::memoryBlock(const torch::Tensor& slots, int layer) {
+    const auto& block = blocks[static_cast<size_t>(layer)];
+    const auto none = torch::Tensor();
+    auto x = slots + attention(layer, block->ln_1->forward(slots), nullptr, 0, none, none, none,
+                               none, nullptr);
+    return x + block->mlp->c_proj->forward(
+                   blocks::geluTanh(block->mlp->c_fc->forward(block->ln_2->forward(x))));
+}
+
 torch::Tensor Gpt2Impl::attention(int layer, const torch::Tensor& x, KvCache* cache, int64_t past,
                                   const torch::Tensor& slotK, const torch::Tensor& slotV,
                                   const torch::Tensor& slotBias, const torch::Tensor& sink,
@@ -290,8 +311,7 @@ ForwardOut Gpt2Impl::forward(const torch::Tensor& ids, const ForwardArgs& args) 
                     "bad slot layer");
         TORCH_CHECK(args.state.dim() == 3, "the state must be [B, S, k]");
         if (cache == nullptr || cache->slotLayer < 0) {
-            for (int l = args.slotLayer; l < args.slotLayer + args.slotLayers; ++l)
-                slotKV.push_back(slotKeyValue(args.state, l));
+            slotKV = slotKeyValues(args.state, args.slotLayer, args.slotLayers, args.memoryTokens);
             if (cache != nullptr) {
                 TORCH_CHECK(past == 0, "a state can only enter a window before its first token");
                 for (int i = 0; i < args.slotLayers; ++i) {

@@ -114,10 +114,14 @@ struct KvCache {
 };
 
 struct ForwardArgs {
-    KvCache* cache = nullptr;   // append to this cache (positions continue from its length)
-    torch::Tensor state;        // [B, S, k] the state slots, undefined for none
-    int slotLayer = 1;          // the (first) block that receives the state
-    int slotLayers = 1;         // how many blocks from slotLayer on receive it
+    KvCache* cache = nullptr; // append to this cache (positions continue from its length)
+    torch::Tensor state;      // [B, S, k] the state slots, undefined for none
+    int slotLayer = 1;        // the (first) block that receives the state
+    int slotLayers = 1;       // how many blocks from slotLayer on receive it
+    // The state's slots pass through the reading blocks as memory tokens of their own
+    // (attending to each other causally, never to the window); each reading block takes
+    // their keys and values from that pass (RecurrenceConfig::memoryTokens).
+    bool memoryTokens = false;
     torch::Tensor slotBias;     // [H] added to the slots' attention logits, or undefined
     torch::Tensor sink;         // [H] an attention sink's logit beside the slots, or undefined
     torch::Tensor layerWeights; // [L] softmax(alpha): with poolMatrix, `pooled` is computed
@@ -145,6 +149,13 @@ public:
     ForwardOut forward(const torch::Tensor& ids, const ForwardArgs& args = {});
     // The slots' keys and values for block `layer`: [B, H, S, D] each.
     std::pair<torch::Tensor, torch::Tensor> slotKeyValue(const torch::Tensor& state, int layer);
+    // Block `layer` run on the slots alone, as tokens (memory tokens): [B, S, k].
+    torch::Tensor memoryBlock(const torch::Tensor& slots, int layer);
+    // The keys and values of the reading blocks first .. first + count - 1, in order:
+    // each block's of the state itself, or with memoryTokens of the slots' pass through
+    // the reading blocks before it.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>>
+    slotKeyValues(const torch::Tensor& state, int first, int count, bool memoryTokens);
     // Logits through the tied LM head.
     torch::Tensor logits(const torch::Tensor& hidden) const;
     // GPT-2's initialisation for training from scratch (normal 0.02, residual

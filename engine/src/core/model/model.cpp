@@ -81,6 +81,7 @@ ForwardArgs Model::Impl::windowArgs(const torch::Tensor& state, int64_t first, i
         args.sink = sink;
     }
     args.slotLayers = recurrence->config().readBlocks;
+    args.memoryTokens = recurrence->config().memoryTokens;
     if (recurrence->config().writeTokens) {
         if (first == 0)
             args.writeTokens = recurrence->writeTokens;

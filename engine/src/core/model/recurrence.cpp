@@ -156,6 +156,9 @@ Result<void> validateRecurrenceConfig(const RecurrenceConfig& r, const ModelConf
                    " blocks from the insertion block on");
     if (r.writeTokens && r.poolLast > 0)
         return bad("write tokens pool nothing: pool-last does not apply");
+    if (r.memoryTokens && r.readBlocks < 2)
+        return bad("memory tokens pass from one reading block to the next: read the state by "
+                   "2 blocks or more");
     return {};
 }
 

@@ -269,6 +269,8 @@ OJson recurrenceJson(const RecurrenceConfig& r) {
     j["read_blocks"] = r.readBlocks;
     j["write"] = r.writeTokens ? "tokens" : "pool";
     j["gate"] = r.gate;
+    if (r.memoryTokens) // absent in runs without, as before memory tokens
+        j["memory_tokens"] = true;
     j["description"] = describeRecurrence(r);
     return j;
 }
@@ -467,6 +469,7 @@ Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& fo
         f.integer("read_blocks", 1, kBig, rc.readBlocks);
         f.string("write", write);
         f.boolean("gate", rc.gate);
+        f.boolean("memory_tokens", rc.memoryTokens);
         if (!f.ok())
             return bad("recurrence: " + f.error());
         rc.writeTokens = write == "tokens";

@@ -75,6 +75,7 @@ Json toJson(const TrainConfig& c) {
     j["read_blocks"] = c.recurrence.readBlocks;
     j["write_tokens"] = c.recurrence.writeTokens;
     j["gate"] = c.recurrence.gate;
+    j["memory_tokens"] = c.recurrence.memoryTokens;
     j["unwrap"] = c.unwrap;
     j["episodes_per_sequence"] = c.episodesPerSequence;
     j["corpus"] = c.corpus;
@@ -145,7 +146,7 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     c.recurrence.poolLast = 0;
     c.recurrence.sink = false;
     c.recurrence.readBlocks = 1;
-    c.recurrence.writeTokens = c.recurrence.gate = false;
+    c.recurrence.writeTokens = c.recurrence.gate = c.recurrence.memoryTokens = false;
     c.unwrap = false;
     c.episodesPerSequence = 0;
     f.integer("slots", 1, 64, c.recurrence.slots);
@@ -154,6 +155,7 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.integer("read_blocks", 1, kInt, c.recurrence.readBlocks);
     f.boolean("write_tokens", c.recurrence.writeTokens);
     f.boolean("gate", c.recurrence.gate);
+    f.boolean("memory_tokens", c.recurrence.memoryTokens);
     f.boolean("unwrap", c.unwrap);
     f.integer("episodes_per_sequence", 0, kInt, c.episodesPerSequence);
     f.strings("corpus", c.corpus, true, R);
