@@ -207,6 +207,18 @@ private Q_SLOTS:
         QVERIFY2(status().contains(QStringLiteral("state on: 0.95 / 0.70 / 0.30 / 0.07 / 0.07")),
                  qPrintable(status()));
         QVERIFY(status().contains(QStringLiteral("not on text")));
+        QVERIFY(!status().contains(QStringLiteral("curriculum")));
+        // Trained with a curriculum: its stages and where training reached them.
+        r.config.curriculum = {1, 2, 4, 10};
+        r.config.bpttWindows = 10;
+        r.stages = {{1, 0, 0.95, 0}, {2, 400, 0.91, 1}, {4, 700, -1, 0}};
+        QVERIFY(test::writeFile(adapter + QStringLiteral("/synthetic.json"),
+                                QByteArray::fromStdString(engine::syntheticReportJson(r))));
+        Q_EMIT m_engine->modelLoaded(info);
+        QVERIFY2(status().contains(QStringLiteral("curriculum of 1, 2, 4, 10 windows per "
+                                                  "sequence; reached: 1 from step 1, 2 from "
+                                                  "step 401, 4 from step 701.")),
+                 qPrintable(status()));
         QCoreApplication::processEvents(); // the chart's title is laid out on the next pass
         screenshot(QStringLiteral("topics_synthetic.png"));
 

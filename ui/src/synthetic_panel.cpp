@@ -6,6 +6,7 @@
 
 #include <QColor>
 #include <QLabel>
+#include <QStringList>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -24,6 +25,22 @@ QString stateName(const std::string& state) {
 
 QColor stateColor(const std::string& state) {
     return state == "on" ? QColor(0x2f, 0x4b, 0x6e) : QColor(0x8a, 0x9b, 0xb0);
+}
+
+// With a curriculum: the windows per training sequence of each stage, and where
+// training reached it.
+QString curriculumText(const engine::SyntheticReport& r) {
+    if (r.config.curriculum.empty())
+        return {};
+    QStringList stages;
+    for (const auto& st : r.stages)
+        stages << SyntheticPanel::tr("%1 from step %2").arg(st.windows).arg(st.startStep + 1);
+    QStringList planned;
+    for (int w : r.config.curriculum)
+        planned << QString::number(w);
+    return SyntheticPanel::tr(" Trained with a curriculum of %1 windows per sequence; reached: %2.")
+        .arg(planned.join(", "),
+             stages.isEmpty() ? SyntheticPanel::tr("none recorded") : stages.join(", "));
 }
 
 } // namespace
@@ -104,7 +121,8 @@ void SyntheticPanel::showReport(const engine::SyntheticReport& r) {
             .arg(e.sequences)
             .arg(e.windows)
             .arg(figures.largestStdError, 0, 'f', 3)
-            .arg(figures.text));
+            .arg(figures.text) +
+        curriculumText(r));
 }
 
 } // namespace baton::ui
