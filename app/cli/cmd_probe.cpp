@@ -81,6 +81,9 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .flag("ask-once", "Task: ask about each fact once, at a distance drawn from all of "
                           "--distances (by default every fact is asked about in its own window "
                           "and once more at a positive distance)")
+        .flag("fit-distances",
+              "Task: a fact's later question takes a distance that lands inside the "
+              "sequence (short sequences ask as many memory questions as long ones)")
         .flag("no-recall-marker", "Task: questions about a fact of an earlier window read "
                                   "ASK too (by default they read RECALL)")
         .option("layers", "N", "Model: blocks", "2")
@@ -157,6 +160,7 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         t.distances.push_back(int(d));
     t.askTwice = !args.has("ask-once");
     t.recallMarker = !args.has("no-recall-marker");
+    t.fitDistances = args.has("fit-distances");
     t.gap = int(args.getInt("gap", 0, 1000));
     c.layers = int(args.getInt("layers", 1, 256));
     c.heads = int(args.getInt("heads", 1, 256));

@@ -180,6 +180,38 @@ private Q_SLOTS:
             QVERIFY(successors.size() <= size_t(task.fillerSuccessors));
     }
 
+    // With fitDistances, every fact of a window from which some positive distance lands
+    // inside the sequence is asked about later, at such a distance; without, a fact's
+    // later question may fall past the end. Only a task that uses it names it.
+    void fitDistancesAskInsideTheSequence() {
+        SyntheticTask task;
+        task.factsPerWindow = 1;
+        task.distances = {0, 1, 2, 4, 8, 16};
+        const std::string plainIdentity = syntheticTaskIdentity(task);
+        QVERIFY(syntheticTaskJson(task).find("fit_distances") == std::string::npos);
+        const int windows = 3;
+        int64_t plainLater = 0, fitLater = 0;
+        for (uint64_t seed = 0; seed < 200; ++seed) {
+            for (const auto& q : makeSyntheticSequence(task, windows, seed).questions)
+                plainLater += q.distance > 0 ? 1 : 0;
+            SyntheticTask fit = task;
+            fit.fitDistances = true;
+            const auto s = makeSyntheticSequence(fit, windows, seed);
+            int64_t later = 0;
+            for (const auto& q : s.questions) {
+                QVERIFY(q.distance == 0 || q.distance == 1 || q.distance == 2);
+                later += q.distance > 0 ? 1 : 0;
+            }
+            QCOMPARE(later, int64_t(2)); // windows 0 and 1 (d = 1 or 2, d = 1); not 2
+            fitLater += later;
+        }
+        QVERIFY(plainLater < fitLater / 2); // 2/5 + 1/5 of the facts, against 2 in 3
+        SyntheticTask fit = task;
+        fit.fitDistances = true;
+        QVERIFY(syntheticTaskIdentity(fit) != plainIdentity);
+        QCOMPARE(syntheticTaskIdentity(task), plainIdentity);
+    }
+
     void badTasksAreRefused() {
         SyntheticTask task;
         BATON_VERIFY_OK(validateSyntheticTask(task, 10));

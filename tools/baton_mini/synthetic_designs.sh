@@ -9,7 +9,7 @@
 # tokens read by every block and written by write tokens, a gate, 16 slots. Their
 # table: REFERENCE=pool4 synthetic_table.py RESULTS mem.
 # shellcheck disable=SC2034
-mem_task="--facts 1 --distances 0,1,2,4,8,16 --bptt-windows 18"
+mem_task="--facts 1 --distances 0,1,2,4,8,16 --fit-distances --bptt-windows 18"
 mem_curriculum="--curriculum 1,2,4,6,8,12,18 --mix-shorter 0.25 --stage-steps 400"
 mem_rmt="--write-tokens --insert-block 0 --read-blocks 2 --memory-tokens"
 synthetic_designs=(

@@ -52,6 +52,11 @@ struct SyntheticTask {
     std::vector<int> distances{0, 1, 2, 4, 8};
     bool askTwice = true;
     bool recallMarker = true;
+    // A fact's later question takes its distance from the positive distances that land
+    // inside the sequence (none: asked in its own window only), so that short sequences
+    // (a curriculum's first stages) ask as many memory questions as long ones. False:
+    // from all of them, a question past the sequence's end not asked.
+    bool fitDistances = false;
     int gap = 2; // at least this many filler tokens between two items of a window
     uint64_t grammarSeed = 41;
 

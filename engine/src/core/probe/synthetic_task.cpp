@@ -129,7 +129,16 @@ SyntheticSequence makeSyntheticSequence(const SyntheticTask& t, int windows, uin
             Fact f;
             f.key = keys[size_t(n * t.factsPerWindow + i)];
             f.value = int(rng.next() % uint64_t(t.values));
-            f.distance = later[rng.next() % later.size()];
+            if (t.fitDistances) {
+                std::vector<int> fit;
+                for (int d : later)
+                    if (n + d < windows)
+                        fit.push_back(d);
+                const uint64_t draw = rng.next();
+                f.distance = fit.empty() ? 0 : fit[draw % fit.size()];
+            } else {
+                f.distance = later[rng.next() % later.size()];
+            }
             facts[size_t(n)].push_back(f);
         }
 
@@ -203,6 +212,8 @@ std::string syntheticTaskJson(const SyntheticTask& t) {
     j["distances"] = t.distances;
     j["ask_twice"] = t.askTwice;
     j["recall_marker"] = t.recallMarker;
+    if (t.fitDistances) // absent in tasks without, so that their identities stay
+        j["fit_distances"] = true;
     j["gap"] = t.gap;
     j["grammar_seed"] = t.grammarSeed;
     return j.dump();
@@ -435,6 +446,7 @@ Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& fo
     t.boolean("ask_twice", k.askTwice);
     k.recallMarker = false; // absent: every question reads ASK
     t.boolean("recall_marker", k.recallMarker);
+    t.boolean("fit_distances", k.fitDistances);
     k.gap = 0; // absent: items may touch
     t.integer("gap", 0, 1000, k.gap);
     if (!t.ok())
