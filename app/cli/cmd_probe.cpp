@@ -1,5 +1,6 @@
 #include "cli_support.h"
 #include "commands.h"
+#include "curriculum_options.h"
 #include "recurrence_options.h"
 #include "terminal_progress.h"
 
@@ -90,21 +91,12 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .option("heads", "N", "Model: attention heads", "2")
         .option("embd", "N", "Model: width", "64")
         .option("bptt-windows", "W", "Training: windows per sequence", "10")
-        .option("curriculum", "W[,W...]",
-                "Training: a curriculum of windows per sequence, rising (the last one sets "
-                "--bptt-windows): each stage moves on when its check passes (below) or its "
-                "budget is spent")
         .option("stage-accuracy", "X",
                 "Curriculum: the accuracy (state on) at the largest distance a stage's "
                 "sequences ask about that ends the stage",
                 "0.9")
-        .option("stage-steps", "N", "Curriculum: the most steps a stage takes (0: no budget)", "0")
         .option("stage-check-every", "N", "Curriculum: steps between a stage's checks", "100")
         .option("stage-check-sequences", "N", "Curriculum: fresh sequences a check scores", "200")
-        .option("mix-shorter", "X",
-                "Curriculum: the share of each batch's sequences that take the length of an "
-                "earlier stage (mixed lengths)",
-                "0")
         .option("batch", "B", "Training: sequences per step", "8")
         .option("steps", "N", "Training: steps", "3000")
         .option("lr", "X", "Training: peak learning rate (cosine to a tenth)", "2e-3")
@@ -119,6 +111,8 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
         .flag("json", "Print a JSON object (the report)");
     addDeviceOption(args);
     addRecurrenceOptions(args);
+    addCurriculumOptions(args, "Curriculum: the most steps a stage takes (0: no budget, "
+                               "its checks alone end it)");
     if (!args.parse(argv))
         return 0;
     if (!args.positional().empty())
@@ -176,20 +170,13 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
     if (c.design.empty())
         c.design = c.recurrence ? engine::describeRecurrence(*c.recurrence) : "baseline";
     c.bpttWindows = int(args.getInt("bptt-windows", 1, 100000));
-    if (args.has("curriculum")) {
-        for (int64_t w : args.getIntList("curriculum", 1, 100000))
-            c.curriculum.push_back(int(w));
-        if (args.has("bptt-windows") && c.bpttWindows != c.curriculum.back())
-            throw UsageError("--bptt-windows must be the curriculum's last stage");
-        c.bpttWindows = c.curriculum.back();
-    }
+    const CurriculumOptions curriculum = curriculumFromArgs(args, c.bpttWindows);
+    c.curriculum = curriculum.windows;
+    c.stageSteps = curriculum.stageSteps;
+    c.mixShorter = curriculum.mixShorter;
     c.stageAccuracy = args.getDouble("stage-accuracy", 1e-9, 1);
-    c.stageSteps = args.getInt("stage-steps", 0, INT64_MAX / 2);
     c.stageCheckEvery = int(args.getInt("stage-check-every", 1, 100000000));
     c.stageCheckSequences = int(args.getInt("stage-check-sequences", 1, 1000000));
-    c.mixShorter = args.getDouble("mix-shorter", 0, 1);
-    if (c.curriculum.empty() && c.mixShorter > 0)
-        throw UsageError("--mix-shorter needs a --curriculum");
     c.batch = int(args.getInt("batch", 1, 100000));
     c.steps = args.getInt("steps", 1, INT64_MAX / 2);
     c.lr = args.getDouble("lr", 1e-12, 1);

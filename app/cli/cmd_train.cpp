@@ -1,5 +1,6 @@
 #include "cli_support.h"
 #include "commands.h"
+#include "curriculum_options.h"
 #include "local_ranks.h"
 #include "recurrence_options.h"
 #include "terminal_progress.h"
@@ -280,6 +281,7 @@ int runTrain(const std::vector<std::string>& argv) {
                                "line is the done event with the model's path)");
     addDeviceOption(args);
     addRecurrenceOptions(args);
+    addCurriculumOptions(args, "Curriculum: the steps of every stage but the last");
     if (!args.parse(argv))
         return 0;
     if (!args.positional().empty())
@@ -361,6 +363,10 @@ int runTrain(const std::vector<std::string>& argv) {
         c.window = int(args.getInt("window", 2, 65536));
         c.overlap = int(args.getInt("overlap", 0, c.window - 1));
         c.bpttWindows = int(args.getInt("bptt-windows", 1, 100000));
+        const CurriculumOptions curriculum = curriculumFromArgs(args, c.bpttWindows);
+        c.curriculum = curriculum.windows;
+        c.stageSteps = curriculum.stageSteps;
+        c.mixShorter = curriculum.mixShorter;
         c.batchSize = int(args.getInt("batch", 1, 100000));
         c.accumulate = int(args.getInt("accumulate", 1, 100000));
         c.steps = args.getInt("steps", 0, INT64_MAX / 2);

@@ -457,6 +457,15 @@ private Q_SLOTS:
         expectBad([](TrainConfig& b) { b.device = "tpu"; }, "unknown device");
         expectBad([](TrainConfig& b) { b.precision = "f16"; }, "unknown precision");
         expectBad([](TrainConfig& b) { b.precision = "bf16"; }, "bf16 autocast on the CPU");
+        expectBad([](TrainConfig& b) { b.curriculum = {1, 4}; }, "curriculum not ending at W");
+        expectBad(
+            [](TrainConfig& b) {
+                b.curriculum = {2, 1, 20};
+                b.stageSteps = 5;
+            },
+            "curriculum not rising");
+        expectBad([](TrainConfig& b) { b.curriculum = {1, 20}; }, "curriculum without a budget");
+        expectBad([](TrainConfig& b) { b.mixShorter = 0.5; }, "mixed lengths, no curriculum");
         {
             TrainConfig cuda = c;
             cuda.device = "cuda:1";
@@ -598,6 +607,75 @@ private Q_SLOTS:
         CliRun again = cli(fixtureRun(whole, mode, steps));
         QCOMPARE(again.exitCode, 1);
         QVERIFY(again.err.contains("already holds a training run"));
+    }
+
+    // A curriculum: the stages' windows per sequence, by step (each step's scored tokens
+    // show them), mixed lengths, the settings in run.json, and a resume mid-curriculum
+    // that continues exactly.
+    void aCurriculumGrowsTheSequences() {
+        auto curriculum = [&](const QString& out, int steps) {
+            TrainConfig c = fixtureConfig(out, steps);
+            c.bpttWindows = 3;
+            c.curriculum = {1, 2, 3};
+            c.stageSteps = 2;
+            c.checkpointEverySteps = 3;
+            return c;
+        };
+        std::map<int64_t, int64_t> scored; // step -> scored tokens of that step
+        std::map<int64_t, double> losses;
+        int64_t before = 0;
+        auto whole = train(curriculum("curriculum-whole", 7), [&](const TrainEvent& e) {
+            if (e.kind == TrainEvent::Kind::Step) {
+                scored[e.step] = e.tokens - before;
+                before = e.tokens;
+                losses[e.step] = e.loss;
+            }
+            return true;
+        });
+        BATON_VERIFY_OK(whole);
+        // 2 sequences of 1, 2, then 3 windows of 16 tokens (every position scored: o = 0).
+        const std::map<int64_t, int64_t> expected = {{1, 32}, {2, 32}, {3, 64}, {4, 64},
+                                                     {5, 96}, {6, 96}, {7, 96}};
+        QCOMPARE(scored, expected);
+        const QJsonObject run =
+            baton::test::readJsonObject(m_tmp.filePath("curriculum-whole/run.json"));
+        QCOMPARE(run["curriculum"].toArray().size(), 3);
+        QCOMPARE(run["stage_steps"].toInt(), 2);
+
+        // Stopped after step 4 (its checkpoint at 3), then resumed: the same steps.
+        TrainConfig parts = curriculum("curriculum-parts", 7);
+        auto stopped = train(parts, [&](const TrainEvent& e) {
+            return !(e.kind == TrainEvent::Kind::Step && e.step == 4);
+        });
+        BATON_VERIFY_OK(stopped);
+        TrainConfig resume = parts;
+        resume.resume = true;
+        std::map<int64_t, double> resumed;
+        BATON_VERIFY_OK(train(resume, [&](const TrainEvent& e) {
+            if (e.kind == TrainEvent::Kind::Step)
+                resumed[e.step] = e.loss;
+            return true;
+        }));
+        QVERIFY(!resumed.empty());
+        for (const auto& [step, loss] : resumed)
+            QVERIFY2(std::abs(loss - losses.at(step)) <= 1e-5 * std::max(1.0, std::abs(loss)),
+                     qPrintable(QString("step %1").arg(step)));
+
+        // Half of each batch from an earlier stage: fewer tokens scored past stage 1.
+        TrainConfig mixed = curriculum("curriculum-mixed", 6);
+        mixed.mixShorter = 0.5;
+        before = 0;
+        std::map<int64_t, int64_t> mixedScored;
+        BATON_VERIFY_OK(train(mixed, [&](const TrainEvent& e) {
+            if (e.kind == TrainEvent::Kind::Step) {
+                mixedScored[e.step] = e.tokens - before;
+                before = e.tokens;
+            }
+            return true;
+        }));
+        QCOMPARE(mixedScored[1], int64_t(32));
+        QCOMPARE(mixedScored[3], int64_t(16 + 32)); // one of 1 window, one of 2
+        QVERIFY(mixedScored[5] == 16 + 48 || mixedScored[5] == 32 + 48);
     }
 
     // The batched work follows the free cores (model/fixed_blocks.h): a run with a team
@@ -835,6 +913,10 @@ private Q_SLOTS:
                               "--window",
                               "--overlap",
                               "--bptt-windows",
+                              "--curriculum",
+                              "--stage-steps",
+                              "--mix-shorter",
+                              "--memory-tokens",
                               "--steps",
                               "--epochs",
                               "--lr",

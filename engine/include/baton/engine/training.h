@@ -105,9 +105,16 @@ struct TrainConfig {
     int window = 128;     // T
     int overlap = 0;      // o
     int bpttWindows = 20; // W windows per sequence
-    int batchSize = 8;    // sequences per micro-batch
-    int accumulate = 1;   // micro-batches per optimizer step
-    int64_t steps = 0;    // optimizer steps; 0 = derive from epochs
+    // A curriculum over the windows per sequence (empty: W throughout): from step
+    // s * stageSteps + 1 on, sequences of curriculum[s] windows (rising; the last one is
+    // W, and runs to the end); mixShorter of each batch take an earlier stage's length
+    // (training/curriculum.h). The sequences are W windows long, cut short.
+    std::vector<int> curriculum;
+    int64_t stageSteps = 0;
+    double mixShorter = 0;
+    int batchSize = 8;  // sequences per micro-batch
+    int accumulate = 1; // micro-batches per optimizer step
+    int64_t steps = 0;  // optimizer steps; 0 = derive from epochs
     double epochs = 1;
 
     OptimizerKind optimizer = OptimizerKind::AdamW;

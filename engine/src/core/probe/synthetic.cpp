@@ -7,6 +7,7 @@
 #include "model/model_impl.h"
 #include "probe/synthetic_stages.h"
 #include "training/bptt.h"
+#include "training/curriculum.h"
 #include "training/optimizer.h"
 #include "training/run_progress.h"
 #include "util/files.h"
@@ -68,24 +69,11 @@ std::string runKey(const SyntheticRunConfig& c) {
     return key.dump(2) + "\n";
 }
 
-// The windows of a step's sequences, by sequence: W, or with a curriculum the stage's
-// windows, the first floor(mixShorter * B) sequences taking an earlier stage's (drawn
-// uniformly) once past the first stage.
-std::vector<int> sequenceWindows(const SyntheticRunConfig& c, int64_t step, int stage) {
-    const int64_t B = c.batch;
-    const int windows = c.curriculum.empty() ? c.bpttWindows : c.curriculum[size_t(stage)];
-    std::vector<int> out(size_t(B), windows);
-    const int64_t shorter = stage > 0 ? int64_t(c.mixShorter * double(B)) : 0;
-    for (int64_t b = 0; b < shorter; ++b)
-        out[size_t(b)] = c.curriculum[size_t(
-            mixSeed(mixSeed(c.seed ^ 0x5107ULL, uint64_t(step)), uint64_t(b)) % uint64_t(stage))];
-    return out;
-}
-
-// The training batches of one step (1-based), one per sequence length (sequenceWindows):
+// The training batches of one step (1-based), one per sequence length (curriculumWindows):
 // the same for every design with this seed.
 std::vector<WindowBatch> trainingBatches(const SyntheticRunConfig& c, int64_t step, int stage) {
-    const std::vector<int> lengths = sequenceWindows(c, step, stage);
+    const std::vector<int> lengths =
+        curriculumWindows(c.curriculum, c.bpttWindows, stage, c.mixShorter, c.batch, c.seed, step);
     std::vector<int> distinct = lengths;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());

@@ -3,6 +3,7 @@
 #include "baton/engine/sampling.h"
 #include "baton/engine/synthetic.h"
 #include "probe/synthetic_stages.h"
+#include "training/curriculum.h"
 #include "util/files.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -246,22 +247,13 @@ Result<void> validateSyntheticRunConfig(const SyntheticRunConfig& c) {
     if (!(c.lr > 0) || c.lr > 1 || c.warmupSteps < 0 || c.minLrRatio < 0 || c.minLrRatio > 1 ||
         c.weightDecay < 0 || c.clipNorm < 0 || c.checkpointEvery < 1)
         return bad("learning rate in (0, 1], warm-up, decay and clipping not negative");
-    if (!c.curriculum.empty()) {
-        for (size_t i = 0; i < c.curriculum.size(); ++i)
-            if (c.curriculum[i] < 1 || (i > 0 && c.curriculum[i] <= c.curriculum[i - 1]))
-                return bad("the curriculum's windows must rise from at least 1");
-        if (c.curriculum.back() != c.bpttWindows)
-            return bad("the curriculum's last stage must be the bptt windows (" +
-                       std::to_string(c.bpttWindows) + ")");
-        if (!(c.stageAccuracy > 0) || c.stageAccuracy > 1 || c.stageSteps < 0 ||
-            c.stageCheckEvery < 1 || c.stageCheckSequences < 1)
-            return bad("a stage's accuracy in (0, 1], its budget not negative, its checks "
-                       "every step or more on one sequence or more");
-    }
-    if (!(c.mixShorter >= 0) || c.mixShorter > 1)
-        return bad("the share of shorter sequences must be in [0, 1]");
-    if (c.mixShorter > 0 && c.curriculum.empty())
-        return bad("shorter sequences are mixed in from a curriculum's earlier stages: give one");
+    if (const auto why = curriculumProblem(c.curriculum, c.bpttWindows, c.mixShorter); !why.empty())
+        return bad(why);
+    if (!c.curriculum.empty() &&
+        (!(c.stageAccuracy > 0) || c.stageAccuracy > 1 || c.stageSteps < 0 ||
+         c.stageCheckEvery < 1 || c.stageCheckSequences < 1))
+        return bad("a stage's accuracy in (0, 1], its budget not negative, its checks every "
+                   "step or more on one sequence or more");
     return {};
 }
 

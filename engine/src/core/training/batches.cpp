@@ -138,9 +138,16 @@ void BatchSource::startEpoch(int64_t epoch) {
     m_order = epochOrder(m_sequences.size(), m_config.seed, epoch);
 }
 
-WindowBatch BatchSource::next(int64_t& epoch, int64_t& position) {
+WindowBatch BatchSource::next(int64_t& epoch, int64_t& position, const std::vector<int>& windows) {
     const TrainConfig& c = m_config;
-    const int64_t B = c.batchSize, W = c.bpttWindows, T = c.window;
+    const int64_t B = c.batchSize, T = c.window;
+    const auto scoredWindows = [&](int64_t b) {
+        return windows.empty() ? int64_t(c.bpttWindows)
+                               : std::min<int64_t>(c.bpttWindows, windows[size_t(b)]);
+    };
+    int64_t W = 0;
+    for (int64_t b = 0; b < B; ++b)
+        W = std::max(W, scoredWindows(b));
     std::vector<int64_t> inputs(size_t(W * B * T)), targets(size_t(W * B * T), -1);
     int64_t scored = 0;
     for (int64_t b = 0; b < B; ++b) {
@@ -161,8 +168,8 @@ WindowBatch BatchSource::next(int64_t& epoch, int64_t& position) {
         std::vector<int32_t> stream(ids.begin() + origin, ids.begin() + end);
         if (c.episodesPerSequence > 0) {
             Rng rng(c.seed * 1000003ULL + uint64_t(epoch) * 7919ULL + uint64_t(picked));
-            mixEpisodes(stream, c.episodesPerSequence, c.bpttWindows, {c.window, c.overlap},
-                        *m_tokenizer, m_sentenceEnd, rng);
+            mixEpisodes(stream, int(std::min<int64_t>(c.episodesPerSequence, W)), int(W),
+                        {c.window, c.overlap}, *m_tokenizer, m_sentenceEnd, rng);
         }
         for (int64_t n = 0; n < W; ++n) {
             const WindowSpan& span = spans[size_t(s.firstSpan + n)];
@@ -170,7 +177,8 @@ WindowBatch BatchSource::next(int64_t& epoch, int64_t& position) {
             for (int64_t p = 0; p < T; ++p) {
                 inputs[base + size_t(p)] = stream[size_t(span.start - origin + p)];
                 const int64_t target = span.start + p + 1;
-                if (target >= span.firstScored && target <= span.lastScored) {
+                if (n < scoredWindows(b) && target >= span.firstScored &&
+                    target <= span.lastScored) {
                     targets[base + size_t(p)] = stream[size_t(target - origin)];
                     ++scored;
                 }

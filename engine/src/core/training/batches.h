@@ -34,7 +34,10 @@ public:
     void startEpoch(int64_t epoch);
     // The next B sequences as a batch; epoch and position advance through `epoch` and
     // `position` (saved with every checkpoint, so a resumed run draws the same ones).
-    WindowBatch next(int64_t& epoch, int64_t& position);
+    // With `windows` (one per sequence, at most W: a curriculum's stage), sequence b is
+    // cut to windows[b] windows: the batch is as long as the longest, and the windows
+    // past a shorter sequence's end are run but not scored.
+    WindowBatch next(int64_t& epoch, int64_t& position, const std::vector<int>& windows = {});
 
 private:
     TrainConfig m_config;

@@ -1,6 +1,7 @@
 #include "training/run_config.h"
 
 #include "model/hf_config.h"
+#include "training/curriculum.h"
 #include "util/files.h"
 #include "util/json.h"
 
@@ -86,6 +87,9 @@ Json toJson(const TrainConfig& c) {
     j["window"] = c.window;
     j["overlap"] = c.overlap;
     j["bptt_windows"] = c.bpttWindows;
+    j["curriculum"] = c.curriculum;
+    j["stage_steps"] = c.stageSteps;
+    j["mix_shorter"] = c.mixShorter;
     j["batch_size"] = c.batchSize;
     j["accumulate"] = c.accumulate;
     j["steps"] = c.steps;
@@ -149,6 +153,9 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     c.recurrence.writeTokens = c.recurrence.gate = c.recurrence.memoryTokens = false;
     c.unwrap = false;
     c.episodesPerSequence = 0;
+    c.curriculum.clear();
+    c.stageSteps = 0;
+    c.mixShorter = 0;
     f.integer("slots", 1, 64, c.recurrence.slots);
     f.integer("pool_last", 0, kInt, c.recurrence.poolLast);
     f.boolean("sink", c.recurrence.sink);
@@ -166,6 +173,8 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.integer("window", 0, kInt, c.window, R);
     f.integer("overlap", 0, kInt, c.overlap, R);
     f.integer("bptt_windows", 0, kInt, c.bpttWindows, R);
+    f.integer("stage_steps", 0, kInt64, c.stageSteps);
+    f.number("mix_shorter", 0, 1, c.mixShorter);
     f.integer("batch_size", 0, kInt, c.batchSize, R);
     f.integer("accumulate", 0, kInt, c.accumulate, R);
     f.integer("steps", 0, kInt64, c.steps, R);
@@ -200,6 +209,15 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     };
     if (!f.ok())
         return damaged(f.error());
+    if (const auto it = j.find("curriculum"); it != j.end()) { // optional: added later
+        if (!it->is_array())
+            return damaged("curriculum must be an array of windows");
+        for (const auto& w : *it) {
+            if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > kInt)
+                return damaged("curriculum must hold positive integers");
+            c.curriculum.push_back(w.get<int>());
+        }
+    }
     const auto seed = j.find("seed"); // any 64-bit unsigned number
     if (seed == j.end() || !seed->is_number_integer() ||
         (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))
@@ -320,6 +338,10 @@ Result<void> validateTrainConfig(const TrainConfig& c) {
     if (c.recurrence.ffnWidth < 1 || c.recurrence.ffnDepth < 0 || c.recurrence.insertBlock < 0 ||
         c.recurrence.readBlocks < 1)
         return bad("the recurrence module's shape");
+    if (const auto why = curriculumProblem(c.curriculum, c.bpttWindows, c.mixShorter); !why.empty())
+        return bad("--curriculum: " + why);
+    if (!c.curriculum.empty() && c.stageSteps < 1)
+        return bad("--curriculum needs --stage-steps of 1 or more");
     if (c.episodesPerSequence < 0 || c.episodesPerSequence > c.bpttWindows)
         return bad("--episodes must be in [0, bptt-windows]");
     if (c.validationFraction < 0 || c.validationFraction >= 1)

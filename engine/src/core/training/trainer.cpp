@@ -6,6 +6,7 @@
 #include "training/batches.h"
 #include "training/bptt.h"
 #include "training/checkpoints.h"
+#include "training/curriculum.h"
 #include "training/distributed.h"
 #include "training/distributed_config.h"
 #include "training/model_setup.h"
@@ -449,8 +450,17 @@ Result<TrainResult> Run::run() {
             m_opt->zeroGrad();
             std::vector<WindowBatch> batches;
             int64_t scored = 0;
+            // A curriculum's stage: the first stageSteps steps the first, and so on.
+            const int stage =
+                c.curriculum.empty()
+                    ? 0
+                    : int(std::min<int64_t>(int64_t(c.curriculum.size()) - 1,
+                                            m_p.step / std::max<int64_t>(1, c.stageSteps)));
             for (int a = 0; a < c.accumulate; ++a) {
-                const WindowBatch all = m_data.next(m_p.epoch, m_p.position);
+                const WindowBatch all = m_data.next(
+                    m_p.epoch, m_p.position,
+                    curriculumWindows(c.curriculum, c.bpttWindows, stage, c.mixShorter, c.batchSize,
+                                      c.seed, (m_p.step + 1) * c.accumulate + a));
                 scored += all.scored; // the whole batch's: every rank divides by it
                 batches.push_back(share(all));
             }

@@ -1,0 +1,25 @@
+// A curriculum over the windows per training sequence (the recurrent-memory
+// literature's recipe), shared by text runs (training.h: TrainConfig::curriculum) and
+// the synthetic task's runs (synthetic.h): stage s trains on sequences of
+// curriculum[s] windows, with a share of each batch taking an earlier stage's length.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton::engine {
+
+// The windows of each of `batch` sequences of a step (1-based) in `stage`: without a
+// curriculum `windows` for all; else the stage's, the first floor(mixShorter * batch)
+// sequences an earlier stage's (drawn uniformly from the seed and the step) once past
+// the first stage.
+std::vector<int> curriculumWindows(const std::vector<int>& curriculum, int windows, int stage,
+                                   double mixShorter, int64_t batch, uint64_t seed, int64_t step);
+
+// Why a curriculum cannot train sequences of `windows` windows ("" when it can): its
+// stages must rise from 1 or more to `windows`; mixShorter is a share in [0, 1] and
+// needs a curriculum.
+std::string curriculumProblem(const std::vector<int>& curriculum, int windows, double mixShorter);
+
+} // namespace baton::engine
