@@ -1,17 +1,10 @@
 #include "training/curriculum.h"
 
+#include "util/hash.h"
+
+#include <algorithm>
+
 namespace baton::engine {
-
-namespace {
-
-uint64_t mixSeed(uint64_t a, uint64_t b) {
-    uint64_t z = a * 0x9E3779B97F4A7C15ULL + b + 0x632BE59BD9B4E019ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-} // namespace
 
 std::vector<int> curriculumWindows(const std::vector<int>& curriculum, int windows, int stage,
                                    double mixShorter, int64_t batch, uint64_t seed, int64_t step) {
@@ -21,8 +14,15 @@ std::vector<int> curriculumWindows(const std::vector<int>& curriculum, int windo
     const int64_t shorter = stage > 0 ? int64_t(mixShorter * double(batch)) : 0;
     for (int64_t b = 0; b < shorter; ++b)
         out[size_t(b)] = curriculum[size_t(
-            mixSeed(mixSeed(seed ^ 0x5107ULL, uint64_t(step)), uint64_t(b)) % uint64_t(stage))];
+            mixSeeds(mixSeeds(seed ^ 0x5107ULL, uint64_t(step)), uint64_t(b)) % uint64_t(stage))];
     return out;
+}
+
+int curriculumStage(const std::vector<int>& curriculum, int64_t stageSteps, int64_t done) {
+    if (curriculum.empty())
+        return 0;
+    return int(
+        std::min<int64_t>(int64_t(curriculum.size()) - 1, done / std::max<int64_t>(1, stageSteps)));
 }
 
 std::string curriculumProblem(const std::vector<int>& curriculum, int windows, double mixShorter) {

@@ -17,6 +17,10 @@ namespace baton::engine {
 std::vector<int> curriculumWindows(const std::vector<int>& curriculum, int windows, int stage,
                                    double mixShorter, int64_t batch, uint64_t seed, int64_t step);
 
+// The stage of a text run's step after `done` steps, stages of `stageSteps` steps each
+// (the last one to the end); 0 without a curriculum.
+int curriculumStage(const std::vector<int>& curriculum, int64_t stageSteps, int64_t done);
+
 // Why a curriculum cannot train sequences of `windows` windows ("" when it can): its
 // stages must rise from 1 or more to `windows`; mixShorter is a share in [0, 1] and
 // needs a curriculum.

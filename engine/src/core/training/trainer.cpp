@@ -450,12 +450,7 @@ Result<TrainResult> Run::run() {
             m_opt->zeroGrad();
             std::vector<WindowBatch> batches;
             int64_t scored = 0;
-            // A curriculum's stage: the first stageSteps steps the first, and so on.
-            const int stage =
-                c.curriculum.empty()
-                    ? 0
-                    : int(std::min<int64_t>(int64_t(c.curriculum.size()) - 1,
-                                            m_p.step / std::max<int64_t>(1, c.stageSteps)));
+            const int stage = curriculumStage(c.curriculum, c.stageSteps, m_p.step);
             for (int a = 0; a < c.accumulate; ++a) {
                 const WindowBatch all = m_data.next(
                     m_p.epoch, m_p.position,

@@ -27,6 +27,9 @@ private:
 };
 
 std::string hashHex(std::string_view data);
+// Two seeds mixed into one (SplitMix64's finaliser over a * golden ratio + b): a seed per
+// (run, step, sequence) that neighbouring inputs do not correlate.
+uint64_t mixSeeds(uint64_t a, uint64_t b);
 // Whether s reads as a digest hex() writes: 16 lower-case hexadecimal digits.
 bool isHashHex(std::string_view s);
 
