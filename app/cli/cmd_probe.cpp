@@ -221,8 +221,8 @@ int runSyntheticProbe(const std::vector<std::string>& argv) {
                 static_cast<long long>(report->steps), report->trainTokensPerSecond,
                 report->evaluation.tokensPerSecond);
     for (const auto& st : report->stages) {
-        std::printf("curriculum: %d windows from step %lld", st.windows,
-                    static_cast<long long>(st.startStep + 1));
+        std::printf("curriculum: %d window%s from step %lld", st.windows,
+                    st.windows == 1 ? "" : "s", static_cast<long long>(st.startStep + 1));
         if (st.accuracy >= 0)
             std::printf(", passed with %.3f at d = %d", st.accuracy, st.distance);
         std::printf("\n");

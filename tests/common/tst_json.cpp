@@ -122,6 +122,20 @@ private Q_SLOTS:
         FieldReader nonEmpty(j);
         QVERIFY(!nonEmpty.strings("l", l, /*nonEmpty=*/true));
         QVERIFY(nonEmpty.error().find("non-empty") != std::string::npos);
+
+        const Json w = parsed(R"({"w": [1, 2, 8], "bad": [1, 0], "mixed": [1, "2"], "n": 3})");
+        std::vector<int> out;
+        FieldReader ints(w);
+        QVERIFY(ints.integers("w", 1, 10, out));
+        QCOMPARE(out, (std::vector<int>{1, 2, 8}));
+        for (const char* key : {"bad", "mixed", "n"}) {
+            FieldReader refused(w);
+            std::vector<int> kept{7};
+            QVERIFY(!refused.integers(key, 1, 10, kept));
+            QCOMPARE(kept, std::vector<int>{7}); // untouched
+            QVERIFY2(refused.error().find("an array of integers in [1, 10]") != std::string::npos,
+                     refused.error().c_str());
+        }
     }
 
     void rejectsNonFiniteAndOutOfRangeNumbers() {

@@ -183,6 +183,14 @@ private Q_SLOTS:
                                    << "\"bf16\""; // autocast on the CPU
         QTest::newRow("seed") << "seed"
                               << "-1";
+        QTest::newRow("curriculum not an array") << "curriculum"
+                                                 << "\"1,2\"";
+        QTest::newRow("curriculum of zero windows") << "curriculum"
+                                                    << "[0, 20]";
+        QTest::newRow("curriculum short of W") << "curriculum"
+                                               << "[1, 2]"; // no budget either
+        QTest::newRow("mixed lengths, no curriculum") << "mix_shorter"
+                                                      << "0.5";
     }
     void runJsonThatLies() {
         QFETCH(QString, field);

@@ -433,6 +433,27 @@ private Q_SLOTS:
         QCOMPARE(readSyntheticReport(dir.toStdString()).error().code, ErrorCode::Unsupported);
         baton::test::writeFile(dir + "/synthetic.json", "{\"format\": \"something else\"}");
         QCOMPARE(readSyntheticReport(dir.toStdString()).error().code, ErrorCode::BadConfig);
+        // A report with a curriculum whose windows or stages lie.
+        SyntheticReport r;
+        r.config = tinyRun(dir.toStdString(), true);
+        r.config.curriculum = {1, 3};
+        r.stages = {{1, 0, 0.5, 0}, {3, 4, -1, 0}};
+        const std::string good = syntheticReportJson(r);
+        baton::test::writeFile(dir + "/synthetic.json", QByteArray::fromStdString(good));
+        BATON_VERIFY_OK(readSyntheticReport(dir.toStdString()));
+        for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+                 {"\"windows\": [\n", "\"windows\": [\n        \"one\",\n"},
+                 {"\"start_step\": 4", "\"start_step\": -4"},
+                 {"\"accuracy\": 0.5", "\"accuracy\": 7"}}) {
+            std::string bad = good;
+            const size_t at = bad.find(from);
+            QVERIFY2(at != std::string::npos, from.c_str());
+            bad.replace(at, from.size(), to);
+            baton::test::writeFile(dir + "/synthetic.json", QByteArray::fromStdString(bad));
+            auto read = readSyntheticReport(dir.toStdString());
+            QVERIFY2(!read.ok(), to.c_str());
+            QCOMPARE(read.error().code, ErrorCode::BadConfig);
+        }
     }
 };
 

@@ -623,8 +623,11 @@ private Q_SLOTS:
         };
         std::map<int64_t, int64_t> scored; // step -> scored tokens of that step
         std::map<int64_t, double> losses;
+        std::vector<std::string> notices;
         int64_t before = 0;
         auto whole = train(curriculum("curriculum-whole", 7), [&](const TrainEvent& e) {
+            if (e.kind == TrainEvent::Kind::Info && e.message.rfind("curriculum:", 0) == 0)
+                notices.push_back(e.message);
             if (e.kind == TrainEvent::Kind::Step) {
                 scored[e.step] = e.tokens - before;
                 before = e.tokens;
@@ -637,6 +640,10 @@ private Q_SLOTS:
         const std::map<int64_t, int64_t> expected = {{1, 32}, {2, 32}, {3, 64}, {4, 64},
                                                      {5, 96}, {6, 96}, {7, 96}};
         QCOMPARE(scored, expected);
+        QCOMPARE(notices,
+                 (std::vector<std::string>{"curriculum: sequences of 1 window from step 1",
+                                           "curriculum: sequences of 2 windows from step 3",
+                                           "curriculum: sequences of 3 windows from step 5"}));
         const QJsonObject run =
             baton::test::readJsonObject(m_tmp.filePath("curriculum-whole/run.json"));
         QCOMPARE(run["curriculum"].toArray().size(), 3);

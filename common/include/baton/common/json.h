@@ -126,6 +126,29 @@ public:
         return true;
     }
 
+    // An array of integers, each in [lo, hi].
+    bool integers(const char* key, int64_t lo, int64_t hi, std::vector<int>& out,
+                  Need need = Optional) {
+        const Json* v = find(key, need);
+        if (!v)
+            return false;
+        const std::string what =
+            "an array of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+        if (!v->is_array())
+            return fail(key, v, what);
+        std::vector<int> items;
+        for (const auto& e : *v) {
+            if (!e.is_number_integer() ||
+                (e.is_number_unsigned() &&
+                 e.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
+                e.get<int64_t>() < lo || e.get<int64_t>() > hi)
+                return fail(key, v, what);
+            items.push_back(static_cast<int>(e.get<int64_t>()));
+        }
+        out = std::move(items);
+        return true;
+    }
+
     bool ok() const { return m_error.empty(); }
     const std::string& error() const { return m_error; }
 

@@ -317,10 +317,10 @@ void SyntheticRun::checkStage(Model::Impl& m, int64_t step) {
         const double accuracy = measured.accuracy();
         char line[160];
         std::snprintf(line, sizeof line,
-                      "stage %d (sequences of %d windows) at step %lld: %lld of %lld right at "
+                      "stage %d (sequences of %d window%s) at step %lld: %lld of %lld right at "
                       "d = %d (%.3f)",
-                      m_p.stage() + 1, current.windows, static_cast<long long>(step),
-                      static_cast<long long>(measured.correct),
+                      m_p.stage() + 1, current.windows, current.windows == 1 ? "" : "s",
+                      static_cast<long long>(step), static_cast<long long>(measured.correct),
                       static_cast<long long>(measured.questions), distance, accuracy);
         info(line);
         if (accuracy >= c.stageAccuracy) {

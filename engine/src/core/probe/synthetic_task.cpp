@@ -503,16 +503,9 @@ Result<std::optional<SyntheticReport>> readSyntheticReport(const std::string& fo
         f.integer("stage_steps", 0, INT64_MAX, c.stageSteps);
         f.integer("check_every", 1, kBig, c.stageCheckEvery);
         f.integer("check_sequences", 1, kBig, c.stageCheckSequences);
+        f.integers("windows", 1, kBig, c.curriculum, f.Required);
         if (!f.ok())
             return bad("training curriculum: " + f.error());
-        const auto w = cur->find("windows");
-        if (w == cur->end() || !w->is_array())
-            return bad("training curriculum: \"windows\" must be an array");
-        for (const auto& x : *w) {
-            if (!x.is_number_integer() || x.get<int64_t>() < 1 || x.get<int64_t>() > kBig)
-                return bad("training curriculum: \"windows\" must hold positive integers");
-            c.curriculum.push_back(x.get<int>());
-        }
     }
     auto stages = readSyntheticStages(*train, "stages");
     if (!stages)

@@ -25,6 +25,18 @@ int curriculumStage(const std::vector<int>& curriculum, int64_t stageSteps, int6
         std::min<int64_t>(int64_t(curriculum.size()) - 1, done / std::max<int64_t>(1, stageSteps)));
 }
 
+std::string curriculumNotice(const std::vector<int>& curriculum, int64_t stageSteps, int64_t done,
+                             bool firstOfRun) {
+    if (curriculum.empty())
+        return {};
+    const int stage = curriculumStage(curriculum, stageSteps, done);
+    if (!firstOfRun && done > 0 && stage == curriculumStage(curriculum, stageSteps, done - 1))
+        return {};
+    const int windows = curriculum[size_t(stage)];
+    return "curriculum: sequences of " + std::to_string(windows) +
+           (windows == 1 ? " window" : " windows") + " from step " + std::to_string(done + 1);
+}
+
 std::string curriculumProblem(const std::vector<int>& curriculum, int windows, double mixShorter) {
     for (size_t i = 0; i < curriculum.size(); ++i)
         if (curriculum[i] < 1 || (i > 0 && curriculum[i] <= curriculum[i - 1]))

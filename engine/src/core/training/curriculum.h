@@ -21,6 +21,12 @@ std::vector<int> curriculumWindows(const std::vector<int>& curriculum, int windo
 // (the last one to the end); 0 without a curriculum.
 int curriculumStage(const std::vector<int>& curriculum, int64_t stageSteps, int64_t done);
 
+// What a text run says before its step done + 1 when that step starts a stage, or
+// starts the run (or its resumption) inside one: "curriculum: sequences of W windows from
+// step S"; "" otherwise and without a curriculum.
+std::string curriculumNotice(const std::vector<int>& curriculum, int64_t stageSteps, int64_t done,
+                             bool firstOfRun);
+
 // Why a curriculum cannot train sequences of `windows` windows ("" when it can): its
 // stages must rise from 1 or more to `windows`; mixShorter is a share in [0, 1] and
 // needs a curriculum.

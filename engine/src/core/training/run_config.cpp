@@ -173,6 +173,7 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     f.integer("window", 0, kInt, c.window, R);
     f.integer("overlap", 0, kInt, c.overlap, R);
     f.integer("bptt_windows", 0, kInt, c.bpttWindows, R);
+    f.integers("curriculum", 1, kInt, c.curriculum); // optional: added later
     f.integer("stage_steps", 0, kInt64, c.stageSteps);
     f.number("mix_shorter", 0, 1, c.mixShorter);
     f.integer("batch_size", 0, kInt, c.batchSize, R);
@@ -209,15 +210,6 @@ Result<TrainConfig> fromJson(const json::Json& j, const std::string& outDir) {
     };
     if (!f.ok())
         return damaged(f.error());
-    if (const auto it = j.find("curriculum"); it != j.end()) { // optional: added later
-        if (!it->is_array())
-            return damaged("curriculum must be an array of windows");
-        for (const auto& w : *it) {
-            if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > kInt)
-                return damaged("curriculum must hold positive integers");
-            c.curriculum.push_back(w.get<int>());
-        }
-    }
     const auto seed = j.find("seed"); // any 64-bit unsigned number
     if (seed == j.end() || !seed->is_number_integer() ||
         (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))

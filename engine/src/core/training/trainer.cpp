@@ -451,6 +451,10 @@ Result<TrainResult> Run::run() {
             std::vector<WindowBatch> batches;
             int64_t scored = 0;
             const int stage = curriculumStage(c.curriculum, c.stageSteps, m_p.step);
+            if (auto n =
+                    curriculumNotice(c.curriculum, c.stageSteps, m_p.step, m_p.step == firstStep);
+                !n.empty())
+                info(n);
             for (int a = 0; a < c.accumulate; ++a) {
                 const WindowBatch all = m_data.next(
                     m_p.epoch, m_p.position,
