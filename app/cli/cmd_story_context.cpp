@@ -37,6 +37,24 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
                          {"fits", c.fits},
                          {"state", story::loreStateName(c.state)},
                          {"key", c.key}});
+    nlohmann::ordered_json recalled = nlohmann::ordered_json::array();
+    for (const auto& c : v.recall.chunks)
+        recalled.push_back({{"passage", c.passageId},
+                            {"chunk_start", c.chunkStart},
+                            {"start", c.pathStart},
+                            {"end", c.pathEnd},
+                            {"window", story::windowAt(v, c.pathStart)},
+                            {"score", c.score},
+                            {"matched", c.matched},
+                            {"tokens", c.tokens},
+                            {"placed", c.placed},
+                            {"text", c.text}});
+    nlohmann::ordered_json recall = {{"enabled", v.recall.enabled},
+                                     {"terms", v.recall.terms},
+                                     {"budget", v.recall.budget},
+                                     {"tokens", v.recall.tokens},
+                                     {"window_start", v.recall.windowStart},
+                                     {"chunks", recalled}};
     return {{"window", v.windows.window},
             {"overlap", v.windows.overlap},
             {"memory_layout", story::memoryLayoutName(v.layout)},
@@ -60,6 +78,7 @@ nlohmann::ordered_json viewJson(const story::ContextView& v) {
             {"lore_tokens", v.lore.tokens},
             {"lore", lore},
             {"lore_entries", costs},
+            {"recall", recall},
             {"spans", spans}};
 }
 
@@ -101,6 +120,19 @@ void printView(const story::ContextView& v) {
                     m.key.c_str(), m.tokens, m.placed ? "read" : "left out: over the budget");
     if (!v.lore.matches.empty())
         std::printf("world-info budget: %d of %d tokens\n", v.lore.tokens, v.lore.budget);
+    if (!v.recall.enabled)
+        std::printf("recall: off\n");
+    for (const auto& c : v.recall.chunks) {
+        std::string words;
+        for (const auto& w : c.matched)
+            words += (words.empty() ? "" : ", ") + w;
+        std::printf("recalled from window %lld (passage %lld, matched %s): %d tokens, %s\n",
+                    static_cast<long long>(story::windowAt(v, c.pathStart) + 1),
+                    static_cast<long long>(c.passageId), words.c_str(), c.tokens,
+                    c.placed ? "read" : "left out: over the budget");
+    }
+    if (!v.recall.chunks.empty())
+        std::printf("recall budget: %d of %d tokens\n", v.recall.tokens, v.recall.budget);
     for (const auto& c : v.loreCosts) {
         const auto id = static_cast<long long>(c.id);
         if (c.state == story::LoreState::TooLong)
@@ -123,8 +155,9 @@ int storyContext(const std::vector<std::string>& argv) {
     Args args("story context",
               "Show what the model reads when the story is continued next: the memory, the "
               "state (which window it comes from), the window's story text and overlap, the "
-              "world info that fires and the author's note, with token counts, and how much "
-              "of the window is left. Computed by the plan 'story generate' runs.");
+              "world info that fires, what is recalled from the story's past and the author's "
+              "note, with token counts, and how much of the window is left. Computed by the plan "
+              "'story generate' runs.");
     args.positionals("ID", "The story's id", 1, 1);
     addStoryRunOptions(args);
     args.option("text", "TEXT", "Text you would send with the continuation")

@@ -4,6 +4,8 @@
 
 #include <baton/app/paths.h>
 
+#include <cstdio>
+
 namespace baton::cli {
 
 namespace {
@@ -41,7 +43,16 @@ std::unique_ptr<storage::Database> openDatabase(const Args& args) {
         path = defaultDatabasePath();
         makeFolders(path);
     }
-    auto db = storage::Database::open(path);
+    // An older database is indexed for recall as it opens: say so when it takes a while.
+    storage::OpenOptions options;
+    options.indexProgress = [](int64_t done, int64_t total) {
+        if (total >= 2000)
+            std::fprintf(stderr, "\rindexing the stories for recall: %lld of %lld passages%s",
+                         static_cast<long long>(done), static_cast<long long>(total),
+                         done >= total ? "\n" : "");
+        return true;
+    };
+    auto db = storage::Database::open(path, options);
     checkStorage(db);
     return std::move(*db);
 }

@@ -29,6 +29,13 @@ void addStoryRunOptions(Args& args) {
         .option("lore-budget", "N",
                 "Tokens for all world-info entries together (default: the story's, else what "
                 "leaves half of the window to the story beside the memory and the note)")
+        .option("recall", "on|off",
+                "Read the story's own past again when the recent text names it (default: the "
+                "story's setting, on)")
+        .option("recall-budget", "N",
+                "Tokens for the recalled excerpts together (default: the story's, else a quarter "
+                "of the window, within what world info leaves)")
+        .option("recall-chunks", "N", "The most recalled excerpts in a window (1-16, default 3)")
         .flag("trim-sentences",
               "Cut a generation that stops in the middle of a sentence back to its last whole "
               "sentence (default: the story's setting)");
@@ -61,6 +68,17 @@ StoryRun storyRun(const Args& args, const storage::Story& story) {
         run.settings.trimSentences = true;
     if (args.has("lore-budget"))
         run.settings.loreBudget = static_cast<int>(args.getInt("lore-budget", 1, 1 << 20));
+    if (args.has("recall")) {
+        const std::string recall = args.get("recall");
+        if (recall != "on" && recall != "off")
+            throw UsageError("--recall must be on or off, not '" + recall + "'");
+        run.settings.recall.enabled = recall == "on";
+    }
+    if (args.has("recall-budget"))
+        run.settings.recall.budget = static_cast<int>(args.getInt("recall-budget", 1, 1 << 20));
+    if (args.has("recall-chunks"))
+        run.settings.recall.chunks =
+            static_cast<int>(args.getInt("recall-chunks", 1, story::kMaxRecallChunks));
     run.modelPath = args.has("model") ? args.get("model") : story.modelPath;
     if (run.modelPath.empty()) // a story without a model writes with the bundled default
         run.modelPath = bundledModelDir(kDefaultModel);

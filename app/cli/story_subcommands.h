@@ -18,7 +18,8 @@ namespace baton::cli {
 // The first positional as a story (or entry) id; `what` names it in the error.
 int64_t positiveId(const Args& args, const char* what = "ID");
 
-// --model, --window, --overlap, --memory-layout, --lore-budget and the sampling options:
+// --model, --window, --overlap, --memory-layout, --lore-budget, --recall, --recall-budget,
+// --recall-chunks and the sampling options:
 // how a story runs, overriding its saved settings.
 void addStoryRunOptions(Args& args);
 struct StoryRun {

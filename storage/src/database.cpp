@@ -5,6 +5,7 @@
 #include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/prompt_state_store.h>
+#include <baton/storage/recall_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
@@ -48,7 +49,8 @@ public:
         , generations(*connection)
         , lore(*connection)
         , promptStates(*connection)
-        , tokenChoices(*connection) {}
+        , tokenChoices(*connection)
+        , recall(*connection) {}
 
     std::unique_ptr<Connection> connection;
     StoryStore stories;
@@ -62,6 +64,7 @@ public:
     LoreStore lore;
     PromptStateStore promptStates;
     TokenChoiceStore tokenChoices;
+    RecallStore recall;
     int version = 0;
 };
 
@@ -212,6 +215,18 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path,
                                      : std::string());
         }
         auto impl = std::make_unique<Impl>(std::move(connection));
+        if (!options.readOnly) {
+            if (options.quickCheck) {
+                auto sound = impl->recall.check();
+                if (!sound)
+                    return sound.error();
+                if (!*sound)
+                    if (auto r = impl->recall.rebuild(); !r)
+                        return r.error();
+            }
+            if (auto r = impl->recall.indexPending(options.indexProgress); !r)
+                return r.error();
+        }
         impl->version = static_cast<int>(impl->connection->queryInt("PRAGMA user_version"));
         return std::unique_ptr<Database>(new Database(std::move(impl)));
     } catch (const SqliteException& e) {
@@ -264,6 +279,9 @@ PromptStateStore& Database::promptStates() {
 }
 TokenChoiceStore& Database::tokenChoices() {
     return m_impl->tokenChoices;
+}
+RecallStore& Database::recall() {
+    return m_impl->recall;
 }
 Connection& DatabaseAccess::connection(Database& db) {
     return *db.m_impl->connection;

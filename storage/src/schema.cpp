@@ -236,13 +236,53 @@ CREATE TABLE token_choices (
 ) STRICT;
 )sql";
 
+// Version 7: the recall index (recall_store.h). Passages cut into chunks under an FTS5
+// index kept by triggers on the chunks (its `story` column holds the token "s<story
+// id>", so a search within one story is FTS5's own intersection, with no join); triggers on
+// passages delete a passage's chunks when its text changes and queue every new or changed passage
+// in recall_pending, so a write by an older build (which ignores these tables: compatible_version
+// stays 4) is never found by stale words and is indexed when this build next opens the file. Every
+// passage already there is queued, and indexed when the database is opened (with
+// progress).
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE passage_chunks (
+    id INTEGER PRIMARY KEY,
+    passage_id INTEGER NOT NULL REFERENCES passages (id) ON DELETE CASCADE,
+    start_byte INTEGER NOT NULL CHECK (start_byte >= 0),
+    end_byte INTEGER NOT NULL CHECK (end_byte > start_byte),
+    text TEXT NOT NULL,
+    story TEXT NOT NULL
+) STRICT;
+CREATE INDEX passage_chunks_by_passage ON passage_chunks (passage_id, start_byte);
+CREATE VIRTUAL TABLE recall_index USING fts5 (text, story, content = 'passage_chunks',
+    content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TRIGGER passage_chunks_indexed AFTER INSERT ON passage_chunks BEGIN
+    INSERT INTO recall_index (rowid, text, story) VALUES (new.id, new.text, new.story);
+END;
+CREATE TRIGGER passage_chunks_unindexed AFTER DELETE ON passage_chunks BEGIN
+    INSERT INTO recall_index (recall_index, rowid, text, story)
+        VALUES ('delete', old.id, old.text, old.story);
+END;
+CREATE TABLE recall_pending (
+    passage_id INTEGER PRIMARY KEY REFERENCES passages (id) ON DELETE CASCADE
+) STRICT;
+CREATE TRIGGER passages_recall_new AFTER INSERT ON passages BEGIN
+    INSERT OR IGNORE INTO recall_pending (passage_id) VALUES (new.id);
+END;
+CREATE TRIGGER passages_recall_changed AFTER UPDATE OF text ON passages BEGIN
+    DELETE FROM passage_chunks WHERE passage_id = new.id;
+    INSERT OR IGNORE INTO recall_pending (passage_id) VALUES (new.id);
+END;
+INSERT INTO recall_pending (passage_id) SELECT id FROM passages;
+)sql";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
     // Append only. Each entry is one version.
     static const std::vector<Migration> list = {
-        {1, 1, kSchemaV1}, {2, 1, kSchemaV2}, {3, 1, kSchemaV3},
-        {4, 4, kSchemaV4}, {5, 4, kSchemaV5}, {6, 4, kSchemaV6},
+        {1, 1, kSchemaV1}, {2, 1, kSchemaV2}, {3, 1, kSchemaV3}, {4, 4, kSchemaV4},
+        {5, 4, kSchemaV5}, {6, 4, kSchemaV6}, {7, 4, kSchemaV7},
     };
     return list;
 }
@@ -338,14 +378,28 @@ std::string dumpDatabase(Connection& connection) {
     std::string out = "-- Baton database dump (storage/src/schema.cpp dumpDatabase)\n"
                       "PRAGMA foreign_keys=OFF;\nBEGIN;\n";
     out += "PRAGMA user_version = " + connection.queryText("PRAGMA user_version") + ";\n";
-    std::vector<std::string> tables;
+    // Tables in creation order with their rows; an FTS5 table's own tables (type
+    // 'shadow') are made by its CREATE VIRTUAL TABLE and its rows rebuilt from its
+    // content table at the end; triggers come after the rows, so loading the rows does
+    // not fire them.
+    std::vector<std::string> tables, triggers, indexes;
     {
         Statement s = connection.prepare(
-            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND "
-            "name NOT LIKE 'sqlite_%' ORDER BY rowid");
+            "SELECT s.type, s.name, s.sql, coalesce(t.type, '') FROM sqlite_schema s LEFT "
+            "JOIN pragma_table_list t ON t.name = s.name AND t.schema = 'main' WHERE s.sql "
+            "IS NOT NULL AND s.name NOT LIKE 'sqlite_%' ORDER BY s.rowid");
         while (s.step()) {
+            const std::string type = s.columnText(0), kind = s.columnText(3);
+            if (kind == "shadow")
+                continue;
+            if (type == "trigger") {
+                triggers.push_back(s.columnText(2) + ";\n");
+                continue;
+            }
             out += s.columnText(2) + ";\n";
-            if (s.columnText(0) == "table")
+            if (kind == "virtual")
+                indexes.push_back(s.columnText(1));
+            else if (type == "table")
                 tables.push_back(s.columnText(1));
         }
     }
@@ -366,6 +420,11 @@ std::string dumpDatabase(Connection& connection) {
         while (rows.step())
             out += rows.columnText(0) + "\n";
     }
+    for (const auto& trigger : triggers)
+        out += trigger;
+    for (const auto& index : indexes)
+        out += "INSERT INTO " + quoteIdentifier(index) + " (" + quoteIdentifier(index) +
+               ") VALUES ('rebuild');\n";
     out += "COMMIT;\n";
     return out;
 }

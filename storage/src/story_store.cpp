@@ -2,6 +2,7 @@
 #include <baton/storage/story_store.h>
 
 #include "connection.h"
+#include "recall_index.h"
 #include "statement.h"
 #include "store_util.h"
 #include "transaction.h"
@@ -224,6 +225,7 @@ Result<int64_t> StoryStore::addPassage(int64_t storyId, int64_t parentId, const 
             .bindId(6, generationId)
             .run();
         const int64_t id = m_db.lastInsertId();
+        indexPassage(m_db, id);
         if (makeCurrent)
             setCurrentChecked(m_db, storyId, id);
         else
@@ -350,6 +352,7 @@ Result<int64_t> StoryStore::editPassage(int64_t passageId, const std::string& te
         else
             update.bind(2, static_cast<int64_t>(PassageAuthor::Edit));
         update.run();
+        indexPassage(m_db, passageId);
         auto states = StateStore(m_db).takeFrom(passageId, replaced != nullptr);
         if (!states)
             return states.error();
@@ -372,6 +375,7 @@ Result<int64_t> StoryStore::undoEdit(const ReplacedPassage& replaced) {
             .bind(3, replaced.editedAt)
             .bind(4, replaced.passageId)
             .run();
+        indexPassage(m_db, replaced.passageId);
         // States made from the edited text since (a generation after the edit) go; those
         // the edit took come back.
         StateStore states(m_db);
@@ -503,6 +507,7 @@ Result<int64_t> StoryStore::duplicate(int64_t storyId, const std::string& title)
                     .bindId(7, generation ? generations.at(generation) : 0)
                     .run();
                 mapped[s.columnInt(0)] = m_db.lastInsertId();
+                indexPassage(m_db, mapped[s.columnInt(0)]);
                 m_db.prepare("INSERT INTO token_choices (passage_id, data) SELECT ?1, data "
                              "FROM token_choices WHERE passage_id = ?2")
                     .bind(1, mapped[s.columnInt(0)])

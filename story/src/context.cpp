@@ -14,7 +14,7 @@
 namespace baton::story {
 
 Prompt ContinuationPlan::promptAfter(int64_t afterPassage) const {
-    return continuationPrompt(story, point.path, afterPassage, layout, lore, pending);
+    return continuationPrompt(story, point.path, afterPassage, layout, lore, pending, recall);
 }
 
 const char* loreStateName(LoreState state) {
@@ -72,6 +72,16 @@ Result<WindowLayout> windowLayout(const storage::Story& story, const engine::Mod
     const int automatic = std::clamp(
         T / kDefaultStoryShare - static_cast<int>(out.pinned.size()) - out.noteTokens, 0, left);
     out.loreBudget = settings.loreBudget > 0 ? std::min(settings.loreBudget, left) : automatic;
+    const int recall = settings.recall.budget > 0 ? settings.recall.budget : T / 4;
+    if (!settings.recall.enabled) {
+        out.guideBudget = out.loreBudget;
+    } else if (settings.loreBudget > 0) {
+        out.recallBudget = std::min(recall, left - out.loreBudget);
+        out.guideBudget = out.loreBudget + out.recallBudget;
+    } else {
+        out.recallBudget = std::min(recall, automatic);
+        out.guideBudget = automatic;
+    }
     return out;
 }
 
@@ -128,6 +138,12 @@ Result<ContinuationPlan> planContinuation(storage::Database& db, const engine::M
     text += pending;
     plan.pending = pending;
     plan.lore = selectLore(*entries, text, *tokenizer, plan.room.loreBudget);
+    auto recall = selectRecall(
+        db, storyId, plan.point.path, text, settings.recall, plan.windows.window,
+        std::min(plan.room.recallBudget, plan.room.guideBudget - plan.lore.tokens), *tokenizer);
+    if (!recall)
+        return recall.error();
+    plan.recall = std::move(*recall);
     for (const auto& e : *entries)
         if (e.enabled && !trimmed(e.content).empty()) {
             LoreCost c;
@@ -302,7 +318,7 @@ private:
     int64_t m_guideAt = -1;
 };
 
-std::string labelOf(const Segment& s, const LoreSelection& lore) {
+std::string labelOf(const Segment& s, const LoreSelection& lore, const RecallSelection& recall) {
     switch (s.kind) {
     case SegmentKind::Memory:
         return "memory (read once)";
@@ -317,6 +333,19 @@ std::string labelOf(const Segment& s, const LoreSelection& lore) {
     }
     case SegmentKind::AuthorsNote:
         return "author's note";
+    case SegmentKind::Recalled: {
+        std::string label = "recalled";
+        for (const auto& c : recall.chunks)
+            if (c.placed && c.passageId == s.passageId && recallText(c) == s.text) {
+                std::string words;
+                for (const auto& w : c.matched)
+                    words += (words.empty() ? "" : ", ") + w;
+                if (!words.empty())
+                    label += ": " + words;
+                break;
+            }
+        return label;
+    }
     }
     return {};
 }
@@ -373,6 +402,12 @@ std::vector<int64_t> windowStarts(const ContinuationPlan& plan, int64_t open,
 
 } // namespace
 
+int64_t windowAt(const ContextView& view, int64_t offset) {
+    const auto& s = view.windowStarts;
+    const auto after = std::upper_bound(s.begin(), s.end(), offset);
+    return after == s.begin() ? 0 : static_cast<int64_t>(after - s.begin()) - 1;
+}
+
 Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::Model& model) {
     const auto tokenizer = model.tokenizer();
     if (!tokenizer)
@@ -384,6 +419,7 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
     v.memoryTokens = plan.room.memoryTokens;
     v.noteTokens = plan.room.noteTokens;
     v.lore = plan.lore;
+    v.recall = plan.recall;
 
     std::vector<Source> sources;
     WindowSim sim(plan.windows, plan.pinned.size(), model.recurrent());
@@ -408,7 +444,7 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
     // What is read: the text before the unfinished sentence, then that sentence (two
     // reads, as continueStory makes them), with where each token comes from.
     for (const auto& s : prompt.segments)
-        sources.push_back({s.kind, labelOf(s, plan.lore)});
+        sources.push_back({s.kind, labelOf(s, plan.lore, plan.recall)});
     const size_t firstText = v.resumedFromPassage ? 1 : 0;
     const std::string text = prompt.text();
     const bool split = !plan.guide.empty() && plan.tailBytes <= text.size();
@@ -470,7 +506,7 @@ Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::
     auto addGuide = [&] {
         size_t at = 0;
         for (size_t part = 0; part < prompt.guide.size(); ++part) {
-            const std::string label = labelOf(prompt.guide[part], plan.lore);
+            const std::string label = labelOf(prompt.guide[part], plan.lore, plan.recall);
             for (int i = 0; i < plan.guideParts[part]; ++i)
                 add(prompt.guide[part].kind, label, plan.guide[at++], false, false);
         }

@@ -16,17 +16,6 @@ char lower(char c) {
     return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
-// The last `depth` tokens of text, as text. Only its end is tokenized: at most 16 bytes
-// a token, which more than covers the text a depth of ordinary tokens spans.
-std::string recentText(std::string_view text, int depth, const engine::Tokenizer& tokenizer) {
-    const size_t span = std::min(text.size(), static_cast<size_t>(depth) * 16);
-    const std::string_view tail = text.substr(text.size() - span);
-    const auto ids = tokenizer.encode(tail);
-    if (ids.size() <= static_cast<size_t>(depth))
-        return std::string(tail);
-    return tokenizer.decode(std::vector<int32_t>(ids.end() - depth, ids.end()));
-}
-
 // The first of keys that occurs in text ("" when none does).
 std::string firstOccurring(std::string_view text, const std::vector<std::string>& keys) {
     for (const auto& k : keys) {

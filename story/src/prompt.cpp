@@ -2,6 +2,8 @@
 
 #include "text_util.h"
 
+#include <algorithm>
+
 namespace baton::story {
 
 std::string trimmed(const std::string& s) {
@@ -17,6 +19,23 @@ std::string bracketLine(const std::string& text) {
     return "\n[" + text + "]\n";
 }
 
+std::string recentText(std::string_view text, int depth, const engine::Tokenizer& tokenizer) {
+    // 4 bytes a token first (English prose takes about that), twice as many while that
+    // holds no more than `depth` tokens, up to 16 bytes a token.
+    const size_t most = std::min(text.size(), static_cast<size_t>(depth) * 16);
+    size_t span = std::min(most, static_cast<size_t>(depth) * 4);
+    std::string_view tail = text.substr(text.size() - span);
+    auto ids = tokenizer.encode(tail);
+    while (ids.size() <= static_cast<size_t>(depth) && span < most) {
+        span = std::min(most, span * 2);
+        tail = text.substr(text.size() - span);
+        ids = tokenizer.encode(tail);
+    }
+    if (ids.size() <= static_cast<size_t>(depth))
+        return std::string(tail);
+    return tokenizer.decode(std::vector<int32_t>(ids.end() - depth, ids.end()));
+}
+
 const char* segmentKindName(SegmentKind kind) {
     switch (kind) {
     case SegmentKind::Memory:
@@ -27,6 +46,8 @@ const char* segmentKindName(SegmentKind kind) {
         return "world-info";
     case SegmentKind::AuthorsNote:
         return "authors-note";
+    case SegmentKind::Recalled:
+        return "recalled";
     }
     return "?";
 }
@@ -58,7 +79,7 @@ int stateLayout(const storage::Story& story, MemoryLayout layout) {
 
 Prompt continuationPrompt(const storage::Story& story, const std::vector<storage::Passage>& path,
                           int64_t afterPassage, MemoryLayout layout, const LoreSelection& lore,
-                          const std::string& pending) {
+                          const std::string& pending, const RecallSelection& recall) {
     Prompt p;
     size_t first = 0;
     if (afterPassage != 0) {
@@ -76,6 +97,8 @@ Prompt continuationPrompt(const storage::Story& story, const std::vector<storage
     for (const auto& m : lore.matches)
         if (m.placed)
             p.guide.push_back({SegmentKind::WorldInfo, m.text, 0, m.entry.id});
+    for (const RecalledChunk* c : recall.placedInOrder())
+        p.guide.push_back({SegmentKind::Recalled, recallText(*c), c->passageId, 0});
     if (auto note = authorsNoteText(story); !note.empty())
         p.guide.push_back({SegmentKind::AuthorsNote, std::move(note), 0, 0});
     return p;

@@ -128,6 +128,24 @@ Result<StorySettings> parseSettings(std::string_view json) {
     }
     r.integer("lore_budget", 1, 1 << 20, s.loreBudget);
     r.boolean("trim_sentences", s.trimSentences);
+    r.boolean("recall", s.recall.enabled);
+    r.integer("recall_budget", 1, 1 << 20, s.recall.budget);
+    r.integer("recall_chunks", 1, kMaxRecallChunks, s.recall.chunks);
+    if (o->contains("recall_banned")) {
+        const auto& banned = (*o)["recall_banned"];
+        bool ok = banned.is_array();
+        for (size_t i = 0; ok && i < banned.size(); ++i) {
+            const auto& pair = banned[i];
+            ok = pair.is_array() && pair.size() == 2 && pair[0].is_number_integer() &&
+                 pair[1].is_number_integer() && pair[0].get<int64_t>() > 0 &&
+                 pair[1].get<int64_t>() >= 0;
+            if (ok)
+                s.recall.banned.emplace_back(pair[0].get<int64_t>(), pair[1].get<int64_t>());
+        }
+        if (!ok)
+            return settingsError("the generation settings are invalid: \"recall_banned\" must "
+                                 "be a list of [passage, start] pairs");
+    }
     if (!r.error().empty())
         return settingsError("the generation settings are invalid: " + r.error());
     if (s.windows.window > 0 && s.windows.overlap >= s.windows.window)
@@ -188,6 +206,18 @@ std::string settingsJson(const StorySettings& s) {
         o["lore_budget"] = s.loreBudget;
     if (s.trimSentences)
         o["trim_sentences"] = true;
+    if (!s.recall.enabled)
+        o["recall"] = false;
+    if (s.recall.budget > 0)
+        o["recall_budget"] = s.recall.budget;
+    if (s.recall.chunks != RecallSettings{}.chunks)
+        o["recall_chunks"] = s.recall.chunks;
+    if (!s.recall.banned.empty()) {
+        auto banned = nlohmann::ordered_json::array();
+        for (const auto& [passage, start] : s.recall.banned)
+            banned.push_back({passage, start});
+        o["recall_banned"] = banned;
+    }
     return o.dump();
 }
 

@@ -414,6 +414,42 @@ private Q_SLOTS:
         QCOMPARE(lore({"remove", entry}).exitCode, 1);
     }
 
+    // Recall (issue 69): story context lists what is recalled, --recall off stops it,
+    // bad values are refused.
+    void contextListsRecalledText() {
+        const QString txt = m_tmp.path() + "/vault.txt";
+        QVERIFY(baton::test::writeFile(
+            txt, ("The key to the vault lies beneath the crimson lantern.\n\n" +
+                  QString("The road went on through the hills while the rain fell. ").repeated(40))
+                     .toUtf8()));
+        const QString sid = QString::fromUtf8(
+            cli({"--db", m_db, "story", "import", txt, "--model", m_model}).out.trimmed());
+        const Run context = cli({"--db", m_db, "story", "context", sid, "--text",
+                                 " She thought of the vault.", "--window", "64", "--json"});
+        QVERIFY2(context.exitCode == 0, context.err.constData());
+        const auto recall = QJsonDocument::fromJson(context.out).object()["recall"].toObject();
+        QVERIFY(recall["enabled"].toBool());
+        QVERIFY(recall["terms"].toArray().contains(QJsonValue("vault")));
+        const auto chunk = recall["chunks"][0].toObject();
+        QCOMPARE(chunk["text"].toString(),
+                 QString("The key to the vault lies beneath the crimson lantern.\n"));
+        QCOMPARE(chunk["matched"][0].toString(), QString("vault"));
+        QVERIFY(chunk["placed"].toBool());
+        QCOMPARE(chunk["window"].toInt(), 0);
+        QVERIFY(chunk["end"].toInt() <= recall["window_start"].toInt());
+        const Run text = cli({"--db", m_db, "story", "context", sid, "--text",
+                              " She thought of the vault.", "--window", "64"});
+        QVERIFY2(text.out.contains("recalled from window 1"), text.out.constData());
+        const Run off = cli({"--db", m_db, "story", "context", sid, "--text", " The vault.",
+                             "--window", "64", "--recall", "off", "--json"});
+        const auto none = QJsonDocument::fromJson(off.out).object()["recall"].toObject();
+        QVERIFY(!none["enabled"].toBool());
+        QVERIFY(none["chunks"].toArray().isEmpty());
+        QCOMPARE(cli({"--db", m_db, "story", "context", sid, "--recall", "maybe"}).exitCode, 2);
+        QCOMPARE(cli({"--db", m_db, "story", "context", sid, "--recall-chunks", "0"}).exitCode, 2);
+        QCOMPARE(cli({"--db", m_db, "story", "context", sid, "--recall-budget", "-3"}).exitCode, 2);
+    }
+
     void memoryLayoutIsChosenPerRun() {
         const Run created = cli({"--db", m_db, "story", "new", "--title", "Layouts", "--model",
                                  m_model, "--memory", "Ada keeps the lighthouse."});

@@ -10,6 +10,7 @@
 #include <baton/storage/lore_store.h>
 #include <baton/storage/model_store.h>
 #include <baton/storage/prompt_state_store.h>
+#include <baton/storage/recall_store.h>
 #include <baton/storage/run_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
@@ -184,6 +185,14 @@ inline std::string checkSampleData(storage::Database& db, int dumpVersion = 1 <<
     if (!prompt || prompt->has_value() != (dumpVersion >= 5) ||
         (dumpVersion >= 5 && **prompt != sampleBlob(3)))
         return "prompt state";
+    // The recall index (v7; older files are indexed when they are opened): diacritics
+    // folded, the word as written reported, nothing left waiting.
+    auto found = db.recall().search(s.id, {"unicode"}, 5);
+    if (!found || found->size() != 1 || found->front().passageId != (*path)[1].id ||
+        found->front().matched != std::vector<std::string>{"ünïcode"})
+        return "recall index";
+    if (auto waiting = db.recall().pending(); !waiting || *waiting != 0)
+        return "passages waiting for the recall index";
     auto books = db.books().list();
     if (!books || books->size() != 1 ||
         db.books().get(books->front().id)->text != "Emma Woodhouse.")

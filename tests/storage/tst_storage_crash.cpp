@@ -8,6 +8,7 @@
 #include "verify_ok.h"
 
 #include <baton/storage/database.h>
+#include <baton/storage/recall_store.h>
 #include <baton/storage/state_store.h>
 #include <baton/storage/story_store.h>
 
@@ -93,15 +94,26 @@ private Q_SLOTS:
         const std::set<int64_t> committed = reported(side);
         QVERIFY2(committed.size() > 50, "the writer committed almost nothing between kills");
 
-        // Check with a plain read-only connection first (nothing repaired by opening).
+        // Check with a plain read-only connection first (nothing repaired by opening),
+        // the recall index too: every passage indexed in its own transaction, none
+        // waiting, FTS5's integrity-check clean.
         {
             Connection c(db.toStdString(), Connection::Mode::ReadOnly);
             QCOMPARE(c.queryText("PRAGMA integrity_check"), std::string("ok"));
+            QCOMPARE(c.queryInt("SELECT count(*) FROM recall_pending"), int64_t(0));
+            QCOMPARE(c.queryInt("SELECT count(*) FROM passages p WHERE NOT EXISTS (SELECT 1 FROM "
+                                "passage_chunks c WHERE c.passage_id = p.id)"),
+                     int64_t(0));
+            QCOMPARE(c.queryInt("SELECT count(*) FROM passage_chunks c JOIN passages p ON p.id = "
+                                "c.passage_id WHERE substr(CAST(p.text AS BLOB), c.start_byte + 1, "
+                                "c.end_byte - c.start_byte) != CAST(c.text AS BLOB)"),
+                     int64_t(0));
         }
         auto opened = Database::open(db.toStdString());
         BATON_VERIFY_OK(opened);
         auto& d = **opened;
         QCOMPARE(*d.integrityCheck(), std::string("ok"));
+        QCOMPARE(*d.recall().check(), true);
         QCOMPARE(connectionOf(d).queryText("PRAGMA foreign_key_check"), std::string());
         auto stories = d.stories().list();
         QCOMPARE(stories->size(), size_t(1)); // the story was created exactly once

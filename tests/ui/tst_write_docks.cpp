@@ -354,6 +354,65 @@ private Q_SLOTS:
                  std::string("The keeper climbed the stairs at dusk."));
     }
 
+    // Recall in the Context dock (issue 69): a fact far outside the window comes back
+    // when the typed text names it; the writer shows it in the story, bans it, allows it
+    // again, and pins it into the memory.
+    void recalledTextIsShownPinnedAndBanned() {
+        const qint64 before = session()->storyId();
+        child<QAction>("actionNewStory")->trigger();
+        QTRY_VERIFY(session()->isOpen() && session()->storyId() != before);
+        auto* editor = m_app.window->editor();
+        editor->setFocus();
+        editor->moveCursor(QTextCursor::End);
+        editor->insertPlainText(
+            QStringLiteral("The key to the vault lies beneath the crimson lantern. ") +
+            QStringLiteral("The road went on through the hills while the rain fell. ")
+                .repeated(40));
+        // Saved after a pause in typing (only saved text is recalled).
+        QTRY_VERIFY_WITH_TIMEOUT(!session()->path().empty(), 10000);
+        QVERIFY(m_app.flush());
+        editor->moveCursor(QTextCursor::End);
+        editor->insertPlainText(QStringLiteral("She thought of the vault."));
+        raiseDock("contextDock");
+        auto* panel = m_app.window->findChild<ui::ContextPanel*>();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view() && !panel->view()->recall.chunks.empty(), 20000);
+        const story::RecalledChunk chunk = panel->view()->recall.chunks.front();
+        QVERIFY(chunk.text.find("crimson lantern") != std::string::npos);
+        QVERIFY(chunk.placed);
+        auto* list = child<QTreeWidget>("contextRecall");
+        QVERIFY(list->isVisible());
+        QVERIFY(list->topLevelItem(0)->text(0).contains(QStringLiteral("vault")));
+        list->setCurrentItem(list->topLevelItem(0));
+        child<QPushButton>("recallShow")->click();
+        QVERIFY(editor->textCursor().selectedText().contains(QStringLiteral("crimson lantern")));
+        // Banned: gone from the view and kept with the story's settings.
+        child<QPushButton>("recallBan")->click();
+        auto recalled = [&] {
+            for (const auto& c : panel->view()->recall.chunks)
+                if (c.passageId == chunk.passageId && c.chunkStart == chunk.chunkStart)
+                    return true;
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view() && !recalled(), 20000);
+        const qint64 story = session()->storyId();
+        auto savedBan = [&] {
+            m_app.flush();
+            auto db = test::AppHarness::openReadOnly(m_db);
+            return db && db->stories().get(story)->settingsJson.find("recall_banned") !=
+                             std::string::npos;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(savedBan(), 10000);
+        child<QPushButton>("recallBans")->click(); // allowed again
+        QTRY_VERIFY_WITH_TIMEOUT(panel->view() && recalled(), 20000);
+        for (int i = 0; i < list->topLevelItemCount(); ++i)
+            if (list->topLevelItem(i)->text(0).contains(QStringLiteral("vault")))
+                list->setCurrentItem(list->topLevelItem(i));
+        child<QPushButton>("recallPin")->click();
+        QTRY_VERIFY(child<QPlainTextEdit>("memoryEdit")
+                        ->toPlainText()
+                        .contains(QStringLiteral("crimson lantern")));
+    }
+
     // File > Import story: an EPUB becomes a story titled and filled from the book.
     void aBookIsImportedAsAStory() {
         const std::string epub = m_tmp.filePath(QStringLiteral("tern.epub")).toStdString();

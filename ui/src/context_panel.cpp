@@ -2,10 +2,12 @@
 
 #include "panel_util.h"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -71,6 +73,8 @@ QColor ContextPanel::kindColour(story::SegmentKind kind, bool overlap) {
         return QColor(0xef, 0x9a, 0x1a);
     case story::SegmentKind::AuthorsNote:
         return QColor(0x8e, 0x44, 0xad);
+    case story::SegmentKind::Recalled:
+        return QColor(0x1e, 0x88, 0xe5);
     }
     return Qt::gray;
 }
@@ -101,9 +105,43 @@ ContextPanel::ContextPanel(QWidget* parent)
     m_lore->setWordWrap(true);
     m_lore->setTextFormat(Qt::PlainText);
 
+    m_recall = new QTreeWidget;
+    m_recall->setObjectName(QStringLiteral("contextRecall"));
+    m_recall->setRootIsDecorated(false);
+    m_recall->setColumnCount(3);
+    m_recall->setHeaderLabels({tr("Recalled from the story's past"), tr("Window"), tr("Tokens")});
+    m_recall->header()->setStretchLastSection(false);
+    m_recall->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_recall->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_recall->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_recallShow = new QPushButton(tr("Show in story"));
+    m_recallShow->setObjectName(QStringLiteral("recallShow"));
+    m_recallShow->setToolTip(tr("Select the excerpt in the story."));
+    m_recallPin = new QPushButton(tr("Pin to memory"));
+    m_recallPin->setObjectName(QStringLiteral("recallPin"));
+    m_recallPin->setToolTip(tr("Add the excerpt to the story's memory, so every window reads "
+                               "it (a new memory makes the next generation read the story "
+                               "again)."));
+    m_recallBan = new QPushButton(tr("Never recall"));
+    m_recallBan->setObjectName(QStringLiteral("recallBan"));
+    m_recallBan->setToolTip(tr("Leave this excerpt out of recall from now on (the story's "
+                               "generation settings keep the list)."));
+    auto* recallButtons = new QHBoxLayout;
+    recallButtons->setContentsMargins(0, 0, 0, 0);
+    for (auto* b : {m_recallShow, m_recallPin, m_recallBan})
+        recallButtons->addWidget(b);
+    recallButtons->addStretch(1);
+    m_recallBox = new QWidget;
+    m_recallBox->setObjectName(QStringLiteral("contextRecallBox"));
+    auto* recallLayout = new QVBoxLayout(m_recallBox);
+    recallLayout->setContentsMargins(0, 0, 0, 0);
+    recallLayout->addWidget(m_recall, 1);
+    recallLayout->addLayout(recallButtons);
+
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_spans);
     split->addWidget(m_text);
+    split->addWidget(m_recallBox);
     split->setChildrenCollapsible(false);
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(10, 8, 10, 8);
@@ -113,6 +151,26 @@ ContextPanel::ContextPanel(QWidget* parent)
     l->addWidget(split, 1);
     l->addWidget(m_lore);
     connect(m_spans, &QTreeWidget::currentItemChanged, this, &ContextPanel::showSpanText);
+    connect(m_recall, &QTreeWidget::currentItemChanged, this, [this] {
+        const auto* c = selectedRecall();
+        for (auto* b : {m_recallShow, m_recallPin, m_recallBan})
+            b->setEnabled(c != nullptr);
+        if (c)
+            m_text->setPlainText(QString::fromStdString(c->text));
+    });
+    connect(m_recall, &QTreeWidget::itemDoubleClicked, m_recallShow, &QPushButton::click);
+    connect(m_recallShow, &QPushButton::clicked, this, [this] {
+        if (const auto* c = selectedRecall())
+            Q_EMIT recallShowRequested(c->pathStart, c->pathEnd);
+    });
+    connect(m_recallPin, &QPushButton::clicked, this, [this] {
+        if (const auto* c = selectedRecall())
+            Q_EMIT recallPinRequested(QString::fromStdString(c->text).trimmed());
+    });
+    connect(m_recallBan, &QPushButton::clicked, this, [this] {
+        if (const auto* c = selectedRecall())
+            Q_EMIT recallBanRequested(c->passageId, c->chunkStart);
+    });
     showMessage(tr("Open a story and a model: this shows what the model reads when it "
                    "continues."));
 }
@@ -124,6 +182,7 @@ void ContextPanel::showMessage(const QString& text) {
     m_spans->clear();
     m_text->clear();
     m_lore->clear();
+    showRecall();
 }
 
 void ContextPanel::showView(const story::ContextView& view) {
@@ -169,13 +228,12 @@ void ContextPanel::showView(const story::ContextView& view) {
     // it), else in its tooltip.
     const QString why = parts.isEmpty() ? QString() : tr(": %1").arg(parts.join(tr(", ")));
     const bool more = v.readTokens > v.windows.window;
-    lines << (v.resumedFromPassage != 0
-                  ? tr("Resumes from a saved state: reads %1 tokens%2.")
-                        .arg(v.readTokens)
-                        .arg(more ? why : QString())
-                  : tr("Reads the story from the beginning: %1 tokens%2.")
-                        .arg(v.readTokens)
-                        .arg(more ? why : QString()));
+    lines << (v.resumedFromPassage != 0 ? tr("Resumes from a saved state: reads %1 tokens%2.")
+                                              .arg(v.readTokens)
+                                              .arg(more ? why : QString())
+                                        : tr("Reads the story from the beginning: %1 tokens%2.")
+                                              .arg(v.readTokens)
+                                              .arg(more ? why : QString()));
     m_summary->setToolTip(tr("It reads %1 tokens before it writes%2.").arg(v.readTokens).arg(why));
     m_summary->setText(lines.join(QLatin1Char('\n')));
     m_bar->setView(&*m_view);
@@ -212,7 +270,73 @@ void ContextPanel::showView(const story::ContextView& view) {
             << tr("World-info budget: %1 of %2 tokens used.").arg(v.lore.tokens).arg(v.lore.budget);
     m_lore->setText(lore.join(QLatin1Char('\n')));
     m_lore->setVisible(!lore.isEmpty());
+    showRecall();
     showSpanText();
+}
+
+void ContextPanel::showRecall() {
+    m_recall->clear();
+    m_recallBox->setVisible(false);
+    m_recall->setHeaderLabels({tr("Recalled from the story's past"), tr("Window"), tr("Tokens")});
+    for (auto* b : {m_recallShow, m_recallPin, m_recallBan})
+        b->setEnabled(false);
+    if (!m_view)
+        return;
+    const story::RecallSelection& r = m_view->recall;
+    for (size_t i = 0; i < r.chunks.size(); ++i) {
+        const auto& c = r.chunks[i];
+        QStringList words;
+        for (const auto& w : c.matched)
+            words << QString::fromStdString(w);
+        QString excerpt = QString::fromStdString(c.text).simplified();
+        if (excerpt.size() > 90)
+            excerpt = excerpt.left(88) + QStringLiteral("…");
+        const QString label =
+            words.isEmpty() ? excerpt : tr("%1: %2").arg(words.join(tr(", ")), excerpt);
+        auto* item =
+            new QTreeWidgetItem({label, QString::number(story::windowAt(*m_view, c.pathStart) + 1),
+                                 QString::number(c.tokens)});
+        item->setData(0, Qt::UserRole, int(i));
+        item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+        item->setTextAlignment(2, Qt::AlignRight | Qt::AlignVCenter);
+        item->setToolTip(
+            0,
+            c.placed
+                ? QString::fromStdString(c.text)
+                : tr("Left out: over the recall budget.\n%1").arg(QString::fromStdString(c.text)));
+        QPixmap swatch(10, 10);
+        swatch.fill(c.placed ? kindColour(story::SegmentKind::Recalled, false) : QColor(Qt::gray));
+        item->setIcon(0, QIcon(swatch));
+        if (!c.placed)
+            item->setForeground(0, palette().color(QPalette::PlaceholderText));
+        m_recall->addTopLevelItem(item);
+    }
+    // Only a recall that found something takes room; otherwise a line says why not.
+    m_recallBox->setVisible(!r.chunks.empty());
+    QString line;
+    if (!r.enabled)
+        line = tr("Recall is off for this story (Generation settings, Context).");
+    else if (r.chunks.empty() && r.windowStart > 0)
+        line = r.terms.empty() ? tr("Recall: the recent text names nothing to look for.")
+                               : tr("Recall: no earlier passage outside the window matches "
+                                    "the recent text.");
+    else if (!r.chunks.empty())
+        m_recall->setHeaderLabels(
+            {tr("Recalled from the story's past: %1 of %2 tokens").arg(r.tokens).arg(r.budget),
+             tr("Window"), tr("Tokens")});
+    if (!line.isEmpty()) {
+        const QString lore = m_lore->text();
+        m_lore->setText(lore.isEmpty() ? line : lore + QLatin1Char('\n') + line);
+        m_lore->setVisible(true);
+    }
+}
+
+const story::RecalledChunk* ContextPanel::selectedRecall() const {
+    const QTreeWidgetItem* item = m_recall->currentItem();
+    const QVariant index = item ? item->data(0, Qt::UserRole) : QVariant();
+    if (!m_view || !index.isValid() || size_t(index.toInt()) >= m_view->recall.chunks.size())
+        return nullptr;
+    return &m_view->recall.chunks[size_t(index.toInt())];
 }
 
 void ContextPanel::showSpanText() {

@@ -2,6 +2,8 @@
 
 #include <baton/engine/sampling.h>
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -210,11 +212,34 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
     m_loreBudget->setToolTip(tr("The most tokens all world-info entries together may take. "
                                 "Automatic: what leaves half of the window to the story "
                                 "beside the memory and the author's note."));
+    m_recall = new QCheckBox(tr("Recall the story's past"));
+    m_recall->setObjectName(QStringLiteral("recall"));
+    m_recall->setChecked(story::RecallSettings{}.enabled);
+    m_recall->setToolTip(tr("Before each continuation, find earlier passages outside the window "
+                            "that share names and rare words with the recent text, and read "
+                            "the best of them again (the Context dock lists them)."));
+    m_recallBudget = intSpin(0, 1 << 20, QStringLiteral("recallBudget"));
+    m_recallBudget->setSpecialValueText(tr("automatic"));
+    m_recallBudget->setSuffix(tr(" tokens"));
+    m_recallBudget->setToolTip(tr("The most tokens recalled excerpts together may take. "
+                                  "Automatic: a quarter of the window, within what world "
+                                  "info leaves."));
+    m_recallChunks = intSpin(1, story::kMaxRecallChunks, QStringLiteral("recallChunks"));
+    m_recallChunks->setValue(story::RecallSettings{}.chunks);
+    m_recallChunks->setToolTip(tr("The most excerpts recalled into one window."));
+    m_recallBans = new QPushButton;
+    m_recallBans->setObjectName(QStringLiteral("recallBans"));
+    m_recallBans->setToolTip(tr("Excerpts banned from recall in the Context dock; click to "
+                                "allow them again."));
     auto* context = new QGroupBox(tr("Context"));
     auto* cform = new QFormLayout(context);
     cform->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     cform->addRow(tr("Memory"), m_memoryLayout);
     cform->addRow(tr("World info"), m_loreBudget);
+    cform->addRow(QString(), m_recall);
+    cform->addRow(tr("Recall budget"), m_recallBudget);
+    cform->addRow(tr("Excerpts"), m_recallChunks);
+    cform->addRow(QString(), m_recallBans);
 
     // The forms' labels share one width, so their fields line up.
     int labelWidth = 0;
@@ -247,8 +272,18 @@ GenerationSettingsPanel::GenerationSettingsPanel(QWidget* parent)
         applyPreset(index);
         Q_EMIT edited();
     });
-    for (auto* s : {m_maxTokens, m_overlap, m_loreBudget})
+    for (auto* s : {m_maxTokens, m_overlap, m_loreBudget, m_recallBudget, m_recallChunks})
         connect(s, &QSpinBox::valueChanged, this, &GenerationSettingsPanel::onEdited);
+    connect(m_recall, &QCheckBox::toggled, this, [this](bool on) {
+        m_recallBudget->setEnabled(on);
+        m_recallChunks->setEnabled(on);
+        onEdited();
+    });
+    connect(m_recallBans, &QPushButton::clicked, this, [this] {
+        m_loaded.recall.banned.clear();
+        showRecallBans();
+        onEdited();
+    });
     connect(m_seed, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
     connect(m_samplerOrder, &QLineEdit::textEdited, this, &GenerationSettingsPanel::onEdited);
     connect(m_bannedPhrases, &QPlainTextEdit::textChanged, this,
@@ -447,6 +482,9 @@ story::StorySettings GenerationSettingsPanel::settings() const {
     s.trimSentences = m_trimSentences->isChecked();
     s.memory = story::MemoryLayout(m_memoryLayout->currentData().toInt());
     s.loreBudget = m_loreBudget->value();
+    s.recall.enabled = m_recall->isChecked();
+    s.recall.budget = m_recallBudget->value();
+    s.recall.chunks = m_recallChunks->value();
     s.sampling.seed = s.fixedSeed ? m_seed->text().toULongLong() : engine::drawSeed();
     s.sampling.samplerOrder.clear(); // a name the engine does not know is refused there
     for (const QString& name : m_samplerOrder->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
@@ -487,6 +525,12 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
     m_seed->setEnabled(settings.fixedSeed);
     m_memoryLayout->setCurrentIndex(m_memoryLayout->findData(int(settings.memory)));
     m_loreBudget->setValue(settings.loreBudget);
+    m_recall->setChecked(settings.recall.enabled);
+    m_recallBudget->setValue(settings.recall.budget);
+    m_recallChunks->setValue(settings.recall.chunks);
+    m_recallBudget->setEnabled(settings.recall.enabled);
+    m_recallChunks->setEnabled(settings.recall.enabled);
+    showRecallBans();
     if (settings.fixedSeed)
         m_seed->setText(QString::number(qulonglong(settings.sampling.seed)));
     QStringList order;
@@ -509,6 +553,27 @@ void GenerationSettingsPanel::load(const story::StorySettings& settings) {
         m_overlap->setValue(settings.windows.overlap);
     }
     onEdited();
+}
+
+} // namespace baton::ui
+
+namespace baton::ui {
+
+void GenerationSettingsPanel::banRecall(qint64 passageId, qint64 chunkStart) {
+    const std::pair<int64_t, int64_t> chunk{passageId, chunkStart};
+    auto& banned = m_loaded.recall.banned;
+    if (std::find(banned.begin(), banned.end(), chunk) != banned.end())
+        return;
+    banned.push_back(chunk);
+    showRecallBans();
+    onEdited();
+}
+
+void GenerationSettingsPanel::showRecallBans() {
+    const auto n = qsizetype(m_loaded.recall.banned.size());
+    m_recallBans->setText(n == 0 ? tr("No excerpt banned from recall")
+                                 : tr("Allow %n banned excerpt(s) again", nullptr, int(n)));
+    m_recallBans->setEnabled(n > 0);
 }
 
 } // namespace baton::ui

@@ -49,6 +49,8 @@ public:
 
     static QStringList presetNames();
     void applyPreset(int index);
+    // Leaves a chunk (passage, its first byte) out of recall from now on (edited()).
+    void banRecall(qint64 passageId, qint64 chunkStart);
 
 Q_SIGNALS:
     // What the controls show changed (by the user, a preset, a story's or a model's
@@ -60,6 +62,7 @@ Q_SIGNALS:
 
 private:
     void onEdited();
+    void showRecallBans();
     void resetWindows();
 
     // One control per setting of the table: a spin box, a check box for a 0/1 setting,
@@ -96,6 +99,10 @@ private:
     QSpinBox* m_overlap;
     QComboBox* m_memoryLayout;
     QSpinBox* m_loreBudget;
+    QCheckBox* m_recall;
+    QSpinBox* m_recallBudget;
+    QSpinBox* m_recallChunks;
+    QPushButton* m_recallBans;
     QLabel* m_windowHint;
     QPushButton* m_resetWindows;
     engine::WindowSettings m_modelWindows;

@@ -175,7 +175,15 @@ MainWindow::MainWindow(storage::StorageController& storage, engine::ModelJobs& e
         loadModel(folder);
     });
 
-    // Storage: the database.
+    // Storage: the database (an older one is indexed for recall as it opens).
+    connect(
+        &m_storage, &storage::StorageController::indexing, this,
+        [this](quint64 request, qint64 done, qint64 total) {
+            if (request == m_openRequest)
+                statusBar()->showMessage(
+                    tr("Indexing the stories for recall: %1 of %2 passages").arg(done).arg(total),
+                    done < total ? 0 : 3000);
+        });
     connect(&m_storage, &storage::StorageController::opened, this, [this](quint64 request, int) {
         if (request != m_openRequest)
             return;

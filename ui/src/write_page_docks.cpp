@@ -159,6 +159,28 @@ void WritePage::connectDocks() {
     connect(m_notes, &StoryNotesPanel::notesChanged, this, &WritePage::refreshContext);
     connect(m_worldInfo, &WorldInfoPanel::loreChanged, this, &WritePage::refreshContext);
     connect(m_settings, &GenerationSettingsPanel::changed, this, &WritePage::refreshContext);
+    // Recall, from the Context dock: show an excerpt in the story, pin it, ban it.
+    connect(m_context, &ContextPanel::recallShowRequested, this, [this](qint64 start, qint64 end) {
+        const std::vector<int> charAt = charIndexOfBytes(m_editor->storyText());
+        auto at = [&](qint64 b) {
+            return charAt[size_t(std::clamp<qint64>(b, 0, qint64(charAt.size()) - 1))];
+        };
+        QTextCursor c = m_editor->textCursor();
+        c.setPosition(at(start));
+        c.setPosition(at(end), QTextCursor::KeepAnchor);
+        m_editor->setTextCursor(c);
+        m_editor->ensureCursorVisible();
+        m_editor->setFocus();
+    });
+    connect(m_context, &ContextPanel::recallPinRequested, this, [this](const QString& excerpt) {
+        const QString memory = m_notes->memory().trimmed();
+        const QString next = memory.isEmpty() ? excerpt : memory + QLatin1Char('\n') + excerpt;
+        m_notes->setNotes(next, m_notes->authorsNote());
+        m_session->saveNotes(next, m_notes->authorsNote());
+        refreshContext();
+    });
+    connect(m_context, &ContextPanel::recallBanRequested, m_settings,
+            &GenerationSettingsPanel::banRecall);
     connect(m_editor, &StoryEditor::typedTextChanged, this, &WritePage::refreshContext);
     connect(&m_engine, &engine::ModelJobs::modelLoaded, this, &WritePage::refreshContext);
     connect(m_worldInfo, &WorldInfoPanel::failed, this, &WritePage::failed);

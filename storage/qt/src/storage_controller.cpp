@@ -24,7 +24,8 @@ StorageController::StorageController(QObject* parent)
 
 StorageController::~StorageController() {
     // Queued jobs are answered (their signals may no longer reach anyone), then the
-    // database is closed on its own thread.
+    // database is closed on its own thread. An open that is indexing stops at its batch.
+    m_queue->closing = true;
     QMetaObject::invokeMethod(m_worker, "shutdown", Qt::BlockingQueuedConnection);
     m_thread.quit();
     m_thread.wait();
@@ -33,6 +34,7 @@ StorageController::~StorageController() {
 void StorageController::connectWorker() {
     const auto q = Qt::QueuedConnection;
     connect(m_worker, &StorageWorker::opened, this, &StorageController::opened, q);
+    connect(m_worker, &StorageWorker::indexing, this, &StorageController::indexing, q);
     connect(m_worker, &StorageWorker::storiesListed, this, &StorageController::storiesListed, q);
     connect(m_worker, &StorageWorker::storyCreated, this, &StorageController::storyCreated, q);
     connect(m_worker, &StorageWorker::storyLoaded, this, &StorageController::storyLoaded, q);
@@ -101,14 +103,20 @@ int StorageController::schemaVersion() {
 quint64 StorageController::open(const QString& path) {
     StorageWorker* w = m_worker;
     const std::string p = path.toStdString();
-    return post(false, [w, p](Database*, quint64 id) -> Result<std::function<void()>> {
-        auto db = Database::open(p);
-        if (!db)
-            return db.error();
-        const int version = (*db)->schemaVersion();
-        w->database() = std::move(*db);
-        return std::function<void()>([w, id, version] { Q_EMIT w->opened(id, version); });
-    });
+    return post(
+        false, [w, p, queue = m_queue](Database*, quint64 id) -> Result<std::function<void()>> {
+            OpenOptions options;
+            options.indexProgress = [w, id, queue](int64_t done, int64_t total) {
+                Q_EMIT w->indexing(id, done, total);
+                return !queue->closing;
+            };
+            auto db = Database::open(p, options);
+            if (!db)
+                return db.error();
+            const int version = (*db)->schemaVersion();
+            w->database() = std::move(*db);
+            return std::function<void()>([w, id, version] { Q_EMIT w->opened(id, version); });
+        });
 }
 
 quint64 StorageController::listStories() {

@@ -8,6 +8,7 @@
 
 #include <QObject>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -29,6 +30,7 @@ struct Job {
 struct JobQueue {
     std::mutex mutex;
     std::deque<Job> jobs;
+    std::atomic<bool> closing{false}; // the controller is going: long passes stop early
 };
 
 class StorageWorker : public QObject {
@@ -45,6 +47,7 @@ public Q_SLOTS:
 
 Q_SIGNALS:
     void opened(quint64 request, int schemaVersion);
+    void indexing(quint64 request, qint64 done, qint64 total);
     void storiesListed(quint64 request, std::vector<baton::storage::Story> stories);
     void storyCreated(quint64 request, qint64 storyId);
     void storyLoaded(quint64 request, baton::storage::Story story,

@@ -23,6 +23,7 @@ class GenerationStore;
 class LoreStore;
 class PromptStateStore;
 class TokenChoiceStore;
+class RecallStore;
 
 // The schema version this build writes, and the newest compatible_version it reads.
 int currentSchemaVersion();
@@ -34,6 +35,12 @@ struct OpenOptions {
     int busyTimeoutMs = 5000; // how long to wait for another writer
     bool quickCheck = true;   // PRAGMA quick_check on open (read-only, before anything writes)
     bool backupBeforeMigrating = true; // copy the file to PATH.backup-vN before migrating from N
+    // A writable open indexes the passages waiting for the recall index (all of them
+    // after the migration to version 7; those an older build wrote since), reporting
+    // (done, total) after each batch; returning false stops (the rest waits, unsearchable,
+    // for the next open). With quickCheck, the index is first checked against its
+    // chunks and rebuilt when they disagree.
+    std::function<bool(int64_t done, int64_t total)> indexProgress;
 };
 
 class Database {
@@ -62,6 +69,7 @@ public:
     LoreStore& lore();
     PromptStateStore& promptStates();
     TokenChoiceStore& tokenChoices();
+    RecallStore& recall();
 
     // Runs body in one transaction: committed when it returns success, rolled back
     // when it returns an error. Store calls inside become savepoints of it.

@@ -42,17 +42,22 @@ struct WindowLayout {
     int memoryTokens = 0;        // the memory's tokens (in either layout)
     int noteTokens = 0;          // the author's note, before every continuation
     int loreBudget = 0;          // what world info may take beside it
+    int recallBudget = 0;        // what recalled excerpts may take (recall.h)
+    // World info and recalled excerpts together: with the automatic world-info budget
+    // they share it (recall takes what world info leaves), else the two budgets' sum.
+    int guideBudget = 0;
     // Tokens a window leaves to the story's text when the note and the whole budget of
-    // world info are placed in it.
+    // world info and recall are placed in it.
     int storyRoom() const {
-        return windows.window - static_cast<int>(pinned.size()) - noteTokens - loreBudget;
+        return windows.window - static_cast<int>(pinned.size()) - noteTokens - guideBudget;
     }
 };
 
 // The windows a story runs with for this model, what every window starts with, and the
 // room the guidance may take: the note's tokens, and the world-info budget (the
 // setting, or for 0 what leaves half of T to the story beside the memory and the note)
-// within what leaves an eighth of T to new text.
+// within what leaves an eighth of T to new text; recall's budget (the setting, or for 0
+// a quarter of T) within what world info leaves of that.
 // Refuses bad windows, a memory too long to be read in every window (the error says to
 // shorten it or read it once) and a note too long for the window. Cheap: no database
 // reads (what a continuation checks before it saves anything).
@@ -88,8 +93,9 @@ struct ContinuationPlan {
     ResumePoint point;               // the current path and the deepest saved state on it
     StateKey key;                    // the saved states this plan can resume from
     LoreSelection lore;              // triggered by the path's text and `pending`
+    RecallSelection recall;          // the story's past the recent text asks for
     std::string pending;             // text that would be sent with the continuation
-    std::vector<int32_t> guide;      // the guidance's tokens: placed world info, then the note
+    std::vector<int32_t> guide;      // the guidance's tokens: world info, recalled, the note
     std::vector<int> guideParts;     // tokens of each of promptAfter()'s guide segments
     size_t tailBytes = 0;            // the unfinished sentence the guidance goes before
     std::vector<LoreCost> loreCosts; // every enabled entry with text, in the story's order
@@ -151,6 +157,7 @@ struct ContextView {
     int used = 0;                      // positions in use
     int room = 0;                      // tokens left before the window rolls over
     LoreSelection lore;
+    RecallSelection recall;
     std::vector<LoreCost> loreCosts; // every enabled entry, in the story's order
     // Where each window of the story's stream, 0 to windowIndex, begins: a byte offset
     // into the text of the path and the text not sent yet. The open window's is where its
@@ -158,6 +165,10 @@ struct ContextView {
     // a state in the window before it (to the chunk), else a stride of re-read text on.
     std::vector<int64_t> windowStarts;
 };
+
+// The index of the window of the story's stream that holds byte `offset` of the path's
+// text (by ContextView::windowStarts).
+int64_t windowAt(const ContextView& view, int64_t offset);
 
 // Lays out what the model reads when `plan` runs.
 Result<ContextView> describeContext(const ContinuationPlan& plan, const engine::Model& model);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "baton/story/lore.h"
+#include "baton/story/recall.h"
 #include "baton/story/settings.h"
 
 #include <baton/storage/records.h>
@@ -33,19 +34,20 @@ enum class SegmentKind {
     Passage,     // story text (passageId 0: text not saved yet)
     WorldInfo,   // a lore entry that fired (loreId)
     AuthorsNote, // guidance, read just before the model continues
+    Recalled,    // an excerpt of the story's past (recall.h; passageId: where it is from)
 };
 const char* segmentKindName(SegmentKind kind); // "memory", "passage", ...
 
 struct Segment {
     SegmentKind kind = SegmentKind::Passage;
     std::string text;
-    int64_t passageId = 0; // Passage segments
+    int64_t passageId = 0; // Passage and Recalled segments
     int64_t loreId = 0;    // WorldInfo segments
 };
 
 struct Prompt {
     std::vector<Segment> segments; // the stream: memory read once, passages, text not sent
-    std::vector<Segment> guide;    // world info, then the author's note
+    std::vector<Segment> guide;    // world info, recalled excerpts, then the author's note
     std::string text() const;      // the stream's text in order
 };
 
@@ -69,9 +71,10 @@ size_t unfinishedTail(std::string_view text);
 // What continuing `path` reads after a saved state at passage `afterPassage` (the
 // passages after it), or, with afterPassage 0, from the beginning (the memory when it
 // is read once, and every passage); then `pending` (text not saved yet) as a passage;
-// and the guidance: the placed world-info entries and the author's note.
+// and the guidance: the placed world-info entries, the placed recalled excerpts (in
+// story order) and the author's note.
 Prompt continuationPrompt(const storage::Story& story, const std::vector<storage::Passage>& path,
                           int64_t afterPassage, MemoryLayout layout, const LoreSelection& lore = {},
-                          const std::string& pending = {});
+                          const std::string& pending = {}, const RecallSelection& recall = {});
 
 } // namespace baton::story

@@ -6,7 +6,8 @@
 //   {"temperature": 0.8, "top_k": 0, "top_p": 0.95, "repetition_penalty": 1.1,
 //    "max_tokens": 200, "seed": 7, "stop": ["\n>"], "ignore_eos": false,
 //    "window": 128, "overlap": 16, "memory": "every_window", "lore_budget": 32,
-//    "trim_sentences": true}
+//    "trim_sentences": true, "recall": true, "recall_budget": 64, "recall_chunks": 3,
+//    "recall_banned": [[12, 0]]}
 //
 // A key of the wrong type or out of range is an error that names it; unknown keys are
 // kept out of the way (ignored), so a newer build's settings still open.
@@ -17,8 +18,10 @@
 #include <baton/engine/sampling.h>
 #include <baton/engine/windows.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace baton::story {
@@ -30,6 +33,17 @@ enum class MemoryLayout {
 };
 const char* memoryLayoutName(MemoryLayout layout); // "every_window" / "once"
 
+// Recall (recall.h): the story's own past read again when the recent text names it.
+struct RecallSettings {
+    bool enabled = true;
+    int budget = 0; // tokens for the recalled excerpts together; 0: a quarter of T,
+                    // within the room world info leaves (context.h)
+    int chunks = 3; // the most excerpts in a window (1 to kMaxRecallChunks)
+    // Chunks the writer banned from recall: (passage, the chunk's first byte).
+    std::vector<std::pair<int64_t, int64_t>> banned;
+};
+constexpr int kMaxRecallChunks = 16;
+
 struct StorySettings {
     engine::SamplingOptions sampling; // see defaultSettings()
     bool fixedSeed = false;           // false: every generation draws a new seed
@@ -40,6 +54,7 @@ struct StorySettings {
     // A generation that stops in the middle of a sentence (at max tokens) is cut back to
     // the end of its last whole sentence (KoboldAI Lite's "trim sentences").
     bool trimSentences = false;
+    RecallSettings recall;
 };
 
 // A named sampler preset (the app's Focused / Balanced / Creative / Min-p + DRY): values
@@ -65,7 +80,7 @@ Result<StorySettings> parseSettings(std::string_view json);
 // The JSON for these settings: every sampler value; the seed only when fixed;
 // stop strings and ignore_eos only when set; the windows only when not the model's;
 // the memory layout only when "once"; the world-info budget and trim_sentences only when
-// set.
+// set; recall's settings only when not the defaults.
 std::string settingsJson(const StorySettings& settings);
 
 } // namespace baton::story

@@ -157,6 +157,10 @@ public:
 
 Q_SIGNALS:
     void opened(quint64 request, int schemaVersion);
+    // While open() indexes passages for recall (after the migration that adds the index,
+    // or after an older build wrote): passages done of total. Closing stops the pass;
+    // the rest is indexed at the next open.
+    void indexing(quint64 request, qint64 done, qint64 total);
     void storiesListed(quint64 request, std::vector<baton::storage::Story> stories);
     void storyCreated(quint64 request, qint64 storyId);
     void storyLoaded(quint64 request, baton::storage::Story story,
