@@ -162,10 +162,10 @@ RecallStore::search(int64_t storyId, const std::vector<std::string>& terms, int 
     return guard<std::vector<RecallHit>>([&]() -> Result<std::vector<RecallHit>> {
         if (limit <= 0)
             return std::vector<RecallHit>{};
-        const std::string story = "story:" + storyToken(storyId) + " AND text:";
+        const std::string story = storyToken(storyId);
         auto run = [&] {
-            // The terms the story has, rarest first, while the chunks they match add up
-            // to at most kRecallMaxMatches (BM25 scores every chunk a term matches).
+            // The terms, rarest first (in the whole index), while the chunks they match
+            // add up to at most kRecallMaxMatches: BM25 scores every chunk a term matches.
             std::vector<std::pair<int64_t, std::string>> counted;
             std::set<std::string> seen;
             Statement count = m_db.prepare("SELECT count(*) FROM (SELECT 1 FROM recall_index "
@@ -174,7 +174,7 @@ RecallStore::search(int64_t storyId, const std::vector<std::string>& terms, int 
                 const std::string p = phrase(t);
                 if (p.empty() || !seen.insert(p).second)
                     continue;
-                count.bind(1, story + p).bind(2, kRecallMaxMatches + 1);
+                count.bind(1, "text:" + p).bind(2, kRecallMaxMatches + 1);
                 count.step();
                 const int64_t n = count.columnInt(0);
                 count.reset();
@@ -194,25 +194,37 @@ RecallStore::search(int64_t storyId, const std::vector<std::string>& terms, int 
             std::vector<RecallHit> out;
             if (any.empty())
                 return out;
-            Statement s = m_db.prepare(
-                "SELECT rowid, -bm25(recall_index, 1.0, 0.0), highlight(recall_index, 0, "
-                "char(1), char(2)) FROM recall_index WHERE recall_index MATCH ?1 ORDER BY "
-                "bm25(recall_index, 1.0, 0.0) LIMIT ?2");
-            s.bind(1, story + "(" + any + ")").bind(2, static_cast<int64_t>(limit));
-            Statement where = m_db.prepare(
-                "SELECT passage_id, start_byte, end_byte FROM passage_chunks WHERE id = ?1");
-            while (s.step()) {
-                RecallHit h{
-                    s.columnInt(0), 0, 0, 0, s.columnDouble(1), markedWords(s.columnText(2))};
-                where.bind(1, h.chunkId);
-                if (where.step()) {
-                    h.passageId = where.columnInt(0);
-                    h.start = where.columnInt(1);
-                    h.end = where.columnInt(2);
-                    out.push_back(std::move(h));
+            // Ranked over every story (FTS5 alone), the story's chunks kept; only when
+            // other stories crowd them out is the story's own token ANDed in (an
+            // intersection with every chunk of the story: about three times the cost).
+            Statement where = m_db.prepare("SELECT passage_id, start_byte, end_byte, story FROM "
+                                           "passage_chunks WHERE id = ?1");
+            auto ranked = [&](const std::string& match, int64_t rows) {
+                out.clear();
+                Statement s = m_db.prepare(
+                    "SELECT rowid, -bm25(recall_index, 1.0, 0.0), highlight(recall_index, 0, "
+                    "char(1), char(2)) FROM recall_index WHERE recall_index MATCH ?1 ORDER BY "
+                    "bm25(recall_index, 1.0, 0.0) LIMIT ?2");
+                s.bind(1, match).bind(2, rows);
+                int64_t seenRows = 0;
+                while (s.step() && static_cast<int>(out.size()) < limit) {
+                    ++seenRows;
+                    RecallHit h{s.columnInt(0), 0, 0, 0, s.columnDouble(1), {}};
+                    where.bind(1, h.chunkId);
+                    if (where.step() && where.columnText(3) == story) {
+                        h.passageId = where.columnInt(0);
+                        h.start = where.columnInt(1);
+                        h.end = where.columnInt(2);
+                        h.matched = markedWords(s.columnText(2));
+                        out.push_back(std::move(h));
+                    }
+                    where.reset();
                 }
-                where.reset();
-            }
+                return seenRows;
+            };
+            const int64_t wide = 2 * static_cast<int64_t>(limit);
+            if (ranked("text:(" + any + ")", wide) == wide && static_cast<int>(out.size()) < limit)
+                ranked("story:" + story + " AND text:(" + any + ")", limit);
             return out;
         };
         try {

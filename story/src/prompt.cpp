@@ -20,10 +20,10 @@ std::string bracketLine(const std::string& text) {
 }
 
 std::string recentText(std::string_view text, int depth, const engine::Tokenizer& tokenizer) {
-    // 4 bytes a token first (English prose takes about that), twice as many while that
+    // 5 bytes a token first (English prose takes about 4), twice as many while that
     // holds no more than `depth` tokens, up to 16 bytes a token.
     const size_t most = std::min(text.size(), static_cast<size_t>(depth) * 16);
-    size_t span = std::min(most, static_cast<size_t>(depth) * 4);
+    size_t span = std::min(most, static_cast<size_t>(depth) * 5);
     std::string_view tail = text.substr(text.size() - span);
     auto ids = tokenizer.encode(tail);
     while (ids.size() <= static_cast<size_t>(depth) && span < most) {

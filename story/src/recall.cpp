@@ -176,12 +176,29 @@ Result<RecallSelection> selectRecall(storage::Database& db, int64_t storyId,
     out.terms = recallTerms(text);
     if (out.terms.empty())
         return out;
-    std::unordered_map<int64_t, int64_t> offsetOf; // passage -> its first byte in text
+    // Each passage's first byte in text, found by id: a passage is written after its
+    // parent, so ids grow along a path (a map when a path says otherwise).
+    std::vector<int64_t> ids, starts;
+    ids.reserve(path.size());
+    starts.reserve(path.size());
     int64_t at = 0;
     for (const auto& p : path) {
-        offsetOf[p.id] = at;
+        ids.push_back(p.id);
+        starts.push_back(at);
         at += static_cast<int64_t>(p.text.size());
     }
+    std::unordered_map<int64_t, int64_t> unordered;
+    if (!std::is_sorted(ids.begin(), ids.end()))
+        for (size_t i = 0; i < ids.size(); ++i)
+            unordered[ids[i]] = starts[i];
+    auto offsetOf = [&](int64_t id) -> int64_t {
+        if (!unordered.empty()) {
+            const auto it = unordered.find(id);
+            return it == unordered.end() ? -1 : it->second;
+        }
+        const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+        return it != ids.end() && *it == id ? starts[size_t(it - ids.begin())] : -1;
+    };
     // Enough candidates that other branches, the window and bans rarely crowd the
     // current path's best out.
     const int limit = 8 * std::max(1, settings.chunks) + 32;
@@ -192,10 +209,10 @@ Result<RecallSelection> selectRecall(storage::Database& db, int64_t storyId,
                                                        settings.banned.end());
     double best = 0;
     for (const auto& h : *hits) {
-        const auto offset = offsetOf.find(h.passageId);
-        if (offset == offsetOf.end() || banned.count({h.passageId, h.start}))
+        const int64_t offset = offsetOf(h.passageId);
+        if (offset < 0 || banned.count({h.passageId, h.start}))
             continue;
-        const int64_t start = offset->second + h.start, end = offset->second + h.end;
+        const int64_t start = offset + h.start, end = offset + h.end;
         if (end > out.windowStart)
             continue;
         if (best == 0)

@@ -12,7 +12,7 @@ namespace baton::story {
 std::string trimmed(const std::string& s);
 // text in brackets on a line of its own: "\n[text]\n".
 std::string bracketLine(const std::string& text);
-// The last `depth` tokens of text, as text. Only its end is tokenized: 4 bytes a token,
+// The last `depth` tokens of text, as text. Only its end is tokenized: 5 bytes a token,
 // more while that holds no more than `depth` tokens, at most 16 bytes a token (which
 // more than covers the text a depth of ordinary tokens spans).
 std::string recentText(std::string_view text, int depth, const engine::Tokenizer& tokenizer);

@@ -21,6 +21,9 @@
 # slots, the base frozen; windows of 256, the app's preset for these models), one
 # process per shape for its own peak memory; GPT-2 small's full recurrent fine-tune
 # beside it.
+# recall: a 500,000-word story's recall index (bench_recall --words N for another size):
+# writing and indexing a passage, the migration's pass, a recall query beside a
+# brute-force scan of the same story.
 # token_store: the library tokenized into a token store (its first build beside the shards
 # only decompressed), reopened, and the trainer's batches drawn from it.
 # sampling: the sampler's cost per token (classic, min-p, min-p + DRY, every sampler) on

@@ -141,6 +141,25 @@ private Q_SLOTS:
                  int64_t(0));
     }
 
+    void otherStoriesNeverCrowdAStoryOut() {
+        auto db = Database::open(fresh());
+        BATON_VERIFY_OK(db);
+        auto& stories = (*db)->stories();
+        const int64_t crowd = *stories.create(titled("Crowd"));
+        for (int i = 0; i < 300; ++i)
+            BATON_VERIFY_OK(
+                stories.append(crowd, "A stone, a stone, a stone. ", PassageAuthor::User));
+        const int64_t mine = *stories.create(titled("Mine"));
+        const int64_t p = *stories.append(mine, "One old stone by the road. ", PassageAuthor::User);
+        BATON_VERIFY_OK(stories.append(mine, "Nothing else here. ", PassageAuthor::User));
+        QCOMPARE(passagesFound(**db, mine, "stone"), std::vector<int64_t>{p});
+        auto few = (*db)->recall().search(mine, {"stone"}, 1);
+        BATON_VERIFY_OK(few);
+        QCOMPARE(few->size(), size_t(1));
+        QCOMPARE(few->front().passageId, p);
+        QCOMPARE(few->front().matched, std::vector<std::string>{"stone"});
+    }
+
     void hostileQueriesNeverBreak() {
         auto db = Database::open(fresh());
         BATON_VERIFY_OK(db);
