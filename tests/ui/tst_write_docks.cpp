@@ -383,6 +383,7 @@ private Q_SLOTS:
         QVERIFY(list->isVisible());
         QVERIFY(list->topLevelItem(0)->text(0).contains(QStringLiteral("vault")));
         list->setCurrentItem(list->topLevelItem(0));
+        m_app.screenshot(QStringLiteral("write_recall.png"));
         child<QPushButton>("recallShow")->click();
         QVERIFY(editor->textCursor().selectedText().contains(QStringLiteral("crimson lantern")));
         // Banned: gone from the view and kept with the story's settings.

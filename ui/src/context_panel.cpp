@@ -109,11 +109,12 @@ ContextPanel::ContextPanel(QWidget* parent)
     m_recall->setObjectName(QStringLiteral("contextRecall"));
     m_recall->setRootIsDecorated(false);
     m_recall->setColumnCount(3);
-    m_recall->setHeaderLabels({tr("Recalled from the story's past"), tr("Window"), tr("Tokens")});
+    m_recall->setHeaderLabels({tr("Recalled"), tr("Window"), tr("Tokens")});
     m_recall->header()->setStretchLastSection(false);
     m_recall->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_recall->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     m_recall->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_recall->setMinimumHeight(m_recall->fontMetrics().height() * 5);
     m_recallShow = new QPushButton(tr("Show in story"));
     m_recallShow->setObjectName(QStringLiteral("recallShow"));
     m_recallShow->setToolTip(tr("Select the excerpt in the story."));
@@ -207,8 +208,11 @@ void ContextPanel::showView(const story::ContextView& view) {
                        "only through the state.")
                         .arg(v.memoryTokens));
     if (v.noteTokens > 0 || v.guideTokens > 0)
-        lines << tr("World info and the author's note: %1 tokens, whole, just before the "
-                    "continuation.")
+        lines << (v.recall.tokens > 0
+                      ? tr("World info, recalled text and the author's note: %1 tokens, "
+                           "whole, just before the continuation.")
+                      : tr("World info and the author's note: %1 tokens, whole, just before "
+                           "the continuation."))
                      .arg(v.guideTokens);
     // What it reads, by reason: a total above T is the open window again, roll-overs
     // and the guidance, never a mistake.
@@ -277,7 +281,7 @@ void ContextPanel::showView(const story::ContextView& view) {
 void ContextPanel::showRecall() {
     m_recall->clear();
     m_recallBox->setVisible(false);
-    m_recall->setHeaderLabels({tr("Recalled from the story's past"), tr("Window"), tr("Tokens")});
+    m_recall->setHeaderLabels({tr("Recalled"), tr("Window"), tr("Tokens")});
     for (auto* b : {m_recallShow, m_recallPin, m_recallBan})
         b->setEnabled(false);
     if (!m_view)
@@ -321,9 +325,8 @@ void ContextPanel::showRecall() {
                                : tr("Recall: no earlier passage outside the window matches "
                                     "the recent text.");
     else if (!r.chunks.empty())
-        m_recall->setHeaderLabels(
-            {tr("Recalled from the story's past: %1 of %2 tokens").arg(r.tokens).arg(r.budget),
-             tr("Window"), tr("Tokens")});
+        m_recall->setHeaderLabels({tr("Recalled (%1 of %2 tokens)").arg(r.tokens).arg(r.budget),
+                                   tr("Window"), tr("Tokens")});
     if (!line.isEmpty()) {
         const QString lore = m_lore->text();
         m_lore->setText(lore.isEmpty() ? line : lore + QLatin1Char('\n') + line);
