@@ -125,18 +125,17 @@ size_t closerBefore(std::string_view text, size_t end) {
     return 0;
 }
 
-// Whether text[0, end) ends a sentence: a sentence end and any closers.
-bool endsSentence(std::string_view text, size_t end) {
-    for (size_t n; (n = closerBefore(text, end)) > 0;)
-        end -= n;
-    return end >= 1 && sentenceEnd(text[end - 1]);
-}
-
 bool space(char c) {
     return c == ' ' || c == '\t';
 }
 
 } // namespace
+
+bool endsSentence(std::string_view text, size_t end) {
+    for (size_t n; (n = closerBefore(text, end)) > 0;)
+        end -= n;
+    return end >= 1 && sentenceEnd(text[end - 1]);
+}
 
 size_t unfinishedTail(std::string_view text) {
     size_t end = text.size();

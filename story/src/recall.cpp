@@ -62,20 +62,14 @@ std::string lower(std::string_view s) {
 }
 
 bool sentenceBoundary(std::string_view text, size_t at) {
-    // A sentence begins at `at`: the text's start, after a line break, or after . ! ?
-    // and the spaces (and closing quotes) that follow.
-    if (at == 0)
-        return true;
-    if (text[at - 1] == '\n')
+    // A sentence begins at `at`: the text's start, after a line break, or after a
+    // sentence's end (prompt.cpp's rule) and the spaces that follow it.
+    if (at == 0 || text[at - 1] == '\n')
         return true;
     size_t j = at;
     while (j > 0 && (text[j - 1] == ' ' || text[j - 1] == '\t'))
         --j;
-    if (j == at)
-        return false;
-    while (j > 0 && (text[j - 1] == '"' || text[j - 1] == '\'' || text[j - 1] == ')'))
-        --j;
-    return j > 0 && (text[j - 1] == '.' || text[j - 1] == '!' || text[j - 1] == '?');
+    return j < at && endsSentence(text, j);
 }
 
 size_t charStart(std::string_view text, size_t at) {
